@@ -1,0 +1,33 @@
+"""autograd_lab: a small, readable, PyTorch-compatible autograd engine for learning.
+
+    import autograd_lab as torch   # a simple PyTorch script runs unchanged and prints the same numbers
+
+Where things live: `tensor.py` (the Tensor), `autograd/` (nodes, the backward engine, grad modes,
+gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(), zeros(), ...).
+"""
+
+from . import autograd, cuda, ops, types  # noqa: F401
+from .autograd import (  # noqa: F401
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
+from .creation import (  # noqa: F401
+    Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, initial_seed, linspace,
+    manual_seed, normal, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
+    tensor, zeros, zeros_like,
+)
+from .ops import *  # noqa: F401, F403  - every op is also a top-level function, as in PyTorch
+from .ops import abs, all, any, max, min, pow, sum  # noqa: F401, A004 - shadowing is PyTorch's API
+from .tensor import Tensor  # noqa: F401
+from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
+
+__version__ = "0.1.0"
+
+# PyTorch's aliases for dtypes. Assigned last: `float`, `int`, `bool` shadow builtins in this module.
+half, double, long = float16, float64, int64
+float, int, bool = float32, int32, types.bool_  # noqa: A001

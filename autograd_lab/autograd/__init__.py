@@ -1,0 +1,22 @@
+"""autograd: the graph's nodes, the backward engine, grad modes and gradcheck (PyTorch's names)."""
+
+from .engine import backward, grad
+from .function import AccumulateGrad, Function, Node, RemovableHandle, once_differentiable
+from .grad_mode import (
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = [
+    "AccumulateGrad", "Function", "GradcheckError", "Node", "RemovableHandle", "backward",
+    "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
+    "set_grad_enabled",
+]  # fmt: skip

@@ -1,0 +1,359 @@
+"""The backward pass: walk the recorded graph from the outputs back to the leaves.
+
+    >>> import autograd_lab as ag
+    >>> a = ag.tensor(2.0, requires_grad=True); b = ag.tensor(6.0, requires_grad=True)
+    >>> e = (a + b) * (b + 1)
+    >>> e.backward()
+    >>> a.grad, b.grad
+    (tensor(7.), tensor(15.))
+
+How it works, in four steps (`_run` below):
+1. count, for every node reachable from the outputs, how many edges lead into it (its *dependencies*);
+2. a node is *ready* when gradients have arrived along all of them; among ready nodes the newest runs
+   first (PyTorch's order), and leaves' AccumulateGrad nodes run as soon as they are ready;
+3. running a node calls its Function's `backward` with the summed incoming gradients; each result is
+   fitted to its input (broadcasting undone, dtype restored: `_fit`, the one place this happens) and
+   sent along the edge;
+4. unless `retain_graph=True`, the node's saved tensors are freed once it has run.
+It is a loop over a heap, not recursion, so a graph 100,000 operations deep is fine.
+"""
+
+import heapq
+
+import numpy as np
+
+from ..tensor import Tensor, _make
+from .function import AccumulateGrad, grad_accumulator_of
+from .grad_mode import _state
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaf) into `.grad` of every leaf (or only of `inputs`)."""
+    tensors = _as_tuple(tensors)
+    roots = _roots(tensors, grad_tensors, "backward")
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("backward(inputs=...) got an empty list; give at least one tensor")
+        targets = [_target_edge(t, "backward(inputs=...)") for t in inputs]
+    captured = _run(roots, _retain(retain_graph, create_graph), create_graph, targets, capture=False)
+    for t, edge in zip(inputs or (), targets or ()):
+        if t._grad_fn is not None and edge in captured:  # a non-leaf input: its .grad, as PyTorch
+            _accumulate(t, captured[edge], create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):  # fmt: skip
+    """Return d(outputs)/d(inputs) as a tuple, leaving every `.grad` untouched."""
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    roots = _roots(outputs, grad_outputs, "grad")
+    targets = [_target_edge(t, "grad") for t in inputs]
+    captured = _run(roots, _retain(retain_graph, create_graph), create_graph, targets, capture=True)
+    results = []
+    for i, (tensor, edge) in enumerate(zip(inputs, targets)):
+        g = captured.get(edge)
+        if g is None:
+            if materialize_grads:
+                g = _make(np.zeros_like(tensor._data))
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"input {i} of grad() was not used to compute the outputs, so it has no "
+                    "gradient. Fix: pass allow_unused=True to get None for it (or "
+                    "materialize_grads=True to get zeros)."
+                )
+        results.append(g)
+    return tuple(results)
+
+
+# ---- preparing the call ----------------------------------------------------------------------------
+
+
+def _as_tuple(x):
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _retain(retain_graph, create_graph):
+    return create_graph if retain_graph is None else retain_graph  # PyTorch's default
+
+
+def _roots(tensors, grads, caller):
+    """Pair every output with the gradient it starts from: (edge, gradient tensor)."""
+    if grads is None or isinstance(grads, Tensor):
+        grads = (grads,) * len(tensors) if grads is None else (grads,)
+    grads = tuple(grads)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"{caller}: got {len(tensors)} outputs but {len(grads)} gradients for them")
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{caller}: output {i} is a {type(t).__name__}, not a Tensor")
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"{caller}: output {i} does not require grad and has no grad_fn, so there is no graph "
+                "to go backward through. Was it computed inside `with no_grad():`, from tensors that "
+                "all have requires_grad=False, or after .detach()? Fix: create the inputs with "
+                "requires_grad=True and compute the output with recording on."
+            )
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError(
+                    f"{caller}: output {i} has {t._data.size} elements (shape "
+                    f"{list(t._data.shape)}); a starting gradient of 1 is only implied for a "
+                    "single-element output. Fix: reduce it first (y.sum().backward()) or pass "
+                    "gradient=<tensor of the same shape>."
+                )
+            g = _make(np.ones_like(t._data))
+        elif not isinstance(g, Tensor):
+            g = _make(np.asarray(g, dtype=t._data.dtype))
+        if g._data.shape != t._data.shape:
+            raise RuntimeError(
+                f"{caller}: the gradient for output {i} has shape {list(g._data.shape)} but the "
+                f"output has shape {list(t._data.shape)}; they must match exactly."
+            )
+        roots.append((_edge_of(t), g))
+    return roots
+
+
+def _edge_of(t):
+    return (t._grad_fn, t._output_nr) if t._grad_fn is not None else (grad_accumulator_of(t), 0)
+
+
+def _target_edge(t, caller):
+    if not isinstance(t, Tensor) or not t._requires_grad:
+        raise RuntimeError(
+            f"{caller}: one of the inputs does not require grad, so no gradient can be computed for "
+            "it. Fix: create it with requires_grad=True."
+        )
+    return _edge_of(t)
+
+
+# ---- the backward pass itself ---------------------------------------------------------------------
+
+
+def _run(roots, retain_graph, create_graph, targets, capture):
+    """Execute the graph backward. Returns the gradients at the `targets` edges if `capture`."""
+    dependencies = _count_dependencies([edge[0] for edge, _ in roots])
+    needed = _needed_nodes(dependencies, targets) if targets is not None else None
+    target_edges = set(targets) if targets is not None else ()
+    captured = {}
+    buffers = {}  # node -> [summed gradient per output]
+    ready = []  # heap of (-sequence number, node): newest first
+    recorder = _state.__dict__.get("recorder")  # an optional listener (the graph viewer)
+
+    def send(node, output_nr, g):
+        """Add `g` to the node's input buffer; the node is ready once every edge has reported."""
+        buffer = buffers.get(node)
+        if buffer is None:
+            buffer = buffers[node] = [None] * len(node._outputs)
+        if g is not None:
+            old = buffer[output_nr]
+            buffer[output_nr] = g if old is None else old + g
+        dependencies[node] -= 1
+        if dependencies[node] == 0 and (needed is None or node in needed):
+            if type(node) is AccumulateGrad:
+                run_node(node)  # leaves first, as PyTorch does
+            else:
+                heapq.heappush(ready, (-node._seq, node))
+
+    def run_node(node):
+        grads = buffers.pop(node)
+        if node._tensor_hooks or node._retained or type(node) is AccumulateGrad:
+            _apply_tensor_hooks(node, grads, create_graph)
+        if target_edges:
+            for output_nr, g in enumerate(grads):
+                if (node, output_nr) in target_edges and g is not None:
+                    captured[(node, output_nr)] = g
+        if recorder is not None:
+            recorder("run", node, grads)
+        if type(node) is AccumulateGrad:
+            if not capture and grads[0] is not None:
+                _accumulate(node.variable, grads[0], create_graph)
+            return
+        if all(g is None for g in grads):
+            results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
+        else:
+            results = _call_backward(node, grads)
+        for (next_node, output_nr), g, meta, i in zip(
+            node.next_functions, results, node._input_meta, range(len(results))
+        ):
+            if next_node is None:
+                continue
+            if g is not None:
+                g = _fit(g, meta, node, i)
+                if recorder is not None:
+                    recorder("send", node, (next_node, output_nr, g))
+            send(next_node, output_nr, g)
+        if not retain_graph and node._saved:
+            node._saved = None  # free what forward saved: the memory goes back now
+
+    previous_mode = _state.enabled
+    _state.enabled = create_graph  # record the backward pass itself only for higher-order gradients
+    try:
+        for edge, g in roots:
+            dependencies[edge[0]] += 1
+        for (node, output_nr), g in roots:
+            send(node, output_nr, g)
+        while ready:
+            run_node(heapq.heappop(ready)[1])
+    finally:
+        _state.enabled = previous_mode
+    return captured
+
+
+def _count_dependencies(root_nodes):
+    """For every node reachable from the roots: how many edges lead into it. Iterative DFS."""
+    dependencies = dict.fromkeys(root_nodes, 0)
+    stack = list(dependencies)
+    while stack:
+        for next_node, _ in stack.pop().next_functions:
+            if next_node is None:
+                continue
+            count = dependencies.get(next_node)
+            if count is None:
+                dependencies[next_node] = 1
+                stack.append(next_node)
+            else:
+                dependencies[next_node] = count + 1
+    return dependencies
+
+
+def _needed_nodes(dependencies, targets):
+    """Nodes from which some target can be reached: the only ones worth running for grad()."""
+    target_nodes = {node for node, _ in targets}
+    remaining = dict(dependencies)
+    order = [node for node, count in remaining.items() if count == 0]
+    for node in order:  # Kahn's algorithm: parents before children
+        for next_node, _ in node.next_functions:
+            if next_node is not None:
+                remaining[next_node] -= 1
+                if remaining[next_node] == 0:
+                    order.append(next_node)
+    needed = set()
+    for node in reversed(order):  # children before parents
+        if node in target_nodes or any(n in needed for n, _ in node.next_functions):
+            needed.add(node)
+    return needed
+
+
+def _call_backward(node, grads):
+    """Run one node's backward, turning failures and NaNs into errors that point at the user's line."""
+    fn = node._fn
+    if len(grads) > 1 and node._materialize_grads:
+        grads = [
+            _make(np.zeros(shape, dtype)) if g is None else g
+            for g, (shape, dtype) in zip(grads, node._outputs)
+        ]
+    try:
+        results = fn.backward(node, *grads)
+    except Exception as error:
+        if node._trace is not None:
+            _add_note(error, f"The failing backward belongs to {node.name()}, created at:\n"
+                      + _format_trace(node._trace))  # fmt: skip
+        raise
+    if type(results) is not tuple:
+        results = (results,)
+    count = len(node.next_functions)
+    if len(results) != count:
+        if len(results) > count and all(r is None for r in results[count:]):
+            results = results[:count]
+        else:
+            raise RuntimeError(
+                f"{node.name()}.backward returned {len(results)} gradient(s), but forward took "
+                f"{count} input(s). Fix: return exactly one gradient per forward input, using None "
+                "for inputs that need none."
+            )
+    if _state.anomaly and _state.anomaly_check_nan:
+        for i, g in enumerate(results):
+            if isinstance(g, Tensor) and not np.isfinite(g._data).all():
+                where = _format_trace(node._trace) if node._trace else "  (created before anomaly mode)"
+                raise RuntimeError(
+                    f"{node.name()} produced NaN or Inf in the gradient for its input {i}. The "
+                    f"operation was created at:\n{where}"
+                )
+    return results
+
+
+def _fit(g, meta, node, index):
+    """Make a gradient fit its input: undo broadcasting (sum over expanded dims) and restore dtype."""
+    if not isinstance(g, Tensor):
+        raise TypeError(
+            f"{node.name()}.backward returned a {type(g).__name__} for input {index}; gradients must "
+            "be Tensors (or None)."
+        )
+    shape, dtype = meta
+    data = g._data
+    if data.shape != shape:
+        g = _sum_to(g, shape, node, index)
+    if g._data.dtype != dtype:
+        g = g.to(dtype)
+    return g
+
+
+def _sum_to(g, shape, node, index):
+    """Sum `g` down to `shape`: the inverse of broadcasting `shape` up to `g.shape`."""
+    lead = g._data.ndim - len(shape)
+    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, g._data.shape[lead:])):
+        raise RuntimeError(
+            f"{node.name()}.backward returned a gradient of shape {list(g._data.shape)} for input "
+            f"{index}, whose shape is {list(shape)}; a gradient must have its input's shape (or one "
+            "that broadcasting explains)."
+        )
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and g._data.shape[lead + i] != 1
+    )
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g.reshape(shape) if g._data.shape != shape else g
+
+
+def _apply_tensor_hooks(node, grads, create_graph):
+    """Hooks registered with Tensor.register_hook on this node's outputs, then retain_grad()."""
+    for output_nr, hooks in (node._tensor_hooks or {}).items():
+        for hook in list(hooks.values()):
+            if grads[output_nr] is not None:
+                result = hook(grads[output_nr])
+                if result is not None:
+                    grads[output_nr] = result
+    for output_nr, ref in (node._retained or {}).items():
+        tensor, g = ref(), grads[output_nr]
+        if tensor is not None and g is not None:
+            if tensor._grad is None:
+                tensor._grad = g if create_graph else _make(g._data.copy())
+            else:
+                tensor._grad = _make(tensor._grad._data + g._data)
+    if type(node) is AccumulateGrad and grads[0] is not None:  # a leaf's hooks live on the tensor
+        for hook in list(node.variable.__dict__.get("_hooks", {}).values()):
+            result = hook(grads[0])
+            if result is not None:
+                grads[0] = result
+
+
+def _accumulate(variable, g, create_graph):
+    """AccumulateGrad: `.grad` is set by the first backward and added to by later ones."""
+    if variable._grad is None:
+        # Without create_graph we copy, so no other tensor shares the storage we later add into.
+        variable._grad = g if create_graph else _make(np.array(g._data, copy=True))
+    elif create_graph:
+        variable._grad = variable._grad + g
+    else:
+        np.add(variable._grad._data, g._data, out=variable._grad._data, casting="unsafe")
+
+
+def _add_note(error, text):
+    if hasattr(error, "add_note"):  # Python >= 3.11
+        error.add_note(text)
+    else:
+        import sys
+
+        print(text, file=sys.stderr)
+
+
+def _format_trace(frames):
+    import traceback
+
+    return "".join(traceback.format_list(frames[-5:]))

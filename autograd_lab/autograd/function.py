@@ -1,0 +1,274 @@
+"""Function and Node: how one operation records itself into the graph.
+
+Every operation is a `Function` with two static methods, exactly as in PyTorch:
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+`Square.apply(x)` runs `forward` and, when autograd is recording, creates a *node*: the `ctx` that
+forward filled in, which becomes the output's `grad_fn`. A node knows the edges to the nodes that
+made its inputs (`next_functions`), the tensors it saved, and how to run `backward`.
+"""
+
+import itertools
+import os
+import traceback
+import weakref
+
+import numpy as np
+
+from ..tensor import Tensor, _make
+from .grad_mode import _state
+
+_sequence = itertools.count()  # creation order: backward runs the newest ready node first
+_NO_EDGE = (None, 0)  # next_functions entry for an input that needs no gradient
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class RemovableHandle:
+    """Returned by `register_hook`: call `.remove()` to take the hook off again."""
+
+    __slots__ = ("_hooks", "_key")
+    _keys = itertools.count()
+
+    def __init__(self, hooks, fn):
+        self._hooks, self._key = hooks, next(self._keys)
+        hooks[self._key] = fn
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """A recorded operation (a tensor's `grad_fn`); also the `ctx` its Function's methods receive."""
+
+    __slots__ = ("next_functions", "needs_input_grad", "_input_meta", "_saved", "_seq", "_outputs",
+                 "__dict__", "__weakref__")  # fmt: skip
+    _fn = None  # the Function class this node runs backward for
+    _saved_names = ()  # PyTorch's names of the saved tensors (`_saved_self`, ...), in saving order
+    _tensor_hooks = None  # {output_nr: {key: hook}} from Tensor.register_hook on non-leaf outputs
+    _retained = None  # {output_nr: weakref to tensor} from Tensor.retain_grad()
+    _trace = None  # the user's stack at creation, in anomaly mode
+    _non_differentiable = ()
+    _materialize_grads = True
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()}>"  # no memory address: notebook output must be deterministic
+
+    # ---- the ctx API used inside forward/backward -----------------------------------------------
+    def save_for_backward(self, *tensors):
+        self._saved = tensors  # packed by Function.apply once the outputs exist
+
+    @property
+    def saved_tensors(self):
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(
+                f"{self.name()} needs the tensors it saved during forward, but they were freed by an "
+                "earlier backward pass through this graph (backward frees them to save memory). Fix: "
+                "pass retain_graph=True to the first backward() if you need to go backward twice, or "
+                "recompute the forward pass."
+            )
+        return tuple(_unpack(self, entry) for entry in saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        self._materialize_grads = bool(value)
+
+    # ---- introspection ------------------------------------------------------------------------
+    @property
+    def metadata(self):
+        return self.__dict__.setdefault("_metadata", {})
+
+    def __getattr__(self, attr):  # `_saved_self`, `_saved_other`, `_saved_result`, ... as in PyTorch
+        names = type(self)._saved_names
+        if attr.startswith("_saved_") and attr[7:] in names and self._saved is not None:
+            return self.saved_tensors[names.index(attr[7:])]
+        if attr.startswith("_saved_") and attr[7:] in names:
+            self.saved_tensors  # raises the "already freed" error
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+        self._saved = ()
+        self._seq = float("inf")  # PyTorch runs these as soon as they are ready
+        self._outputs = ((variable._data.shape, variable._data.dtype),)
+
+
+def _unpack(node, entry):
+    """Give back one saved tensor, after checking nobody modified it in place since it was saved."""
+    if entry is None:
+        return None
+    tensor, version_box, version, data, output_nr = entry
+    if version_box[0] != version:
+        raise RuntimeError(
+            f"a tensor that {node.name()} saved for backward was modified in place: it was saved at "
+            f"version {version} and is now at version {version_box[0]}, so its gradient would be "
+            "wrong. Fix: avoid the in-place operation (write x = x * 2 instead of x *= 2 or x.mul_(2)), "
+            "or use .clone() on the tensor before modifying it."
+        )
+    if tensor is None:  # a saved *output*: rebuilt on demand, so node and output do not form a cycle
+        tensor = _make(data, node, output_nr)
+        tensor._vbox = version_box
+    return tensor
+
+
+def _pack(tensor, outputs):
+    if tensor is None:
+        return None
+    if not isinstance(tensor, Tensor):
+        raise TypeError(
+            f"save_for_backward() takes tensors (or None), got {type(tensor).__name__}; keep other "
+            "values as attributes of ctx instead, e.g. ctx.dim = dim"
+        )
+    for output_nr, out in enumerate(outputs):
+        if tensor is out:
+            return (None, out._vbox, out._vbox[0], out._data, output_nr)
+    return (tensor, tensor._vbox, tensor._vbox[0], None, 0)
+
+
+def _user_stack():
+    """The creation stack without our own frames, for anomaly mode's messages."""
+    frames = traceback.extract_stack()[:-3]
+    return [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+
+
+class Function:
+    """Base class of every operation; subclass it to write your own (see the module docstring)."""
+
+    node_name = None  # PyTorch's node name, e.g. "MulBackward0"; defaults to "<Class>Backward"
+    saved_names = ()  # names under which the saved tensors show as `grad_fn._saved_<name>`
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
+        cls.node_name = name
+        attrs = {"__slots__": (), "_fn": cls, "_saved_names": tuple(cls.saved_names)}
+        cls._node_class = type(name, (Node,), attrs)
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must define a static forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define a static backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward; when recording, connect the outputs to a new node of the graph.
+
+        Positional Tensor arguments become edges of the graph (`next_functions`); keyword
+        arguments are constants of the operation (like `dim=`).
+        """
+        record = False
+        if _state.enabled:
+            for arg in args:
+                if isinstance(arg, Tensor) and arg._requires_grad:
+                    record = True
+                    break
+        node = cls._node_class()
+        node._saved = ()
+        if not record:
+            node.needs_input_grad = (False,) * len(args)
+            out = cls.forward(node, *args, **kwargs)
+            return _wrap_outputs(out, args, None)
+
+        edges, needs, meta = [], [], []
+        for arg in args:
+            if isinstance(arg, Tensor):
+                if arg._grad_fn is not None:
+                    edges.append((arg._grad_fn, arg._output_nr))
+                elif arg._requires_grad:
+                    edges.append((grad_accumulator_of(arg), 0))
+                else:
+                    edges.append(_NO_EDGE)
+                needs.append(edges[-1] is not _NO_EDGE)
+                meta.append((arg._data.shape, arg._data.dtype))
+            else:
+                edges.append(_NO_EDGE)
+                needs.append(False)
+                meta.append(None)
+        node.needs_input_grad = tuple(needs)
+        _state.enabled = False  # operations inside forward are not recorded
+        try:
+            out = cls.forward(node, *args, **kwargs)
+        finally:
+            _state.enabled = True
+        outputs = _wrap_outputs(out, args, node)
+        node.next_functions = tuple(edges)
+        node._input_meta = tuple(meta)
+        node._seq = next(_sequence)
+        if node._saved:
+            outs = outputs if type(outputs) is tuple else (outputs,)
+            node._saved = tuple(_pack(t, outs) for t in node._saved)
+        if _state.anomaly:
+            node._trace = _user_stack()
+        return outputs
+
+
+def _wrap_outputs(out, args, node):
+    """Turn forward's results (arrays or Tensors) into the op's output tensors, linked to `node`."""
+    single = type(out) is not tuple
+    outs = (out,) if single else out
+    results, meta = [], []
+    non_diff = node._non_differentiable if node is not None else ()
+    for output_nr, value in enumerate(outs):
+        if isinstance(value, Tensor):
+            if any(value is a for a in args):  # forward returned an input: the output is a new alias
+                value = _make(value._data)
+                value._vbox = outs[output_nr]._vbox
+        elif isinstance(value, (np.ndarray, np.generic)):
+            value = _make(value if type(value) is np.ndarray else np.asarray(value))
+        else:
+            results.append(value)  # a non-tensor output (an int, say) passes through untouched
+            continue
+        if node is not None:
+            meta.append((value._data.shape, value._data.dtype))
+            if value._data.dtype.kind == "f" and not any(value is t for t in non_diff):
+                value._grad_fn, value._output_nr, value._requires_grad = node, output_nr, True
+        results.append(value)
+    if node is not None:
+        node._outputs = tuple(meta)
+    return results[0] if single else tuple(results)
+
+
+def once_differentiable(fn):
+    """Decorator for a backward that is not itself differentiable (kept for PyTorch compatibility)."""
+    return fn
+
+
+def grad_accumulator_of(tensor):
+    """The AccumulateGrad node of a leaf tensor (the same node for as long as a graph uses it)."""
+    ref = tensor.__dict__.get("_accumulator_ref")
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor.__dict__["_accumulator_ref"] = weakref.ref(node)
+    return node

@@ -1,0 +1,216 @@
+"""Making tensors: from data, filled with a value, ranges, and seeded random numbers.
+
+    >>> import autograd_lab as ag
+    >>> ag.tensor([1, 2]).dtype, ag.tensor([1.0, 2.0]).dtype
+    (autograd_lab.int64, autograd_lab.float32)
+
+Random numbers come from numpy's generator seeded by `manual_seed`: reproducible, but *not* the
+same numbers PyTorch draws for the same seed (its generator is different). To compare with
+PyTorch, make the data once with numpy and give it to both.
+"""
+
+import numpy as np
+
+from . import types
+from .tensor import Tensor, _make, check_device
+
+
+def _finish(array, dtype, requires_grad, device):
+    """Apply the options every creation function shares."""
+    check_device(device)
+    if dtype is not None:
+        array = array.astype(types.to_dtype(dtype).numpy, copy=False)
+    out = _make(array)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def tensor(data, dtype=None, requires_grad=False, device=None):
+    """A new leaf tensor holding a copy of `data` (a number, nested lists, a numpy array)."""
+    if isinstance(data, Tensor):
+        array = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        array = np.array(data, copy=True)
+        if array.dtype not in types._BY_NUMPY:
+            array = array.astype(types.default_numpy_dtype(array))
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+            data = [d.item() if isinstance(d, Tensor) else d for d in data]
+        try:
+            array = np.array(data)
+        except ValueError:
+            raise ValueError(
+                "tensor() needs rectangular data: every inner list must have the same length"
+            ) from None
+        array = array.astype(types.default_numpy_dtype(array), copy=False)
+    return _finish(array, dtype, requires_grad, device)
+
+
+def _flat(data):
+    for d in data:
+        if isinstance(d, (list, tuple)):
+            yield from _flat(d)
+        else:
+            yield d
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like tensor(), but shares memory with a numpy array (or Tensor) when no conversion is needed."""
+    if isinstance(data, Tensor) and dtype is None:
+        return data
+    if isinstance(data, np.ndarray) and data.dtype in types._BY_NUMPY:
+        return _finish(data, dtype, False, device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array):
+    """A tensor sharing memory with a numpy array: changing one changes the other."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy() expects a numpy.ndarray, got {type(array).__name__}")
+    types.of_array(array)
+    return _make(array)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _dtype_or(dtype, default):
+    return types.to_dtype(dtype).numpy if dtype is not None else default
+
+
+def zeros(*size, dtype=None, requires_grad=False, device=None):
+    return _finish(np.zeros(_size(size), _dtype_or(dtype, np.float32)), None, requires_grad, device)
+
+
+def ones(*size, dtype=None, requires_grad=False, device=None):
+    return _finish(np.ones(_size(size), _dtype_or(dtype, np.float32)), None, requires_grad, device)
+
+
+def empty(*size, dtype=None, requires_grad=False, device=None):
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    default = types.default_numpy_dtype(np.asarray(fill_value))
+    array = np.full(_size((size,)), fill_value, _dtype_or(dtype, default))
+    return _finish(array, None, requires_grad, device)
+
+
+def _like(fill, input, dtype, requires_grad, device):  # noqa: A002
+    dtype = input._data.dtype if dtype is None else types.to_dtype(dtype).numpy
+    return _finish(np.full(input._data.shape, fill, dtype), None, requires_grad, device)
+
+
+def zeros_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+    return _like(0, input, dtype, requires_grad, device)
+
+
+def ones_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+    return _like(1, input, dtype, requires_grad, device)
+
+
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):  # noqa: A002
+    return _like(fill_value, input, dtype, requires_grad, device)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
+    """Integers give int64 (as in PyTorch); any float argument gives float32."""
+    if end is None:
+        start, end = 0, start
+    numbers = (start, end, step)
+    is_float = any(isinstance(v, float) or getattr(v, "is_floating_point", lambda: False)() for v in numbers)
+    start, end, step = (float(v) if is_float else int(v) for v in numbers)
+    if step == 0:
+        raise RuntimeError("arange() step must not be zero")
+    array = np.arange(start, end, step, dtype=_dtype_or(dtype, np.float32 if is_float else np.int64))
+    return _finish(array, None, requires_grad, device)
+
+
+def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
+    array = np.linspace(start, end, int(steps), dtype=np.float64).astype(_dtype_or(dtype, np.float32))
+    return _finish(array, None, requires_grad, device)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False, device=None):
+    return _finish(np.eye(n, m, dtype=_dtype_or(dtype, np.float32)), None, requires_grad, device)
+
+
+# ---- random numbers ---------------------------------------------------------------------------------
+
+
+class Generator:
+    """A seeded random-number generator (numpy's PCG64 underneath)."""
+
+    def __init__(self, seed=0):
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self):
+        return self._seed
+
+
+default_generator = Generator(0)
+
+
+def manual_seed(seed):
+    """Seed the default generator: the same seed gives the same numbers on every run."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    """Seed the default generator from the operating system (not reproducible)."""
+    value = int(np.random.SeedSequence().entropy % 2**63)
+    default_generator.manual_seed(value)
+    return value
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def _rng(generator):
+    return (generator or default_generator).rng
+
+
+def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    """Uniform on [0, 1)."""
+    array = _rng(generator).random(_size(size), dtype=np.float64).astype(_dtype_or(dtype, np.float32))
+    return _finish(array, None, requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    """Standard normal."""
+    array = _rng(generator).standard_normal(_size(size)).astype(_dtype_or(dtype, np.float32))
+    return _finish(array, None, requires_grad, device)
+
+
+def randint(low, high=None, size=(), generator=None, dtype=None, requires_grad=False, device=None):
+    if high is None:
+        low, high = 0, low
+    array = _rng(generator).integers(low, high, size=_size((size,))).astype(_dtype_or(dtype, np.int64))
+    return _finish(array, None, requires_grad, device)
+
+
+def randperm(n, generator=None, dtype=None, device=None):
+    return _finish(_rng(generator).permutation(n).astype(_dtype_or(dtype, np.int64)), None, False, device)
+
+
+def rand_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+
+
+def randn_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+
+
+def normal(mean, std, size, generator=None, dtype=None, requires_grad=False, device=None):
+    array = _rng(generator).normal(mean, std, _size((size,))).astype(_dtype_or(dtype, np.float32))
+    return _finish(array, None, requires_grad, device)

@@ -1,0 +1,750 @@
+"""Elementwise operations: one small Function each, forward on numpy arrays, backward in Tensor ops.
+
+Backward formulas use differentiable Tensor operations, so the backward pass can itself be recorded
+(`create_graph=True`) and differentiated again. Broadcasting is *not* undone here: an op returns a
+gradient of the broadcast shape and the engine sums it back to each input's shape (engine._fit).
+"""
+
+import numpy as np
+
+from .. import types
+from ..autograd.function import Function
+from ..tensor import Tensor, _make
+
+
+def operands(a, b):
+    """The two numpy operands of a binary op, promoted the way PyTorch promotes them."""
+    x = a._data if isinstance(a, Tensor) else _scalar_or_array(a)
+    y = b._data if isinstance(b, Tensor) else _scalar_or_array(b)
+    x_arr, y_arr = type(x) is np.ndarray, type(y) is np.ndarray
+    if x_arr and y_arr:
+        if x.dtype != y.dtype:
+            dtype = types.result_type(x, y)
+            x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
+    elif x_arr and type(y) is float and x.dtype.kind != "f":
+        x = x.astype(np.float32)  # int tensor * 1.5 is float32 in PyTorch (numpy says float64)
+    elif y_arr and type(x) is float and y.dtype.kind != "f":
+        y = y.astype(np.float32)
+    return x, y
+
+
+def _scalar_or_array(value):
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()  # a numpy scalar acts like a Python number, as in PyTorch
+    array = np.asarray(value)
+    return array.astype(types.default_numpy_dtype(array), copy=False)
+
+
+def _result(x, array):
+    """Wrap `array` as a new tensor (ops that save their own output create it themselves)."""
+    return _make(array if type(array) is np.ndarray else np.asarray(array))
+
+
+# ---- arithmetic ------------------------------------------------------------------------------------
+
+
+class Add(Function):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        return x + y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+class Sub(Function):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        return x - y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad if ctx.needs_input_grad[1] else None
+
+
+class Rsub(Function):
+    """`number - tensor`: PyTorch records it as one node with a single edge."""
+
+    node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, x, number):
+        a, b = operands(number, x)
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Mul(Function):
+    node_name = "MulBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)  # fmt: skip
+        ctx.b = None if isinstance(b, Tensor) else b  # a plain number is kept as it is
+        x, y = operands(a, b)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        if b is None:
+            b = ctx.b
+        grad_a = grad * b if ctx.needs_input_grad[0] else None
+        grad_b = grad * a if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Div(Function):
+    node_name = "DivBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if isinstance(b, Tensor) else None)  # fmt: skip
+        ctx.b = None if isinstance(b, Tensor) else b
+        x, y = operands(a, b)
+        if x.dtype.kind != "f" and np.asarray(y).dtype.kind != "f":
+            x = x.astype(np.float32)  # true division of integers gives float32, as in PyTorch
+        return x / y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        if b is None:
+            b = ctx.b
+        grad_a = grad / b if ctx.needs_input_grad[0] else None
+        grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Neg(Function):
+    node_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return -x._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class PowScalar(Function):
+    """`x ** c` for a number c."""
+
+    node_name = "PowBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x)
+        ctx.exponent = exponent
+        base, exp = operands(x, exponent)
+        return base**exp
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return grad * 0
+        return grad * p * x ** (p - 1)
+
+
+class Pow(Function):
+    """`a ** b` for two tensors."""
+
+    node_name = "PowBackward1"
+    saved_names = ("self", "exponent", "result")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        result = _make(x**y)
+        ctx.save_for_backward(a, b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, result = ctx.saved_tensors
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
+        if ctx.needs_input_grad[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0
+            grad_b = where((a == 0) & (b >= 0), 0.0, grad * result * log(a))
+        return grad_a, grad_b
+
+
+class RPow(Function):
+    """`c ** x` for a number c."""
+
+    node_name = "PowBackward2"
+    saved_names = ("exponent", "result")
+
+    @staticmethod
+    def forward(ctx, x, base):
+        b, e = operands(base, x)
+        result = _make(np.asarray(b**e))
+        ctx.save_for_backward(x, result)
+        ctx.base = base
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        return grad * result * float(np.log(ctx.base))
+
+
+# ---- unary functions --------------------------------------------------------------------------------
+
+
+class Exp(Function):
+    node_name = "ExpBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _make(np.exp(x._data))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+class Log(Function):
+    node_name = "LogBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, log(-1) = nan
+            return np.log(_float(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / x
+
+
+class Log1p(Function):
+    node_name = "Log1PBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log1p(_float(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (x + 1)
+
+
+class Expm1(Function):
+    node_name = "Expm1Backward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _make(np.expm1(_float(x._data)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (result + 1)
+
+
+class Sqrt(Function):
+    node_name = "SqrtBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(invalid="ignore"):
+            result = _make(np.sqrt(_float(x._data)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad / (2 * result)
+
+
+class Sin(Function):
+    node_name = "SinBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sin(_float(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * cos(x)
+
+
+class Cos(Function):
+    node_name = "CosBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cos(_float(x._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return -grad * sin(x)
+
+
+class Tanh(Function):
+    node_name = "TanhBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _make(np.tanh(_float(x._data)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1 - result * result)
+
+
+class Sigmoid(Function):
+    node_name = "SigmoidBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        data = _float(x._data)
+        # two forms, so exp never overflows: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) for x < 0
+        e = np.exp(-np.abs(data))
+        result = _make(np.where(data >= 0, 1 / (1 + e), e / (1 + e)).astype(data.dtype, copy=False))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result * (1 - result)
+
+
+class Relu(Function):
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        result = _make(np.maximum(x._data, 0).astype(x._data.dtype, copy=False))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (result > 0)
+
+
+class Abs(Function):
+    node_name = "AbsBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.abs(x._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * sign(x)
+
+
+class Reciprocal(Function):
+    node_name = "ReciprocalBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore"):
+            result = _make(1 / _float(x._data))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return -grad * result * result
+
+
+class Clamp(Function):
+    """clamp with number bounds; the gradient passes where min <= x <= max."""
+
+    node_name = "ClampBackward1"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x, min=None, max=None):  # noqa: A002 - PyTorch's keywords
+        ctx.save_for_backward(x)
+        ctx.bounds = (min, max)
+        return np.clip(x._data, min, max).astype(x._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        low, high = ctx.bounds
+        inside = _make(np.ones(x._data.shape, dtype=bool))
+        if low is not None:
+            inside = inside & (x >= low)
+        if high is not None:
+            inside = inside & (x <= high)
+        return grad * inside
+
+
+class ClampTensor(Function):
+    """clamp with tensor bounds (either may be None)."""
+
+    node_name = "ClampBackward0"
+    saved_names = ("self", "min", "max")
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x, low, high)
+        data = x._data
+        if low is not None:
+            data = np.maximum(*operands(_make(data), low))
+        if high is not None:
+            data = np.minimum(*operands(_make(data), high))
+        return data
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, low, high = ctx.saved_tensors
+        inside = _make(np.ones(x._data.shape, dtype=bool))
+        grad_low = grad_high = None
+        if low is not None:
+            inside = inside & (x >= low)
+            grad_low = grad * (x < low)
+        if high is not None:
+            inside = inside & (x <= high)
+            grad_high = grad * (x > high)
+        return grad * inside, grad_low, grad_high
+
+
+class Maximum(Function):
+    """Elementwise max of two tensors; at ties each side gets half the gradient, as in PyTorch."""
+
+    node_name = "MaximumBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.maximum(*operands(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        share = (a > b) + (a == b) * 0.5
+        return grad * share, grad * (1 - share)
+
+
+class Minimum(Function):
+    node_name = "MinimumBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.minimum(*operands(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        share = (a < b) + (a == b) * 0.5
+        return grad * share, grad * (1 - share)
+
+
+class Where(Function):
+    """`where(condition, a, b)`: the gradient goes to `a` where condition holds, else to `b`."""
+
+    node_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, condition):
+        ctx.condition = condition
+        x, y = operands(a, b)
+        return np.where(condition._data, x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        cond = ctx.condition
+        return where(cond, grad, 0.0), where(cond, 0.0, grad)
+
+
+class Clone(Function):
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return x._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToCopy(Function):
+    """A dtype conversion; the engine converts the gradient back to the input's dtype."""
+
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        return x._data.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class CopyFrom(Function):
+    """The out-of-place half of `x.copy_(src)` / `x.fill_(v)`: src broadcast to x's shape and dtype."""
+
+    node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, x, src):
+        value = src._data if isinstance(src, Tensor) else np.asarray(src)
+        return np.broadcast_to(value, x._data.shape).astype(x._data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad
+
+
+def _float(data):
+    """Math functions of integer tensors give float32 in PyTorch (numpy would give float64)."""
+    return data if data.dtype.kind == "f" else data.astype(np.float32)
+
+
+# ---- the public functions (the Tensor methods of the same names call these) --------------------
+
+
+def add(input, other, alpha=1):  # noqa: A002 - PyTorch's argument names
+    if not isinstance(input, Tensor):
+        input, other = other, input  # 2 + x is recorded as x + 2, as PyTorch does
+    if alpha != 1:
+        other = other * alpha
+    return Add.apply(input, other)
+
+
+def sub(input, other, alpha=1):  # noqa: A002
+    if alpha != 1:
+        other = other * alpha
+    if not isinstance(input, Tensor):
+        return Rsub.apply(other, number=input)
+    return Sub.apply(input, other)
+
+
+def mul(input, other):  # noqa: A002
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return Mul.apply(input, other)
+
+
+def div(input, other):  # noqa: A002
+    if not isinstance(input, Tensor):
+        return mul(reciprocal(other), input)  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
+    return Div.apply(input, other)
+
+
+true_divide = divide = div
+multiply = mul
+subtract = sub
+
+
+def neg(input):  # noqa: A002
+    return Neg.apply(input)
+
+
+negative = neg
+
+
+def pow(input, exponent):  # noqa: A001, A002
+    if not isinstance(input, Tensor):
+        return RPow.apply(exponent, base=input)
+    if isinstance(exponent, Tensor):
+        return Pow.apply(input, exponent)
+    return PowScalar.apply(input, exponent=exponent)
+
+
+def square(input):  # noqa: A002
+    return pow(input, 2)
+
+
+def exp(input):  # noqa: A002
+    return Exp.apply(input)
+
+
+def log(input):  # noqa: A002
+    return Log.apply(input)
+
+
+def log1p(input):  # noqa: A002
+    return Log1p.apply(input)
+
+
+def expm1(input):  # noqa: A002
+    return Expm1.apply(input)
+
+
+def sqrt(input):  # noqa: A002
+    return Sqrt.apply(input)
+
+
+def sin(input):  # noqa: A002
+    return Sin.apply(input)
+
+
+def cos(input):  # noqa: A002
+    return Cos.apply(input)
+
+
+def tanh(input):  # noqa: A002
+    return Tanh.apply(input)
+
+
+def sigmoid(input):  # noqa: A002
+    return Sigmoid.apply(input)
+
+
+def relu(input):  # noqa: A002
+    return Relu.apply(input)
+
+
+def abs(input):  # noqa: A001, A002
+    return Abs.apply(input)
+
+
+def reciprocal(input):  # noqa: A002
+    return Reciprocal.apply(input)
+
+
+def clamp(input, min=None, max=None):  # noqa: A001, A002
+    if min is None and max is None:
+        raise RuntimeError("clamp() needs at least one of min= or max=")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return ClampTensor.apply(input, min, max)
+    return Clamp.apply(input, min=min, max=max)
+
+
+clip = clamp
+
+
+def maximum(input, other):  # noqa: A002
+    return Maximum.apply(input, other)
+
+
+def minimum(input, other):  # noqa: A002
+    return Minimum.apply(input, other)
+
+
+def where(condition, input, other):  # noqa: A002
+    condition = condition if isinstance(condition, Tensor) else _make(np.asarray(condition, bool))
+    if condition._data.dtype != np.bool_:
+        condition = condition != 0
+    return Where.apply(input, other, condition=condition)
+
+
+def sign(input):  # noqa: A002
+    return _make(np.sign(input._data))
+
+
+def clone(input):  # noqa: A002
+    return Clone.apply(input)
+
+
+def to_dtype(input, dtype):  # noqa: A002
+    return ToCopy.apply(input, dtype=dtype)
+
+
+def copy_from(input, src):  # noqa: A002
+    return CopyFrom.apply(input, src)
+
+
+# ---- comparisons and logic: results are bool tensors that never require grad --------------------
+
+
+def _compare(ufunc):
+    def compare(input, other):  # noqa: A002
+        return _make(np.asarray(ufunc(*operands(input, other))))
+
+    compare.__name__ = ufunc.__name__
+    return compare
+
+
+eq = _compare(np.equal)
+ne = _compare(np.not_equal)
+lt = less = _compare(np.less)
+le = less_equal = _compare(np.less_equal)
+gt = greater = _compare(np.greater)
+ge = greater_equal = _compare(np.greater_equal)
+logical_and = _compare(np.logical_and)
+logical_or = _compare(np.logical_or)
+logical_xor = _compare(np.logical_xor)
+
+
+def logical_not(input):  # noqa: A002
+    return _make(np.logical_not(input._data))
+
+
+def isnan(input):  # noqa: A002
+    return _make(np.isnan(input._data))
+
+
+def isfinite(input):  # noqa: A002
+    return _make(np.isfinite(input._data))
+
+
+def equal(input, other):  # noqa: A002
+    """True when both tensors have the same shape and elements."""
+    return input._data.shape == other._data.shape and bool((input._data == other._data).all())
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

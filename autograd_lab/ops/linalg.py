@@ -1,0 +1,121 @@
+"""Matrix products: matmul (batched, broadcasting) and its named special cases.
+
+For C = A @ B the gradients are dA = dC @ Bᵀ and dB = Aᵀ @ dC. A 1-D operand is treated as a
+matrix with one row (on the left) or one column (on the right), and that extra dim is dropped
+again at the end — numpy's and PyTorch's rule. Batch dims that were broadcast are summed back by
+the engine.
+"""
+
+import numpy as np
+
+from ..autograd.function import Function
+from .elementwise import operands
+
+
+class Matmul(Function):
+    node_name = "MatmulBackward0"  # the general (batched, broadcasting) case
+    saved_names = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)  # fmt: skip
+        ctx.ndims = (a._data.ndim, b._data.ndim)
+        x, y = operands(a, b)
+        try:
+            return np.matmul(x, y)
+        except ValueError:
+            raise RuntimeError(
+                f"cannot multiply shapes {list(x.shape)} and {list(y.shape)}: the last dim of the "
+                f"first ({x.shape[-1]}) must equal the "
+                f"{'only' if y.ndim == 1 else 'second-to-last'} dim of the second "
+                f"({y.shape[0] if y.ndim == 1 else y.shape[-2]})"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a_ndim, b_ndim = ctx.ndims
+        if b_ndim == 1:  # restore the dims the 1-D operands lost, so both rules are matrix rules
+            grad = grad.unsqueeze(-1)
+        if a_ndim == 1:
+            grad = grad.unsqueeze(-2)
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = grad @ (b.unsqueeze(-1) if b_ndim == 1 else b).mT
+            grad_a = grad_a.squeeze(-2) if a_ndim == 1 else grad_a
+        if ctx.needs_input_grad[1]:
+            grad_b = (a.unsqueeze(0) if a_ndim == 1 else a).mT @ grad
+            grad_b = grad_b.squeeze(-1) if b_ndim == 1 else grad_b
+        return grad_a, grad_b
+
+
+class Mm(Matmul):
+    node_name = "MmBackward0"
+
+
+class Mv(Matmul):
+    node_name = "MvBackward0"
+
+
+class Dot(Matmul):
+    node_name = "DotBackward0"
+
+
+class Bmm(Matmul):
+    node_name = "BmmBackward0"
+
+
+def matmul(input, other):  # noqa: A002 - PyTorch's argument name
+    from ..tensor import Tensor
+
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError("matmul() multiplies two tensors; wrap numbers or lists with tensor() first")
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
+    kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
+    if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:
+        kind = Bmm
+    return kind.apply(input, other)
+
+
+def _require(name, tensor, ndim, what):
+    if tensor.ndim != ndim:
+        raise RuntimeError(f"{name}() expects {what} ({ndim}-D), got a {tensor.ndim}-D tensor")
+
+
+def mm(input, mat2):  # noqa: A002
+    _require("mm", input, 2, "matrices")
+    _require("mm", mat2, 2, "matrices")
+    return Mm.apply(input, mat2)
+
+
+def mv(input, vec):  # noqa: A002
+    _require("mv", input, 2, "a matrix")
+    _require("mv", vec, 1, "a vector")
+    return Mv.apply(input, vec)
+
+
+def bmm(input, mat2):  # noqa: A002
+    _require("bmm", input, 3, "batches of matrices")
+    _require("bmm", mat2, 3, "batches of matrices")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm() needs equal batch sizes, got {input.shape[0]} and {mat2.shape[0]}")
+    return Bmm.apply(input, mat2)
+
+
+def dot(input, other):  # noqa: A002
+    _require("dot", input, 1, "vectors")
+    _require("dot", other, 1, "vectors")
+    if input.shape != other.shape:
+        raise RuntimeError(f"dot() needs vectors of equal length, got {input.shape[0]} and {other.shape[0]}")
+    return Dot.apply(input, other)
+
+
+def outer(input, vec2):  # noqa: A002
+    _require("outer", input, 1, "vectors")
+    _require("outer", vec2, 1, "vectors")
+    return input.reshape(-1, 1) * vec2  # recorded as PyTorch does: a view, then a multiply
+
+
+ger = outer

@@ -1,0 +1,380 @@
+"""Reductions (sum, mean, max, var, ...) and the softmax family.
+
+A reduction's backward spreads the output gradient back over the reduced dimensions. The helper
+`_unreduce` puts back the dimensions that `keepdim=False` dropped, so the gradient broadcasts
+against the input again.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, _make
+from .elementwise import _float, exp, where
+
+
+def _dims(dim, ndim):
+    """Normalize `dim` (None, an int or a tuple; negative allowed) to a sorted tuple of axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(
+                f"dimension {d} is out of range for a tensor with {ndim} dimension(s) "
+                f"(valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})"
+            )
+        out.append(d % ndim if ndim else None)
+    return tuple(sorted(set(out))) if ndim else ()  # a 0-d tensor has nothing to reduce over
+
+
+def _unreduce(grad, shape, dims, keepdim):
+    """Reshape a reduced gradient so it broadcasts against the input of `shape`."""
+    if keepdim or not shape:
+        return grad
+    kept = [1 if i in dims else s for i, s in enumerate(shape)]
+    return grad.reshape(kept)
+
+
+class Sum(Function):
+    node_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        ctx.shape, ctx.dims, ctx.keepdim = x._data.shape, _dims(dim, x._data.ndim), keepdim
+        data = x._data
+        if dtype is None and data.dtype.kind in "bu":
+            dtype = np.int64  # summing bools counts them, as in PyTorch
+        return np.sum(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _unreduce(grad, ctx.shape, ctx.dims, ctx.keepdim).expand(ctx.shape)
+
+
+class SumDim(Sum):
+    node_name = "SumBackward1"
+
+
+class Mean(Function):
+    node_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        if x._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"mean() needs a floating-point tensor, got {x.dtype}. Fix: call .float() first."
+            )
+        ctx.shape, ctx.dims, ctx.keepdim = x._data.shape, _dims(dim, x._data.ndim), keepdim
+        ctx.count = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
+        return np.mean(x._data, axis=ctx.dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _unreduce(grad, ctx.shape, ctx.dims, ctx.keepdim).expand(ctx.shape) / ctx.count
+
+
+class MeanDim(Mean):
+    node_name = "MeanBackward1"
+
+
+class Prod(Function):
+    node_name = "ProdBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
+        ctx.save_for_backward(x)
+        return np.prod(x._data, axis=ctx.dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(prod)/dx_i is the product of all the *other* elements; computed without dividing by x_i
+        # so that zeros are handled: with one zero, only that element gets a gradient.
+        (x,) = ctx.saved_tensors
+        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
+        is_zero = x == 0
+        nonzero = where(is_zero, 1.0, x)
+        prod_nonzero = nonzero.prod(dim=ctx.dims, keepdim=True)
+        zeros = is_zero.sum(dim=ctx.dims, keepdim=True)
+        others = where(zeros == 0, prod_nonzero / nonzero, where((zeros == 1) & is_zero, prod_nonzero, 0.0))
+        return grad * others
+
+
+class ProdDim(Prod):
+    node_name = "ProdBackward1"
+
+
+class Var(Function):
+    node_name = "VarBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, x, dim=None, correction=1, keepdim=False):
+        ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
+            return np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
+        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
+        centered = x - x.mean(dim=ctx.dims, keepdim=True)
+        return grad * centered * (2.0 / (n - ctx.correction))
+
+
+class Std(Function):
+    node_name = "StdBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, x, dim=None, correction=1, keepdim=False):
+        ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = _make(np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
+        grad = _unreduce(grad / result, x._data.shape, ctx.dims, ctx.keepdim)
+        centered = x - x.mean(dim=ctx.dims, keepdim=True)
+        return grad * centered * (1.0 / (n - ctx.correction))
+
+
+class MaxAll(Function):
+    """max()/min() of all elements; ties share the gradient equally, as in PyTorch."""
+
+    node_name = "MaxBackward1"
+    saved_names = ("self", "result")
+    _reduce = staticmethod(np.max)
+
+    @staticmethod
+    def forward(ctx, x):
+        if x._data.size == 0:
+            raise RuntimeError("max()/min() of an empty tensor has no value; give a non-empty one")
+        result = _make(np.asarray(ctx._fn._reduce(x._data)))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        hits = x == result
+        return grad * hits / hits.sum()
+
+
+class MinAll(MaxAll):
+    node_name = "MinBackward1"
+    _reduce = staticmethod(np.min)
+
+
+class MaxDim(Function):
+    """max(dim)/min(dim): values and indices; the gradient goes to the index of each value."""
+
+    node_name = "MaxBackward0"
+    saved_names = ("indices",)
+    _arg = staticmethod(np.argmax)
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim=False):
+        axis = _dims(dim, x._data.ndim)[0] if x._data.ndim else 0
+        data = x._data if x._data.ndim else x._data.reshape(1)
+        indices = np.expand_dims(ctx._fn._arg(data, axis=axis), axis)
+        values = np.take_along_axis(data, indices, axis=axis)
+        if not keepdim or not x._data.ndim:
+            values, indices = values.squeeze(axis), indices.squeeze(axis)
+        indices = _make(indices.astype(np.int64))
+        ctx.shape, ctx.axis, ctx.keepdim = x._data.shape, axis, keepdim
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return _make(values), indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        (indices,) = ctx.saved_tensors
+        if not ctx.shape:
+            return grad
+        grad = _unreduce(grad, ctx.shape, (ctx.axis,), ctx.keepdim)
+        index = _unreduce(indices, ctx.shape, (ctx.axis,), ctx.keepdim)
+        positions = np.arange(ctx.shape[ctx.axis]).reshape(
+            [-1 if i == ctx.axis else 1 for i in range(len(ctx.shape))]
+        )
+        return grad * (index == _make(positions))
+
+
+class MinDim(MaxDim):
+    node_name = "MinBackward0"
+    _arg = staticmethod(np.argmin)
+
+
+class LogSumExp(Function):
+    node_name = "LogsumexpBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim=False):
+        ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
+        data = _float(x._data)
+        peak = np.max(data, axis=ctx.dims, keepdims=True)
+        peak = np.where(np.isfinite(peak), peak, 0)  # subtract the max, so exp never overflows
+        out = np.log(np.sum(np.exp(data - peak), axis=ctx.dims, keepdims=True)) + peak
+        result = _make(out if keepdim else np.squeeze(out, axis=ctx.dims))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
+        result = _unreduce(result, x._data.shape, ctx.dims, ctx.keepdim)
+        return grad * exp(x - result)
+
+
+class Softmax(Function):
+    node_name = "SoftmaxBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = _dims(dim, x._data.ndim)
+        data = _float(x._data)
+        shifted = np.exp(data - np.max(data, axis=ctx.dim, keepdims=True))
+        result = _make(shifted / np.sum(shifted, axis=ctx.dim, keepdims=True))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True))
+
+
+class LogSoftmax(Function):
+    node_name = "LogSoftmaxBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = _dims(dim, x._data.ndim)
+        data = _float(x._data)
+        shifted = data - np.max(data, axis=ctx.dim, keepdims=True)
+        result = _make(shifted - np.log(np.sum(np.exp(shifted), axis=ctx.dim, keepdims=True)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad - exp(y) * grad.sum(dim=ctx.dim, keepdim=True)
+
+
+# ---- the public functions ---------------------------------------------------------------------------
+
+values_indices = namedtuple("values_indices", ["values", "indices"])  # like torch.return_types.max
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002 - PyTorch's names
+    if dtype is not None:
+        from ..types import to_dtype
+
+        dtype = to_dtype(dtype).numpy
+    return (Sum if dim is None else SumDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
+
+
+def mean(input, dim=None, keepdim=False):  # noqa: A002
+    return (Mean if dim is None else MeanDim).apply(input, dim=dim, keepdim=keepdim)
+
+
+def prod(input, dim=None, keepdim=False):  # noqa: A002
+    return (Prod if dim is None else ProdDim).apply(input, dim=dim, keepdim=keepdim)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    return Var.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    return Std.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
+
+
+def _max_or_min(input, dim, keepdim, other, all_fn, dim_fn, pair_fn):  # noqa: A002
+    if isinstance(dim, Tensor):  # max(a, b) is the elementwise maximum
+        return pair_fn(input, dim)
+    if other is not None:
+        return pair_fn(input, other)
+    if dim is None:
+        return all_fn.apply(input)
+    return values_indices(*dim_fn.apply(input, dim=dim, keepdim=keepdim))
+
+
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+    from .elementwise import maximum
+
+    return _max_or_min(input, dim, keepdim, other, MaxAll, MaxDim, maximum)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+    from .elementwise import minimum
+
+    return _max_or_min(input, dim, keepdim, other, MinAll, MinDim, minimum)
+
+
+def amax(input, dim=None, keepdim=False):  # noqa: A002
+    return input.max() if dim is None else input.max(dim, keepdim).values
+
+
+def amin(input, dim=None, keepdim=False):  # noqa: A002
+    return input.min() if dim is None else input.min(dim, keepdim).values
+
+
+def _arg(fn, input, dim, keepdim):  # noqa: A002
+    data = input._data
+    if dim is None:
+        out = fn(data.reshape(-1))
+        return _make(np.asarray(out, dtype=np.int64).reshape((1,) * data.ndim if keepdim else ()))
+    axis = _dims(dim, data.ndim)[0] if data.ndim else 0
+    out = fn(data if data.ndim else data.reshape(1), axis=axis)
+    out = np.expand_dims(out, axis) if keepdim and data.ndim else out
+    return _make(np.asarray(out, dtype=np.int64))
+
+
+def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    return _arg(np.argmax, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):  # noqa: A002
+    return _arg(np.argmin, input, dim, keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):  # noqa: A002
+    return LogSumExp.apply(input, dim=dim, keepdim=keepdim)
+
+
+def softmax(input, dim, dtype=None):  # noqa: A002
+    return Softmax.apply(input if dtype is None else input.to(dtype), dim=dim)
+
+
+def log_softmax(input, dim, dtype=None):  # noqa: A002
+    return LogSoftmax.apply(input if dtype is None else input.to(dtype), dim=dim)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001, A002
+    return _make(np.asarray(np.any(input._data, axis=dim, keepdims=keepdim)))
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001, A002
+    return _make(np.asarray(np.all(input._data, axis=dim, keepdims=keepdim)))

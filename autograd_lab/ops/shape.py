@@ -1,0 +1,421 @@
+"""Shape operations: views (reshape, transpose, ...), joining and splitting, and indexing.
+
+Most of these are *views* in PyTorch: the result shares the input's storage. numpy views give us
+the same behaviour; `_view` also shares the version counter and remembers the base tensor, so an
+in-place change through a view is noticed by backward.
+"""
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, _make
+from .reduction import _dims
+
+
+def _one_dim(dim, ndim):
+    """One normalized dimension index (a 0-d tensor accepts 0 and -1)."""
+    dims = _dims(dim, ndim)
+    return dims[0] if dims else 0
+
+
+def _view(x, array):
+    """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
+    out = _make(array)
+    if np.may_share_memory(array, x._data):
+        out._vbox = x._vbox
+        out.__dict__["_base"] = x.__dict__.get("_base", x)
+    return out
+
+
+def _shape_arg(shape):
+    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+class View(Function):
+    node_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape, copy_ok=False):
+        ctx.shape = x._data.shape
+        try:
+            array = np.reshape(x._data, shape, copy=None if copy_ok else False)
+        except ValueError as error:
+            if "copy" in str(error):
+                raise RuntimeError(
+                    f"view{tuple(shape)} cannot be a view of this tensor: its elements are not laid "
+                    "out contiguously in memory (after a transpose, say). Fix: use .reshape(...), "
+                    "which copies when it has to."
+                ) from None
+            raise RuntimeError(
+                f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements "
+                f"(shape {list(x._data.shape)})"
+            ) from None
+        return _view(x, array)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape)
+
+
+class Permute(Function):
+    node_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return _view(x, np.transpose(x._data, dims))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.permute(tuple(np.argsort(ctx.dims)))
+
+
+class Transpose(Function):
+    node_name = "TransposeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.dims = (dim0, dim1)
+        return _view(x, np.swapaxes(x._data, dim0, dim1))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(*ctx.dims)
+
+
+class Squeeze(Function):
+    node_name = "SqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.shape = x._data.shape
+        dims = tuple(d for d in dims if x._data.shape[d] == 1)  # squeezing a size > 1 dim: no-op
+        return _view(x, np.squeeze(x._data, axis=dims))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape)
+
+
+class SqueezeDim(Squeeze):
+    node_name = "SqueezeBackward1"
+
+
+class Unsqueeze(Function):
+    node_name = "UnsqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return _view(x, np.expand_dims(x._data, dim))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim)
+
+
+class Expand(Function):
+    """Broadcast to a bigger shape without copying. The engine sums the gradient back down."""
+
+    node_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        try:
+            return _view(x, np.broadcast_to(x._data, shape))
+        except ValueError:
+            raise RuntimeError(
+                f"cannot expand shape {list(x._data.shape)} to {list(shape)}: only dimensions of "
+                "size 1 can be expanded (and new ones added on the left)"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad  # engine._fit sums it to the input's shape: broadcasting is undone in one place
+
+
+class Cat(Function):
+    node_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, *tensors, dim=0):
+        arrays = [t._data for t in tensors]
+        ctx.dim = dim
+        ctx.sizes = [a.shape[dim] for a in arrays]
+        try:
+            return np.concatenate(arrays, axis=dim)
+        except ValueError as error:
+            shapes = ", ".join(str(list(a.shape)) for a in arrays)
+            raise RuntimeError(f"cat() along dim {dim} cannot join shapes {shapes}: {error}") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        bounds = np.cumsum([0] + ctx.sizes)
+        lead = (slice(None),) * (ctx.dim % grad.ndim)
+        return tuple(grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+class Stack(Function):
+    node_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, *tensors, dim=0):
+        ctx.dim = dim
+        try:
+            return np.stack([t._data for t in tensors], axis=dim)
+        except ValueError:
+            shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
+            raise RuntimeError(f"stack() needs tensors of equal shape, got {shapes}") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(grad.unbind(ctx.dim))
+
+
+class Split(Function):
+    """One node with several outputs, one per piece (PyTorch's SplitBackward0)."""
+
+    node_name = "SplitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, sizes, dim):
+        ctx.dim = dim
+        cuts = np.cumsum(sizes)[:-1]
+        return tuple(_view(x, piece) for piece in np.split(x._data, cuts, axis=dim))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return cat(grads, dim=ctx.dim)
+
+
+# ---- indexing ---------------------------------------------------------------------------------------
+
+
+def _numpy_index(index):
+    """Translate a PyTorch index (ints, slices, None, ..., tensors, lists) into a numpy index."""
+    parts = index if isinstance(index, tuple) else (index,)
+    out = []
+    for part in parts:
+        if isinstance(part, Tensor):
+            part = part._data
+            if part.dtype.kind == "f":
+                raise IndexError(
+                    "tensors used as indices must be integer or bool tensors, not floating point; "
+                    "convert with .long()"
+                )
+        elif isinstance(part, list):
+            part = np.asarray(part)
+        out.append(part)
+    return tuple(out)
+
+
+def _index_kind(index):
+    """PyTorch's node name for an indexing expression (it records one node per kind)."""
+    if any(isinstance(p, (np.ndarray, bool)) for p in index):
+        return Index
+    if any(isinstance(p, slice) for p in index):
+        return Slice
+    if any(isinstance(p, (int, np.integer)) for p in index):
+        return Select
+    if any(p is None for p in index):
+        return IndexUnsqueeze
+    return Alias
+
+
+class Index(Function):
+    node_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.shape, ctx.dtype, ctx.index = x._data.shape, x._data.dtype, index
+        try:
+            return _view(x, x._data[index])
+        except IndexError as error:
+            raise IndexError(f"{error} (indexing a tensor of shape {list(x._data.shape)})") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexGrad.apply(grad, shape=ctx.shape, index=ctx.index)
+
+
+class Select(Index):
+    node_name = "SelectBackward0"
+
+
+class Slice(Index):
+    node_name = "SliceBackward0"
+
+
+class IndexUnsqueeze(Index):
+    node_name = "UnsqueezeBackward0"
+
+
+class Alias(Index):
+    node_name = "AliasBackward0"
+
+
+class IndexGrad(Function):
+    """Backward of indexing: a zero tensor with `grad` added at the indexed places.
+
+    `np.add.at` adds once per occurrence, so an index repeated twice gets its gradient twice.
+    """
+
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, index):
+        ctx.index = index
+        out = np.zeros(shape, dtype=grad._data.dtype)
+        np.add.at(out, index, grad._data)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Index.apply(grad, index=ctx.index)
+
+
+class IndexPut(Function):
+    """The out-of-place half of `x[index] = value`."""
+
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        ctx.index = index
+        out = x._data.copy()
+        out[index] = value._data if isinstance(value, Tensor) else value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_x = IndexPut.apply(grad, 0.0, index=ctx.index)
+        return grad_x, Index.apply(grad, index=ctx.index)
+
+
+# ---- the public functions ---------------------------------------------------------------------------
+
+
+def reshape(input, *shape):  # noqa: A002 - PyTorch's argument name
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape)), copy_ok=True)
+
+
+def view(input, *shape):  # noqa: A002
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape)))
+
+
+def _resolve(x, shape):
+    """Replace a -1 in `shape` by the size that makes the element count work out."""
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1]))
+        if shape.count(-1) > 1 or known == 0 or x._data.size % known:
+            raise RuntimeError(f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements")
+        shape = tuple(x._data.size // known if s == -1 else s for s in shape)
+    return shape
+
+
+def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, 1)
+    start, end = start_dim % len(shape), end_dim % len(shape)
+    return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
+
+
+def transpose(input, dim0, dim1):  # noqa: A002
+    return Transpose.apply(input, dim0=_one_dim(dim0, input.ndim), dim1=_one_dim(dim1, input.ndim))
+
+
+swapaxes = transpose
+
+
+def permute(input, *dims):  # noqa: A002
+    dims = _shape_arg(dims)
+    if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
+        raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
+    return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
+
+
+def squeeze(input, dim=None):  # noqa: A002
+    if dim is None:
+        return Squeeze.apply(input, dims=tuple(range(input.ndim)))
+    return SqueezeDim.apply(input, dims=_dims(dim, input.ndim))
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    ndim = input.ndim + 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"unsqueeze dim {dim} is out of range for the result's {ndim} dims")
+    return Unsqueeze.apply(input, dim=dim % ndim)
+
+
+def expand(input, *sizes):  # noqa: A002
+    sizes = _shape_arg(sizes)
+    lead = len(sizes) - input.ndim
+    shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    return Expand.apply(input, shape=shape)
+
+
+def expand_as(input, other):  # noqa: A002
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, shape):  # noqa: A002
+    return expand(input, shape)
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("cat() needs a non-empty list of tensors")
+    return Cat.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack() needs a non-empty list of tensors")
+    return Stack.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim + 1))
+
+
+def split(input, split_size_or_sections, dim=0):  # noqa: A002
+    axis = _one_dim(dim, input.ndim)
+    n = input.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        sizes = [min(step, n - start) for start in range(0, n, step)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split sizes {sizes} must add up to the dimension's size {n}")
+    return Split.apply(input, sizes=sizes, dim=axis)
+
+
+def chunk(input, chunks, dim=0):  # noqa: A002
+    n = input.shape[_one_dim(dim, input.ndim)]
+    return split(input, -(-n // chunks), dim)
+
+
+def unbind(input, dim=0):  # noqa: A002
+    axis = _one_dim(dim, input.ndim)
+    lead = (slice(None),) * axis
+    return tuple(input[lead + (i,)] for i in range(input.shape[axis]))
+
+
+def index(input, index):  # noqa: A002
+    index = _numpy_index(index)
+    return _index_kind(index).apply(input, index=index)
+
+
+def index_put(input, value, index):  # noqa: A002
+    return IndexPut.apply(input, value, index=_numpy_index(index))
+
+
+def narrow(input, dim, start, length):  # noqa: A002
+    axis = _one_dim(dim, input.ndim)
+    return input[(slice(None),) * axis + (slice(start, start + length),)]

@@ -1,0 +1,584 @@
+"""Tensor: an array (numpy storage) plus the autograd fields PyTorch has.
+
+    >>> import autograd_lab as ag
+    >>> a = ag.tensor(2.0, requires_grad=True)
+    >>> b = a * 3
+    >>> b
+    tensor(6., grad_fn=<MulBackward0>)
+    >>> b.backward()
+    >>> a.grad
+    tensor(3.)
+
+The autograd fields:
+- `requires_grad`: should operations on this tensor be recorded?
+- `grad_fn`: the node that made this tensor (None for a *leaf*: a tensor you created yourself);
+- `grad`: where `backward()` puts d(output)/d(this tensor), for leaves;
+- `_version`: bumped by every in-place change, so backward can notice a saved tensor was modified.
+
+Operators and methods (`a * b`, `a.exp()`) are thin sugar over the Functions in `autograd_lab.ops`.
+"""
+
+import warnings
+
+import numpy as np
+
+from . import types
+from .autograd.grad_mode import _state
+from .types import CPU, Size
+
+
+class Tensor:
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vbox",
+                 "__dict__", "__weakref__")  # fmt: skip
+    __array_priority__ = 1000  # numpy array <op> Tensor defers to our reflected operators
+
+    def __init__(self, data=()):
+        """`Tensor(data)` builds a float32 tensor, as `torch.Tensor(data)` does; prefer `tensor()`."""
+        init(self, np.array(data, dtype=np.float32))
+
+    # ---- the array and its description ---------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+
+    @property
+    def dtype(self):
+        return types.of_array(self._data)
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
+
+    def is_contiguous(self):
+        return self._data.flags.c_contiguous
+
+    def contiguous(self):
+        return self if self._data.flags.c_contiguous else self.clone()
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"item() needs a tensor with exactly one element, but this one has "
+                f"{self._data.size} (shape {list(self._data.shape)}). Pick an element first, "
+                "e.g. t[0].item(), or reduce it, e.g. t.sum().item()."
+            )
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "numpy() would hand out this tensor's storage without its graph, so it refuses while "
+                "requires_grad=True. Fix: call t.detach().numpy() to say you mean it."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        data = self.numpy()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    # ---- autograd fields -----------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                f"requires_grad can only be changed on leaf tensors; this one was made by "
+                f"{self._grad_fn.name()}. Fix: use t.detach() to get a leaf that shares its values, "
+                "then set requires_grad on that."
+            )
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only floating-point tensors can require gradients, but this one is "
+                f"{self.dtype}. Fix: convert it first, e.g. t.float().requires_grad_()"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and self._grad is None and not self.retains_grad:
+            warnings.warn(
+                "you read .grad of a non-leaf tensor (one made by an operation); backward() only "
+                "fills .grad of leaf tensors, so it is None. Fix: call t.retain_grad() before "
+                "backward() to keep it, or read the leaf's .grad instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"grad must be a Tensor or None, got {type(value).__name__}")
+        if value is not None and value._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"grad of shape {list(value._data.shape)} does not fit a tensor of shape "
+                f"{list(self._data.shape)}; a gradient always has the shape of its tensor"
+            )
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        node = self._grad_fn
+        return bool(node is not None and node._retained and self._output_nr in node._retained)
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in `.grad` after backward (leaves always do)."""
+        if not self._requires_grad:
+            raise RuntimeError(
+                "retain_grad() on a tensor that does not require grad: no gradient will ever reach it"
+            )
+        node = self._grad_fn
+        if node is not None:
+            import weakref
+
+            if node._retained is None:
+                node._retained = {}
+            node._retained[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a non-None return replaces it.
+
+        Returns a handle; `handle.remove()` takes the hook off.
+        """
+        from .autograd.function import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that does not require grad: no gradient will "
+                "ever reach it. Fix: create it with requires_grad=True (or call requires_grad_())."
+            )
+        node = self._grad_fn
+        if node is None:  # leaf: the hook lives on the tensor, AccumulateGrad runs it
+            hooks = self.__dict__.setdefault("_hooks", {})
+        else:  # non-leaf: the hook lives on the node that makes this tensor
+            if node._tensor_hooks is None:
+                node._tensor_hooks = {}
+            hooks = node._tensor_hooks.setdefault(self._output_nr, {})
+        return RemovableHandle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute d(self)/d(leaf) for every leaf this tensor depends on, into `leaf.grad`."""
+        from .autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    @property
+    def _version(self):
+        return self._vbox[0]
+
+    @property
+    def data(self):
+        """The same storage without the graph (and, as in PyTorch, without version tracking)."""
+        return _make(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    def detach(self):
+        """A new leaf sharing this tensor's storage, cut off from the graph."""
+        out = _make(self._data)
+        out._vbox = self._vbox  # same storage, same version counter
+        return out
+
+    def detach_(self):
+        self._grad_fn, self._output_nr, self._requires_grad = None, 0, False
+        return self
+
+    def clone(self):
+        return _ops.clone(self)
+
+    # ---- conversions ------------------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """`t.to(dtype)`, `t.to(device)`, `t.to(other)`: a converted tensor (self when nothing changes)."""
+        target_dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
+        target_device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                target_dtype, target_device = arg.dtype, arg.device
+            elif isinstance(arg, (str, types.device)):
+                target_device = arg
+            else:
+                target_dtype = arg
+        if target_device is not None:
+            check_device(target_device)
+        if target_dtype is not None and types.to_dtype(target_dtype).numpy != self._data.dtype:
+            return _ops.to_dtype(self, dtype=types.to_dtype(target_dtype).numpy)
+        return self.clone() if copy else self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        check_device("cuda")
+
+    def float(self):
+        return self.to(types.float32)
+
+    def double(self):
+        return self.to(types.float64)
+
+    def half(self):
+        return self.to(types.float16)
+
+    def long(self):
+        return self.to(types.int64)
+
+    def int(self):
+        return self.to(types.int32)
+
+    def bool(self):
+        return self.to(types.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- in-place operations --------------------------------------------------------------------
+    def _inplace(self, op, *args, **kwargs):
+        """Compute `op(self, *args)` and write it into self's storage: PyTorch's `x.op_(...)`.
+
+        While recording, the result's node becomes self's `grad_fn`; the node sees a copy of the old
+        values, so the gradient stays right even though the storage changed.
+        """
+        recording = _state.enabled and (
+            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        )
+        if recording:
+            if self._grad_fn is None and self._requires_grad:
+                raise RuntimeError(
+                    "a leaf tensor that requires grad cannot be modified in place while autograd is "
+                    "recording: its gradient would refer to values that no longer exist. Fix: update "
+                    "it inside `with no_grad():` (as optimizers do), or work on a copy "
+                    "(y = x.clone()) or an out-of-place op (y = x + 1)."
+                )
+            if "_base" in self.__dict__:
+                raise RuntimeError(
+                    "in-place changes to a view of a tensor that requires grad are not supported by "
+                    "autograd_lab (PyTorch rewrites the base's history; we keep the engine simple). "
+                    "Fix: use an out-of-place op, or .clone() the view first."
+                )
+            previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
+            result = op(previous, *args, **kwargs)
+        else:
+            result = op(self, *args, **kwargs)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"in-place result has shape {list(result._data.shape)} but the tensor being modified "
+                f"has shape {list(self._data.shape)}; an in-place op cannot change a tensor's shape. "
+                "Fix: use the out-of-place op (x = x + y) instead."
+            )
+        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(
+                f"in-place result is {types.of_array(result._data)} and cannot be stored in a "
+                f"{self.dtype} tensor. Fix: convert first (x = x.float()) or use an out-of-place op."
+            )
+        try:
+            self._data[...] = result._data
+        except ValueError as e:  # read-only storage, e.g. the result of expand()
+            raise RuntimeError(
+                f"cannot modify this tensor in place ({e}); it probably shares memory between "
+                "elements (expand/broadcast_to). Fix: .clone() it first."
+            ) from None
+        if recording:
+            self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+        self._vbox[0] += 1
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._inplace(_ops.add, other, alpha=alpha)
+
+    def sub_(self, other, alpha=1):
+        return self._inplace(_ops.sub, other, alpha=alpha)
+
+    def mul_(self, other):
+        return self._inplace(_ops.mul, other)
+
+    def div_(self, other):
+        return self._inplace(_ops.div, other)
+
+    def pow_(self, exponent):
+        return self._inplace(_ops.pow, exponent)
+
+    def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's keywords
+        return self._inplace(_ops.clamp, min=min, max=max)
+
+    def copy_(self, src):
+        return self._inplace(_ops.copy_from, src)
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        return self._inplace(_ops.copy_from, value)
+
+    def __setitem__(self, index, value):
+        self._inplace(_ops.index_put, value, index=index)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    # ---- operators ---------------------------------------------------------------------------------
+    def __add__(self, other):
+        return _ops.add(self, other)
+
+    def __radd__(self, other):
+        return _ops.add(other, self)
+
+    def __sub__(self, other):
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other):
+        return _ops.sub(other, self)
+
+    def __mul__(self, other):
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other):
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other):
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops.div(other, self)
+
+    def __pow__(self, exponent):
+        return _ops.pow(self, exponent)
+
+    def __rpow__(self, base):
+        return _ops.pow(base, self)
+
+    def __matmul__(self, other):
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops.matmul(other, self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __getitem__(self, index):
+        return _ops.index(self, index)
+
+    def __eq__(self, other):
+        return _ops.eq(self, other)
+
+    def __ne__(self, other):
+        return _ops.ne(self, other)
+
+    def __lt__(self, other):
+        return _ops.lt(self, other)
+
+    def __le__(self, other):
+        return _ops.le(self, other)
+
+    def __gt__(self, other):
+        return _ops.gt(self, other)
+
+    def __ge__(self, other):
+        return _ops.ge(self, other)
+
+    def __invert__(self):
+        return _ops.logical_not(self)
+
+    def __and__(self, other):
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other):
+        return _ops.logical_or(self, other)
+
+    __hash__ = object.__hash__  # tensors are hashable by identity, as in PyTorch
+
+    # ---- Python protocols ------------------------------------------------------------------------
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous. Fix: use "
+                "t.any() or t.all(), or compare one element."
+            )
+        return bool(self._data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self._data)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __repr__(self):
+        from ._format import tensor_repr
+
+        return tensor_repr(self)
+
+    def __reduce__(self):  # pickling keeps values and requires_grad, as PyTorch does for leaves
+        return (_rebuild, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "only leaf tensors can be deep-copied (a copy cannot share the graph). Fix: deep-copy "
+                "t.detach() instead."
+            )
+        out = _make(self._data.copy())
+        out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            out._grad = _make(self._grad._data.copy())
+        memo[id(self)] = out
+        return out
+
+    def where(self, condition, other):
+        return _ops.where(condition, self, other)
+
+    def any(self, dim=None, keepdim=False):
+        return _ops.any(self, dim, keepdim)
+
+    def all(self, dim=None, keepdim=False):
+        return _ops.all(self, dim, keepdim)
+
+    @property
+    def T(self):
+        return _ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return _ops.transpose(self, -2, -1)
+
+    def t(self):
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with at most 2 dims, got {self._data.ndim}")
+        return self.T if self._data.ndim == 2 else self
+
+
+def init(tensor, data, requires_grad=False):
+    tensor._data = data
+    tensor._requires_grad = False
+    tensor._grad_fn = None
+    tensor._output_nr = 0
+    tensor._grad = None
+    tensor._vbox = [0]  # version counter, shared by tensors that share storage (views, detach)
+    if requires_grad:
+        tensor.requires_grad_(True)
+
+
+def _make(data, grad_fn=None, output_nr=0):
+    """Wrap a numpy array in a Tensor without copying (the engine's and the ops' fast path)."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = grad_fn is not None
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._grad = None
+    t._vbox = [0]
+    return t
+
+
+_new = object.__new__
+
+
+def _rebuild(data, requires_grad):
+    t = _make(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+def check_device(device):
+    """Accept 'cpu'; explain clearly that CUDA is not available (yet)."""
+    if device is None or types.device(device).type == "cpu":
+        return
+    raise RuntimeError(
+        f"device {str(device)!r} is not available: autograd_lab.cuda.is_available() is False in this "
+        "version (the numba-CUDA backend is not built yet). Keep tensors on 'cpu', the default."
+    )
+
+
+from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
+
+# Every op whose first argument is a tensor is also a Tensor method: `ag.exp(x)` is `x.exp()`.
+for _name in _ops.TENSOR_METHODS:
+    setattr(Tensor, _name, getattr(_ops, _name))
