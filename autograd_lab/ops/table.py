@@ -1,0 +1,173 @@
+"""The op table: every differentiable operation, how to call it, and what inputs suit it.
+
+Tests are generated from this one table (tests/test_op_table.py): forward values and gradients
+against PyTorch, gradients against finite differences (gradcheck, float64), second derivatives
+(gradgradcheck), all over generated shapes. Adding an op means adding one line here.
+
+Each entry's `call(lib, *tensors)` works with `lib` = autograd_lab *or* torch — the same code
+runs on both, which is the point of a PyTorch-compatible engine.
+
+Fields:
+- shapes: how to draw input shapes —
+    "any"        one tensor of any shape (0 to 3 dims)
+    "broadcast"  tensors whose shapes broadcast together
+    "nonempty"   one tensor with at least one dim
+    "matrix"     one 2-D tensor
+    or an explicit tuple of example shape-tuples, e.g. (((2, 3), (3, 4)),)
+- domain: where the inputs are drawn — "real", "positive" (log, sqrt, ...), "unit" (|x| < 1),
+  "nonzero" (|x| >= 0.1: keeps finite differences off kinks such as relu's and abs's at 0).
+- node: PyTorch's grad_fn name for the result.
+- second_order: also run gradgradcheck (off where the second derivative is zero almost everywhere
+  and finite differences would only test noise, or it would be slow).
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    call: Callable
+    kind: str
+    node: str
+    shapes: object = "any"
+    arity: int = 1
+    domain: str = "real"
+    second_order: bool = True
+
+
+def _op(name, call, kind, node, **options):
+    return OpSpec(name, call, kind, node, **options)
+
+
+MATMUL_SHAPES = (
+    ((3,), (3,)),  # dot
+    ((2, 3), (3, 4)),  # mm
+    ((2, 3), (3,)),  # mv
+    ((3,), (3, 2)),  # vector @ matrix
+    ((2, 2, 3), (2, 3, 4)),  # bmm
+    ((2, 2, 3), (3, 4)),  # batched @ matrix (broadcast)
+    ((1, 2, 3), (3, 2, 3, 1)),  # broadcasting batch dims
+)
+
+OPS = [
+    # ---- elementwise arithmetic ----------------------------------------------------------------
+    _op("add", lambda lib, a, b: a + b, "elementwise", "AddBackward0", shapes="broadcast", arity=2),
+    _op("add_scalar", lambda lib, a: a + 2.5, "elementwise", "AddBackward0"),
+    _op("sub", lambda lib, a, b: a - b, "elementwise", "SubBackward0", shapes="broadcast", arity=2),
+    _op("rsub_scalar", lambda lib, a: 2.5 - a, "elementwise", "RsubBackward1"),
+    _op("mul", lambda lib, a, b: a * b, "elementwise", "MulBackward0", shapes="broadcast", arity=2),
+    _op("mul_scalar", lambda lib, a: a * 1.5, "elementwise", "MulBackward0"),
+    _op("div", lambda lib, a, b: a / b, "elementwise", "DivBackward0", shapes="broadcast", arity=2,
+        domain="nonzero"),
+    _op("rdiv_scalar", lambda lib, a: 2.0 / a, "elementwise", "MulBackward0", domain="nonzero"),
+    _op("neg", lambda lib, a: -a, "elementwise", "NegBackward0"),
+    _op("pow_scalar", lambda lib, a: a**3, "elementwise", "PowBackward0"),
+    _op("pow_fractional", lambda lib, a: a**1.5, "elementwise", "PowBackward0", domain="positive"),
+    _op("pow", lambda lib, a, b: a**b, "elementwise", "PowBackward1", shapes="broadcast", arity=2,
+        domain="positive"),
+    _op("rpow_scalar", lambda lib, a: 2.0**a, "elementwise", "PowBackward2"),
+    # ---- elementwise functions -------------------------------------------------------------------
+    _op("exp", lambda lib, a: lib.exp(a), "elementwise", "ExpBackward0"),
+    _op("log", lambda lib, a: lib.log(a), "elementwise", "LogBackward0", domain="positive"),
+    _op("log1p", lambda lib, a: lib.log1p(a), "elementwise", "Log1PBackward0", domain="positive"),
+    _op("expm1", lambda lib, a: lib.expm1(a), "elementwise", "Expm1Backward0"),
+    _op("sqrt", lambda lib, a: lib.sqrt(a), "elementwise", "SqrtBackward0", domain="positive"),
+    _op("sin", lambda lib, a: lib.sin(a), "elementwise", "SinBackward0"),
+    _op("cos", lambda lib, a: lib.cos(a), "elementwise", "CosBackward0"),
+    _op("tanh", lambda lib, a: lib.tanh(a), "elementwise", "TanhBackward0"),
+    _op("sigmoid", lambda lib, a: lib.sigmoid(a), "elementwise", "SigmoidBackward0"),
+    _op("relu", lambda lib, a: lib.relu(a), "elementwise", "ReluBackward0", domain="nonzero",
+        second_order=False),
+    _op("abs", lambda lib, a: lib.abs(a), "elementwise", "AbsBackward0", domain="nonzero",
+        second_order=False),
+    _op("reciprocal", lambda lib, a: lib.reciprocal(a), "elementwise", "ReciprocalBackward0",
+        domain="nonzero"),
+    _op("clamp", lambda lib, a: lib.clamp(a, -0.55, 0.65), "elementwise", "ClampBackward1",
+        second_order=False),
+    _op("clamp_min", lambda lib, a: a.clamp(min=0.05), "elementwise", "ClampBackward1",
+        second_order=False),
+    _op("maximum", lambda lib, a, b: lib.maximum(a, b), "elementwise", "MaximumBackward0",
+        shapes="broadcast", arity=2, second_order=False),
+    _op("minimum", lambda lib, a, b: lib.minimum(a, b), "elementwise", "MinimumBackward0",
+        shapes="broadcast", arity=2, second_order=False),
+    _op("where", lambda lib, a, b: lib.where(a > 0, a, b), "elementwise", "WhereBackward0",
+        shapes="broadcast", arity=2, domain="nonzero"),
+    # ---- reductions -----------------------------------------------------------------------------
+    _op("sum", lambda lib, a: a.sum(), "reduction", "SumBackward0"),
+    _op("sum_dim", lambda lib, a: a.sum(0), "reduction", "SumBackward1", shapes="nonempty"),
+    _op("sum_dims_keepdim", lambda lib, a: a.sum((0, -1), keepdim=True), "reduction",
+        "SumBackward1", shapes="nonempty"),
+    _op("mean", lambda lib, a: a.mean(), "reduction", "MeanBackward0"),
+    _op("mean_dim", lambda lib, a: a.mean(-1, keepdim=True), "reduction", "MeanBackward1",
+        shapes="nonempty"),
+    _op("prod", lambda lib, a: a.prod(), "reduction", "ProdBackward0"),
+    _op("prod_dim", lambda lib, a: a.prod(0), "reduction", "ProdBackward1", shapes="nonempty"),
+    _op("var", lambda lib, a: a.var(), "reduction", "VarBackward0",
+        shapes=(((5,),), ((2, 3),), ((2, 2, 2),))),
+    _op("var_dim", lambda lib, a: a.var(0, keepdim=True), "reduction", "VarBackward0",
+        shapes=(((4,),), ((3, 2),))),
+    _op("std", lambda lib, a: a.std(), "reduction", "StdBackward0",
+        shapes=(((5,),), ((2, 3),), ((2, 2, 2),))),
+    _op("std_dim", lambda lib, a: a.std(-1), "reduction", "StdBackward0",
+        shapes=(((2, 4),), ((3, 2, 3),))),
+    _op("max", lambda lib, a: a.max(), "reduction", "MaxBackward1", second_order=False),
+    _op("min", lambda lib, a: a.min(), "reduction", "MinBackward1", second_order=False),
+    _op("max_dim", lambda lib, a: a.max(-1).values, "reduction", "MaxBackward0",
+        shapes="nonempty", second_order=False),
+    _op("min_dim", lambda lib, a: a.min(0, keepdim=True).values, "reduction", "MinBackward0",
+        shapes="nonempty", second_order=False),
+    _op("logsumexp", lambda lib, a: a.logsumexp(-1), "reduction", "LogsumexpBackward0",
+        shapes="nonempty"),
+    _op("softmax", lambda lib, a: a.softmax(-1), "reduction", "SoftmaxBackward0",
+        shapes="nonempty"),
+    _op("log_softmax", lambda lib, a: a.log_softmax(0), "reduction", "LogSoftmaxBackward0",
+        shapes="nonempty"),
+    # ---- shape -----------------------------------------------------------------------------------
+    _op("reshape", lambda lib, a: a.reshape(3, -1), "shape", "ViewBackward0",
+        shapes=(((6,),), ((2, 3),), ((3, 2, 1),))),
+    _op("view", lambda lib, a: a.view(-1), "shape", "ViewBackward0", shapes="nonempty"),
+    _op("flatten", lambda lib, a: a.flatten(), "shape", "ViewBackward0", shapes="nonempty"),
+    _op("transpose", lambda lib, a: a.transpose(0, -1), "shape", "TransposeBackward0",
+        shapes="nonempty"),
+    _op("permute", lambda lib, a: a.permute(2, 0, 1), "shape", "PermuteBackward0",
+        shapes=(((2, 3, 4),), ((1, 2, 3),))),
+    _op("T", lambda lib, a: a.T, "shape", "PermuteBackward0", shapes="matrix"),
+    _op("squeeze", lambda lib, a: a.squeeze(), "shape", "SqueezeBackward0",
+        shapes=(((1, 3, 1),), ((2, 1),))),
+    _op("squeeze_dim", lambda lib, a: a.squeeze(1), "shape", "SqueezeBackward1",
+        shapes=(((2, 1, 3),), ((4, 1),))),
+    _op("unsqueeze", lambda lib, a: a.unsqueeze(-1), "shape", "UnsqueezeBackward0"),
+    _op("expand", lambda lib, a: a.expand(2, 3, 4), "shape", "ExpandBackward0",
+        shapes=(((3, 1),), ((1, 4),), ((4,),))),
+    _op("broadcast_to", lambda lib, a: lib.broadcast_to(a, (3, 2, 2)), "shape", "ExpandBackward0",
+        shapes=(((2, 1),), ((2,),))),
+    _op("cat", lambda lib, a, b: lib.cat([a, b], dim=0), "shape", "CatBackward0", arity=2,
+        shapes=(((2, 3), (1, 3)), ((3,), (2,)))),
+    _op("stack", lambda lib, a, b: lib.stack([a, b], dim=1), "shape", "StackBackward0", arity=2,
+        shapes=(((2, 3), (2, 3)), ((3,), (3,)))),
+    _op("split", lambda lib, a: a.split(2, dim=0)[1], "shape", "SplitBackward0",
+        shapes=(((5, 2),), ((4,),))),
+    _op("chunk", lambda lib, a: a.chunk(2, dim=-1)[0], "shape", "SplitBackward0",
+        shapes=(((3, 4),), ((5,),))),
+    _op("select", lambda lib, a: a[1], "shape", "SelectBackward0", shapes=(((3,),), ((2, 3),))),
+    _op("slice", lambda lib, a: a[..., 1:], "shape", "SliceBackward0",
+        shapes=(((3,),), ((2, 3),))),
+    _op("index_repeated", lambda lib, a: a[[0, 2, 0]], "shape", "IndexBackward0",
+        shapes=(((3,),), ((3, 2),))),
+    _op("index_mask", lambda lib, a: a[a > 0], "shape", "IndexBackward0", domain="nonzero",
+        shapes=(((4,),), ((2, 3),))),
+    # ---- linear algebra -------------------------------------------------------------------------
+    _op("matmul", lambda lib, a, b: a @ b, "linalg", "", arity=2, shapes=MATMUL_SHAPES),
+    _op("mm", lambda lib, a, b: lib.mm(a, b), "linalg", "MmBackward0", arity=2,
+        shapes=(((2, 3), (3, 4)),)),
+    _op("bmm", lambda lib, a, b: lib.bmm(a, b), "linalg", "BmmBackward0", arity=2,
+        shapes=(((2, 2, 3), (2, 3, 1)),)),
+    _op("dot", lambda lib, a, b: lib.dot(a, b), "linalg", "DotBackward0", arity=2,
+        shapes=(((4,), (4,)),)),
+    _op("outer", lambda lib, a, b: lib.outer(a, b), "linalg", "MulBackward0", arity=2,
+        shapes=(((3,), (2,)),)),
+]  # fmt: skip
+
+BY_NAME = {spec.name: spec for spec in OPS}

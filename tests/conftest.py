@@ -1,0 +1,33 @@
+"""Shared fixtures. `torch` is the test oracle: tests that take the fixture skip cleanly without it."""
+
+import numpy as np
+import pytest
+
+import autograd_lab as ag
+
+try:
+    import torch as _torch
+except ImportError:  # the oracle is optional: `python dev.py test` installs it, CI requires it
+    _torch = None
+
+
+@pytest.fixture
+def torch():
+    """The PyTorch module, or skip the test when it is not installed."""
+    if _torch is None:
+        pytest.skip("PyTorch (the test oracle) is not installed")
+    return _torch
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state():
+    """Every test starts with recording on, anomaly mode off, and a seeded generator."""
+    ag.manual_seed(0)
+    yield
+    ag.set_grad_enabled(True)
+    ag.set_detect_anomaly(False)
+
+
+def to_numpy(t):
+    """Values of an autograd_lab or torch tensor as a float64/int numpy array."""
+    return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())
