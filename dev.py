@@ -38,7 +38,7 @@ def run(*command, check=True):
 
 
 def ensure_venv():
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 - says so clearly to users of older Pythons
         sys.exit(f"autograd_lab needs Python 3.10 or newer; this is {sys.version.split()[0]}")
     if not PYTHON.exists():
         say(f"creating the virtual environment in {VENV}")

@@ -17,12 +17,33 @@ from .autograd import (  # noqa: F401
     set_grad_enabled,
 )
 from .creation import (  # noqa: F401
-    Generator, arange, as_tensor, empty, eye, from_numpy, full, full_like, initial_seed, linspace,
-    manual_seed, normal, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, seed,
-    tensor, zeros, zeros_like,
+    Generator,
+    arange,
+    as_tensor,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
 )
-from .ops import *  # noqa: F401, F403  - every op is also a top-level function, as in PyTorch
-from .ops import abs, all, any, max, min, pow, sum  # noqa: F401, A004 - shadowing is PyTorch's API
+from .ops import *  # noqa: F403 - every op is also a top-level function, as in PyTorch
+from .ops import abs, all, any, max, min, pow, sum  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
 
@@ -30,4 +51,4 @@ __version__ = "0.1.0"
 
 # PyTorch's aliases for dtypes. Assigned last: `float`, `int`, `bool` shadow builtins in this module.
 half, double, long = float16, float64, int64
-float, int, bool = float32, int32, types.bool_  # noqa: A001
+float, int, bool = float32, int32, types.bool_

@@ -30,7 +30,7 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, a numpy array)."""
     if isinstance(data, Tensor):
         array = data._data.copy()
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, (np.ndarray, np.generic)):  # numpy arrays and scalars keep their dtype
         array = np.array(data, copy=True)
         if array.dtype not in types._BY_NUMPY:
             array = array.astype(types.default_numpy_dtype(array))
@@ -43,7 +43,9 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
             raise ValueError(
                 "tensor() needs rectangular data: every inner list must have the same length"
             ) from None
-        array = array.astype(types.default_numpy_dtype(array), copy=False)
+        default = types.default_numpy_dtype(array)  # also refuses data that is not numbers
+        if dtype is None:  # with a dtype, convert once (in _finish): float64 keeps 1.1 exact
+            array = array.astype(default, copy=False)
     return _finish(array, dtype, requires_grad, device)
 
 
@@ -100,20 +102,20 @@ def full(size, fill_value, dtype=None, requires_grad=False, device=None):
     return _finish(array, None, requires_grad, device)
 
 
-def _like(fill, input, dtype, requires_grad, device):  # noqa: A002
+def _like(fill, input, dtype, requires_grad, device):
     dtype = input._data.dtype if dtype is None else types.to_dtype(dtype).numpy
     return _finish(np.full(input._data.shape, fill, dtype), None, requires_grad, device)
 
 
-def zeros_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+def zeros_like(input, dtype=None, requires_grad=False, device=None):
     return _like(0, input, dtype, requires_grad, device)
 
 
-def ones_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+def ones_like(input, dtype=None, requires_grad=False, device=None):
     return _like(1, input, dtype, requires_grad, device)
 
 
-def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):  # noqa: A002
+def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
     return _like(fill_value, input, dtype, requires_grad, device)
 
 
@@ -122,16 +124,22 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     if end is None:
         start, end = 0, start
     numbers = (start, end, step)
-    is_float = any(isinstance(v, float) or getattr(v, "is_floating_point", lambda: False)() for v in numbers)
+    is_float = any(
+        isinstance(v, float) or getattr(v, "is_floating_point", lambda: False)() for v in numbers
+    )
     start, end, step = (float(v) if is_float else int(v) for v in numbers)
     if step == 0:
         raise RuntimeError("arange() step must not be zero")
-    array = np.arange(start, end, step, dtype=_dtype_or(dtype, np.float32 if is_float else np.int64))
+    array = np.arange(
+        start, end, step, dtype=_dtype_or(dtype, np.float32 if is_float else np.int64)
+    )
     return _finish(array, None, requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
-    array = np.linspace(start, end, int(steps), dtype=np.float64).astype(_dtype_or(dtype, np.float32))
+    array = np.linspace(start, end, int(steps), dtype=np.float64).astype(
+        _dtype_or(dtype, np.float32)
+    )
     return _finish(array, None, requires_grad, device)
 
 
@@ -182,7 +190,9 @@ def _rng(generator):
 
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform on [0, 1)."""
-    array = _rng(generator).random(_size(size), dtype=np.float64).astype(_dtype_or(dtype, np.float32))
+    array = (
+        _rng(generator).random(_size(size), dtype=np.float64).astype(_dtype_or(dtype, np.float32))
+    )
     return _finish(array, None, requires_grad, device)
 
 
@@ -195,20 +205,26 @@ def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
 def randint(low, high=None, size=(), generator=None, dtype=None, requires_grad=False, device=None):
     if high is None:
         low, high = 0, low
-    array = _rng(generator).integers(low, high, size=_size((size,))).astype(_dtype_or(dtype, np.int64))
+    array = (
+        _rng(generator).integers(low, high, size=_size((size,))).astype(_dtype_or(dtype, np.int64))
+    )
     return _finish(array, None, requires_grad, device)
 
 
 def randperm(n, generator=None, dtype=None, device=None):
-    return _finish(_rng(generator).permutation(n).astype(_dtype_or(dtype, np.int64)), None, False, device)
+    return _finish(
+        _rng(generator).permutation(n).astype(_dtype_or(dtype, np.int64)), None, False, device
+    )
 
 
-def rand_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
+def rand_like(input, dtype=None, requires_grad=False, device=None):
     return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
 
 
-def randn_like(input, dtype=None, requires_grad=False, device=None):  # noqa: A002
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+def randn_like(input, dtype=None, requires_grad=False, device=None):
+    return randn(
+        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device
+    )
 
 
 def normal(mean, std, size, generator=None, dtype=None, requires_grad=False, device=None):

@@ -116,6 +116,8 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None and requires_grad:
+            return self  # already requires grad: nothing to change
         if self._grad_fn is not None:
             raise RuntimeError(
                 f"requires_grad can only be changed on leaf tensors; this one was made by "
@@ -351,7 +353,7 @@ class Tensor:
     def pow_(self, exponent):
         return self._inplace(_ops.pow, exponent)
 
-    def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's keywords
+    def clamp_(self, min=None, max=None):
         return self._inplace(_ops.clamp, min=min, max=max)
 
     def copy_(self, src):
@@ -379,53 +381,29 @@ class Tensor:
         return self.div_(other)
 
     # ---- operators ---------------------------------------------------------------------------------
-    def __add__(self, other):
-        return _ops.add(self, other)
-
     def __radd__(self, other):
         return _ops.add(other, self)
-
-    def __sub__(self, other):
-        return _ops.sub(self, other)
 
     def __rsub__(self, other):
         return _ops.sub(other, self)
 
-    def __mul__(self, other):
-        return _ops.mul(self, other)
-
     def __rmul__(self, other):
         return _ops.mul(other, self)
-
-    def __truediv__(self, other):
-        return _ops.div(self, other)
 
     def __rtruediv__(self, other):
         return _ops.div(other, self)
 
-    def __pow__(self, exponent):
-        return _ops.pow(self, exponent)
-
     def __rpow__(self, base):
         return _ops.pow(base, self)
 
-    def __matmul__(self, other):
-        return _ops.matmul(self, other)
-
     def __rmatmul__(self, other):
         return _ops.matmul(other, self)
-
-    def __neg__(self):
-        return _ops.neg(self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
         return _ops.abs(self)
-
-    def __getitem__(self, index):
-        return _ops.index(self, index)
 
     def __eq__(self, other):
         return _ops.eq(self, other)
@@ -549,7 +527,9 @@ def init(tensor, data, requires_grad=False):
 def _make(data, grad_fn=None, output_nr=0):
     """Wrap a numpy array in a Tensor without copying (the engine's and the ops' fast path)."""
     t = _new(Tensor)
-    t._data = data
+    t._data = (
+        data if type(data) is np.ndarray else np.asarray(data)
+    )  # numpy gives 0-d results as scalars
     t._requires_grad = grad_fn is not None
     t._grad_fn = grad_fn
     t._output_nr = output_nr
@@ -578,6 +558,11 @@ def check_device(device):
 
 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
+
+# The operators are the op functions themselves: `a * b` calls ops.mul(a, b) with no extra hop.
+Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = _ops.add, _ops.sub, _ops.mul
+Tensor.__truediv__, Tensor.__pow__, Tensor.__matmul__ = _ops.div, _ops.pow, _ops.matmul
+Tensor.__neg__, Tensor.__getitem__ = _ops.neg, _ops.index
 
 # Every op whose first argument is a tensor is also a Tensor method: `ag.exp(x)` is `x.exp()`.
 for _name in _ops.TENSOR_METHODS:

@@ -1,8 +1,8 @@
 """dtypes, devices and sizes: the small value types a Tensor is described by.
 
-    >>> import autograd_lab as ag
-    >>> ag.float32, ag.device("cpu"), ag.Size([2, 3])
-    (autograd_lab.float32, device(type='cpu'), autograd_lab.Size([2, 3]))
+>>> import autograd_lab as ag
+>>> ag.float32, ag.device("cpu"), ag.Size([2, 3])
+(autograd_lab.float32, device(type='cpu'), autograd_lab.Size([2, 3]))
 """
 
 import numpy as np
@@ -71,19 +71,22 @@ def default_numpy_dtype(array):
     )
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # numpy dtype kind -> bool < integer < float
+
+
 def result_type(a, b):
     """The numpy dtype of a binary op's result under PyTorch's promotion rules.
 
-    numpy and PyTorch agree except in two places we fix here: an integer tensor with a float
-    tensor keeps the *float tensor's* dtype (numpy would go to float64), and a 0-dim tensor does
-    not widen a dimensioned tensor of the same kind (float32 tensor * float64 scalar tensor stays
-    float32).
+    numpy and PyTorch agree except in two places we fix here: mixing categories (bool < integer <
+    float) gives the higher category's dtype (int64 * float32 is float32; numpy would go to
+    float64), and a 0-dim tensor does not widen a dimensioned tensor of the same category
+    (float32 tensor * float64 scalar tensor stays float32).
     """
     if a.dtype == b.dtype:
         return a.dtype
-    a_float, b_float = a.dtype.kind == "f", b.dtype.kind == "f"
-    if a_float != b_float:
-        return a.dtype if a_float else b.dtype
+    a_category, b_category = _CATEGORY[a.dtype.kind], _CATEGORY[b.dtype.kind]
+    if a_category != b_category:
+        return a.dtype if a_category > b_category else b.dtype
     if a.ndim == 0 and b.ndim > 0:
         return b.dtype
     if b.ndim == 0 and a.ndim > 0:
@@ -96,7 +99,7 @@ class device:
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type="cpu", index=None):  # noqa: A002 - PyTorch's keyword
+    def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
         name, _, number = str(type).partition(":")

@@ -37,9 +37,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("backward(inputs=...) got an empty list; give at least one tensor")
         targets = [_target_edge(t, "backward(inputs=...)") for t in inputs]
-    captured = _run(roots, _retain(retain_graph, create_graph), create_graph, targets, capture=False)
+    captured = _run(
+        roots, _retain(retain_graph, create_graph), create_graph, targets, capture=False
+    )
     for t, edge in zip(inputs or (), targets or ()):
-        if t._grad_fn is not None and edge in captured:  # a non-leaf input: its .grad, as PyTorch
+        if t._grad_fn is not None and edge in captured and not t.retains_grad:  # non-leaf input
             _accumulate(t, captured[edge], create_graph)
 
 
@@ -87,7 +89,9 @@ def _roots(tensors, grads, caller):
         grads = (grads,) * len(tensors) if grads is None else (grads,)
     grads = tuple(grads)
     if len(grads) != len(tensors):
-        raise RuntimeError(f"{caller}: got {len(tensors)} outputs but {len(grads)} gradients for them")
+        raise RuntimeError(
+            f"{caller}: got {len(tensors)} outputs but {len(grads)} gradients for them"
+        )
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if not isinstance(t, Tensor):
@@ -144,6 +148,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     buffers = {}  # node -> [summed gradient per output]
     ready = []  # heap of (-sequence number, node): newest first
     recorder = _state.__dict__.get("recorder")  # an optional listener (the graph viewer)
+    push, pop = heapq.heappush, heapq.heappop
 
     def send(node, output_nr, g):
         """Add `g` to the node's input buffer; the node is ready once every edge has reported."""
@@ -153,12 +158,13 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         if g is not None:
             old = buffer[output_nr]
             buffer[output_nr] = g if old is None else old + g
-        dependencies[node] -= 1
-        if dependencies[node] == 0 and (needed is None or node in needed):
+        count = dependencies[node] - 1
+        dependencies[node] = count
+        if count == 0 and (needed is None or node in needed):
             if type(node) is AccumulateGrad:
                 run_node(node)  # leaves first, as PyTorch does
             else:
-                heapq.heappush(ready, (-node._seq, node))
+                push(ready, (-node._seq, node))
 
     def run_node(node):
         grads = buffers.pop(node)
@@ -174,17 +180,18 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             if not capture and grads[0] is not None:
                 _accumulate(node.variable, grads[0], create_graph)
             return
-        if all(g is None for g in grads):
+        if grads[0] is None and all(g is None for g in grads):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
         else:
             results = _call_backward(node, grads)
-        for (next_node, output_nr), g, meta, i in zip(
-            node.next_functions, results, node._input_meta, range(len(results))
-        ):
+        for i, ((next_node, output_nr), g) in enumerate(zip(node.next_functions, results)):
             if next_node is None:
                 continue
             if g is not None:
-                g = _fit(g, meta, node, i)
+                # the receiving node knows the shape and dtype of the tensor this gradient is for
+                shape, dtype = next_node._outputs[output_nr]
+                if type(g) is not Tensor or g._data.shape != shape or g._data.dtype != dtype:
+                    g = _fit(g, shape, dtype, node, i)
                 if recorder is not None:
                     recorder("send", node, (next_node, output_nr, g))
             send(next_node, output_nr, g)
@@ -194,12 +201,12 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     previous_mode = _state.enabled
     _state.enabled = create_graph  # record the backward pass itself only for higher-order gradients
     try:
-        for edge, g in roots:
+        for edge, _ in roots:
             dependencies[edge[0]] += 1
         for (node, output_nr), g in roots:
             send(node, output_nr, g)
         while ready:
-            run_node(heapq.heappop(ready)[1])
+            run_node(pop(ready)[1])
     finally:
         _state.enabled = previous_mode
     return captured
@@ -243,7 +250,7 @@ def _needed_nodes(dependencies, targets):
 def _call_backward(node, grads):
     """Run one node's backward, turning failures and NaNs into errors that point at the user's line."""
     fn = node._fn
-    if len(grads) > 1 and node._materialize_grads:
+    if len(grads) > 1 and node._materialize_grads and any(g is None for g in grads):
         grads = [
             _make(np.zeros(shape, dtype)) if g is None else g
             for g, (shape, dtype) in zip(grads, node._outputs)
@@ -258,7 +265,7 @@ def _call_backward(node, grads):
     if type(results) is not tuple:
         results = (results,)
     count = len(node.next_functions)
-    if len(results) != count:
+    if len(results) != count:  # custom Functions get this wrong; ours never do
         if len(results) > count and all(r is None for r in results[count:]):
             results = results[:count]
         else:
@@ -269,23 +276,26 @@ def _call_backward(node, grads):
             )
     if _state.anomaly and _state.anomaly_check_nan:
         for i, g in enumerate(results):
-            if isinstance(g, Tensor) and not np.isfinite(g._data).all():
-                where = _format_trace(node._trace) if node._trace else "  (created before anomaly mode)"
+            if (
+                isinstance(g, Tensor) and np.isnan(g._data).any()
+            ):  # NaN only, as PyTorch (inf is legit)
+                where = (
+                    _format_trace(node._trace) if node._trace else "  (created before anomaly mode)"
+                )
                 raise RuntimeError(
-                    f"{node.name()} produced NaN or Inf in the gradient for its input {i}. The "
+                    f"{node.name()} produced NaN in the gradient for its input {i}. The "
                     f"operation was created at:\n{where}"
                 )
     return results
 
 
-def _fit(g, meta, node, index):
+def _fit(g, shape, dtype, node, index):
     """Make a gradient fit its input: undo broadcasting (sum over expanded dims) and restore dtype."""
     if not isinstance(g, Tensor):
         raise TypeError(
             f"{node.name()}.backward returned a {type(g).__name__} for input {index}; gradients must "
             "be Tensors (or None)."
         )
-    shape, dtype = meta
     data = g._data
     if data.shape != shape:
         g = _sum_to(g, shape, node, index)

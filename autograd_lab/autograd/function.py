@@ -56,8 +56,8 @@ class RemovableHandle:
 class Node:
     """A recorded operation (a tensor's `grad_fn`); also the `ctx` its Function's methods receive."""
 
-    __slots__ = ("next_functions", "needs_input_grad", "_input_meta", "_saved", "_seq", "_outputs",
-                 "__dict__", "__weakref__")  # fmt: skip
+    __slots__ = ("next_functions", "needs_input_grad", "_saved", "_seq", "_outputs", "__dict__",
+                 "__weakref__")  # fmt: skip
     _fn = None  # the Function class this node runs backward for
     _saved_names = ()  # PyTorch's names of the saved tensors (`_saved_self`, ...), in saving order
     _tensor_hooks = None  # {output_nr: {key: hook}} from Tensor.register_hook on non-leaf outputs
@@ -86,7 +86,7 @@ class Node:
                 "pass retain_graph=True to the first backward() if you need to go backward twice, or "
                 "recompute the forward pass."
             )
-        return tuple(_unpack(self, entry) for entry in saved)
+        return tuple([_unpack(self, entry) for entry in saved])
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
@@ -99,12 +99,11 @@ class Node:
     def metadata(self):
         return self.__dict__.setdefault("_metadata", {})
 
-    def __getattr__(self, attr):  # `_saved_self`, `_saved_other`, `_saved_result`, ... as in PyTorch
+    def __getattr__(self, attr):
+        """`_saved_self`, `_saved_other`, `_saved_result`, ...: the saved tensors by PyTorch's names."""
         names = type(self)._saved_names
-        if attr.startswith("_saved_") and attr[7:] in names and self._saved is not None:
-            return self.saved_tensors[names.index(attr[7:])]
         if attr.startswith("_saved_") and attr[7:] in names:
-            self.saved_tensors  # raises the "already freed" error
+            return self.saved_tensors[names.index(attr[7:])]  # raises if already freed
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
 
@@ -125,21 +124,26 @@ def _unpack(node, entry):
     """Give back one saved tensor, after checking nobody modified it in place since it was saved."""
     if entry is None:
         return None
-    tensor, version_box, version, data, output_nr = entry
-    if version_box[0] != version:
+    tensor = entry[0]
+    if tensor is not None:  # an input (or other tensor): (tensor, version when saved)
+        version_box, version = tensor._vbox, entry[1]
+    else:  # an output: (None, version, data, version box, output_nr)
+        _, version, data, version_box, output_nr = entry
+    if version_box[0] != version:  # somebody changed it in place after it was saved
         raise RuntimeError(
             f"a tensor that {node.name()} saved for backward was modified in place: it was saved at "
             f"version {version} and is now at version {version_box[0]}, so its gradient would be "
             "wrong. Fix: avoid the in-place operation (write x = x * 2 instead of x *= 2 or x.mul_(2)), "
             "or use .clone() on the tensor before modifying it."
         )
-    if tensor is None:  # a saved *output*: rebuilt on demand, so node and output do not form a cycle
+    if tensor is None:  # a saved output is rebuilt on demand, so node and output form no cycle
         tensor = _make(data, node, output_nr)
         tensor._vbox = version_box
     return tensor
 
 
 def _pack(tensor, outputs):
+    """What a node keeps for one saved tensor (see _unpack)."""
     if tensor is None:
         return None
     if not isinstance(tensor, Tensor):
@@ -147,10 +151,10 @@ def _pack(tensor, outputs):
             f"save_for_backward() takes tensors (or None), got {type(tensor).__name__}; keep other "
             "values as attributes of ctx instead, e.g. ctx.dim = dim"
         )
-    for output_nr, out in enumerate(outputs):
+    for output_nr, out in enumerate(outputs if type(outputs) is tuple else (outputs,)):
         if tensor is out:
-            return (None, out._vbox, out._vbox[0], out._data, output_nr)
-    return (tensor, tensor._vbox, tensor._vbox[0], None, 0)
+            return (None, out._vbox[0], out._data, out._vbox, output_nr)
+    return (tensor, tensor._vbox[0])
 
 
 def _user_stack():
@@ -164,6 +168,7 @@ class Function:
 
     node_name = None  # PyTorch's node name, e.g. "MulBackward0"; defaults to "<Class>Backward"
     saved_names = ()  # names under which the saved tensors show as `grad_fn._saved_<name>`
+    _numpy_forward = False  # True for the built-in ops (see Op below)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -187,50 +192,81 @@ class Function:
         Positional Tensor arguments become edges of the graph (`next_functions`); keyword
         arguments are constants of the operation (like `dim=`).
         """
-        record = False
         if _state.enabled:
             for arg in args:
                 if isinstance(arg, Tensor) and arg._requires_grad:
-                    record = True
-                    break
-        node = cls._node_class()
-        node._saved = ()
-        if not record:
-            node.needs_input_grad = (False,) * len(args)
-            out = cls.forward(node, *args, **kwargs)
-            return _wrap_outputs(out, args, None)
+                    return _record(cls, args, kwargs)
+        node = _new(cls._node_class)  # forward still gets a ctx; it is dropped afterwards
+        node.needs_input_grad = _NO_GRADS[len(args)] if len(args) < 8 else (False,) * len(args)
+        out = cls.forward(node, *args, **kwargs)
+        if type(out) is np.ndarray:  # the common cases, kept short: one new array or tensor
+            return _make(out)
+        if type(out) is Tensor and _is_new(out, args):
+            return out
+        return _wrap_outputs(out, args, None)
 
-        edges, needs, meta = [], [], []
-        for arg in args:
-            if isinstance(arg, Tensor):
-                if arg._grad_fn is not None:
-                    edges.append((arg._grad_fn, arg._output_nr))
-                elif arg._requires_grad:
-                    edges.append((grad_accumulator_of(arg), 0))
-                else:
-                    edges.append(_NO_EDGE)
-                needs.append(edges[-1] is not _NO_EDGE)
-                meta.append((arg._data.shape, arg._data.dtype))
-            else:
-                edges.append(_NO_EDGE)
-                needs.append(False)
-                meta.append(None)
-        node.needs_input_grad = tuple(needs)
-        _state.enabled = False  # operations inside forward are not recorded
+
+class Op(Function):
+    """Base of the built-in operations in `ops/`: their forward computes on numpy arrays only.
+
+    Custom Functions may call Tensor operations inside forward, so apply() switches recording off
+    around it; an Op's forward never records anything, which saves that switch on every call.
+    """
+
+    _numpy_forward = True
+
+
+def _record(cls, args, kwargs):
+    """Function.apply while recording: forward, then a node wired to the inputs' nodes."""
+    node = _new(cls._node_class)
+    node._saved = ()
+    edges, needs = [], []
+    for arg in args:
+        if isinstance(arg, Tensor) and arg._requires_grad:
+            fn = arg._grad_fn
+            edges.append((fn, arg._output_nr) if fn is not None else (grad_accumulator_of(arg), 0))
+            needs.append(True)
+        else:
+            edges.append(_NO_EDGE)
+            needs.append(False)
+    node.needs_input_grad = tuple(needs)
+    if cls._numpy_forward:  # a built-in op computes with numpy only: nothing to keep from recording
+        out = cls.forward(node, *args, **kwargs)
+    else:
+        _state.enabled = False  # operations inside a custom forward are not recorded
         try:
             out = cls.forward(node, *args, **kwargs)
         finally:
             _state.enabled = True
+    node.next_functions = tuple(edges)
+    node._seq = next(_sequence)
+    if type(out) is np.ndarray:
+        out = _make(out)
+    if type(out) is Tensor and _is_new(out, args) and not node._non_differentiable:
+        data = out._data  # the common case: one new output tensor
+        node._outputs = ((data.shape, data.dtype),)
+        if data.dtype.kind == "f":  # integer and bool results never require grad
+            out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+        outputs = out
+    else:
         outputs = _wrap_outputs(out, args, node)
-        node.next_functions = tuple(edges)
-        node._input_meta = tuple(meta)
-        node._seq = next(_sequence)
-        if node._saved:
-            outs = outputs if type(outputs) is tuple else (outputs,)
-            node._saved = tuple(_pack(t, outs) for t in node._saved)
-        if _state.anomaly:
-            node._trace = _user_stack()
-        return outputs
+    if node._saved:
+        node._saved = tuple([_pack(t, outputs) for t in node._saved])
+    if _state.anomaly:
+        node._trace = _user_stack()
+    return outputs
+
+
+def _is_new(out, args):
+    """False when forward handed back one of its inputs (then the output must be a new alias)."""
+    for arg in args:
+        if arg is out:
+            return False
+    return True
+
+
+_NO_GRADS = [(False,) * n for n in range(8)]
+_new = object.__new__
 
 
 def _wrap_outputs(out, args, node):
@@ -241,7 +277,9 @@ def _wrap_outputs(out, args, node):
     non_diff = node._non_differentiable if node is not None else ()
     for output_nr, value in enumerate(outs):
         if isinstance(value, Tensor):
-            if any(value is a for a in args):  # forward returned an input: the output is a new alias
+            if any(
+                value is a for a in args
+            ):  # forward returned an input: the output is a new alias
                 value = _make(value._data)
                 value._vbox = outs[output_nr]._vbox
         elif isinstance(value, (np.ndarray, np.generic)):

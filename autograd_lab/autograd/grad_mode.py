@@ -33,6 +33,11 @@ class _GradModeContext:
 
     _mode = True
 
+    def __new__(cls, fn=None):
+        if callable(fn):  # used bare, `@no_grad` instead of `@no_grad()`: PyTorch allows both
+            return cls()(fn)
+        return super().__new__(cls)
+
     def __enter__(self):
         self._prev = _state.enabled
         _state.enabled = self._mode

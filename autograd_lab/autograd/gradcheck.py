@@ -16,7 +16,7 @@ import numpy as np
 
 from ..tensor import Tensor, _make
 from .engine import grad
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -44,10 +44,13 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
         for k in range(base.size):
             diffs = []
             for sign in (1, -1):
-                nudged = base.astype(np.float64 if base.dtype.kind == "f" else base.dtype, copy=True)
+                nudged = base.astype(
+                    np.float64 if base.dtype.kind == "f" else base.dtype, copy=True
+                )
                 nudged.flat[k] += sign * eps
                 args = list(inputs)
-                args[i] = _make(nudged.astype(base.dtype, copy=False))
+                # requires_grad as x had: gradgradcheck's fn differentiates with respect to it
+                args[i] = _make(nudged.astype(base.dtype, copy=False)).requires_grad_()
                 with no_grad():
                     diffs.append([o._data.astype(np.float64) for o in _outputs(fn, args)])
             for j, (plus, minus) in enumerate(zip(*diffs)):
@@ -61,14 +64,20 @@ def analytical_jacobian(fn, inputs):
     """The same matrices, computed by backward: one backward pass per output element."""
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outputs = _outputs(fn, inputs)
-    jacobians = {(i, j): np.zeros((inputs[i].numel(), o.numel())) for i in diff for j, o in enumerate(outputs)}
+    jacobians = {
+        (i, j): np.zeros((inputs[i].numel(), o.numel()))
+        for i in diff
+        for j, o in enumerate(outputs)
+    }
     for j, out in enumerate(outputs):
         if not out.requires_grad:
             continue
         for m in range(out.numel()):
             seed = np.zeros(out.shape, dtype=out._data.dtype)
             seed.flat[m] = 1
-            grads = grad(out, [inputs[i] for i in diff], _make(seed), retain_graph=True, allow_unused=True)
+            grads = grad(
+                out, [inputs[i] for i in diff], _make(seed), retain_graph=True, allow_unused=True
+            )
             for i, g in zip(diff, grads):
                 if g is not None:
                     jacobians[(i, j)][:, m] = g._data.astype(np.float64).ravel()
@@ -113,7 +122,9 @@ def _mismatch_report(key, numerical, analytical, bad):
     return "\n".join(lines)
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+def gradgradcheck(
+    fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
+):
     """gradcheck of the gradient itself: checks second derivatives (backward of backward)."""
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
@@ -122,14 +133,16 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     if grad_outputs is None:
         rng = np.random.default_rng(0)  # fixed, so a failure can be reproduced
         grad_outputs = tuple(
-            _make(rng.standard_normal(o.shape).astype(o._data.dtype)).requires_grad_() for o in outputs
+            _make(rng.standard_normal(o.shape).astype(o._data.dtype)).requires_grad_()
+            for o in outputs
         )
     grad_outputs = _as_tuple(grad_outputs)
 
     def first_derivative(*args):
         xs, gos = args[: len(inputs)], args[len(inputs) :]
-        outs = _outputs(fn, xs)
-        grads = grad(outs, [xs[i] for i in diff], gos, create_graph=True, allow_unused=True)
+        with enable_grad():  # numerical_jacobian calls us under no_grad(); the graph is needed here
+            outs = _outputs(fn, xs)
+            grads = grad(outs, [xs[i] for i in diff], gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps, atol, rtol, raise_exception)

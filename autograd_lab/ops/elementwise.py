@@ -8,28 +8,52 @@ gradient of the broadcast shape and the engine sums it back to each input's shap
 import numpy as np
 
 from .. import types
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, _make
 
 
-def operands(a, b):
+def operands(a, b, elementwise=True):
     """The two numpy operands of a binary op, promoted the way PyTorch promotes them."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):  # the common cases first
+        x, y = a._data, b._data
+        if x.dtype == y.dtype and x.shape == y.shape:
+            return x, y
+    elif isinstance(a, Tensor):
+        x = a._data
+        if type(b) is float:  # int tensor * 1.5 is float32 in PyTorch (numpy would say float64)
+            return (x if x.dtype.kind == "f" else x.astype(np.float32)), b
+        if type(b) is int:
+            return x, b
     x = a._data if isinstance(a, Tensor) else _scalar_or_array(a)
     y = b._data if isinstance(b, Tensor) else _scalar_or_array(b)
-    x_arr, y_arr = type(x) is np.ndarray, type(y) is np.ndarray
-    if x_arr and y_arr:
+    x_is_array, y_is_array = type(x) is np.ndarray, type(y) is np.ndarray
+    if x_is_array and y_is_array:
         if x.dtype != y.dtype:
             dtype = types.result_type(x, y)
             x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
-    elif x_arr and type(y) is float and x.dtype.kind != "f":
-        x = x.astype(np.float32)  # int tensor * 1.5 is float32 in PyTorch (numpy says float64)
-    elif y_arr and type(x) is float and y.dtype.kind != "f":
+        if elementwise and x.shape != y.shape:
+            check_broadcastable(x.shape, y.shape)
+    elif x_is_array:
+        if type(y) is float and x.dtype.kind != "f":
+            x = x.astype(np.float32)  # int tensor * 1.5 is float32 in PyTorch (numpy: float64)
+    elif y_is_array and type(x) is float and y.dtype.kind != "f":
         y = y.astype(np.float32)
     return x, y
 
 
+def check_broadcastable(shape_a, shape_b):
+    """Refuse shapes that do not broadcast with PyTorch's RuntimeError (numpy raises ValueError)."""
+    for m, n in zip(reversed(shape_a), reversed(shape_b), strict=False):
+        if m != n and m != 1 and n != 1:
+            raise RuntimeError(
+                f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast together: "
+                f"compared from the right, sizes {m} and {n} differ and neither is 1. Fix: reshape "
+                "or unsqueeze one of them so that each pair of sizes is equal or 1."
+            )
+
+
 def _scalar_or_array(value):
-    if isinstance(value, (bool, int, float)):
+    if type(value) is float or type(value) is int or type(value) is bool:
         return value
     if isinstance(value, np.generic):
         return value.item()  # a numpy scalar acts like a Python number, as in PyTorch
@@ -45,7 +69,7 @@ def _result(x, array):
 # ---- arithmetic ------------------------------------------------------------------------------------
 
 
-class Add(Function):
+class Add(Op):
     node_name = "AddBackward0"
 
     @staticmethod
@@ -58,7 +82,7 @@ class Add(Function):
         return grad, grad
 
 
-class Sub(Function):
+class Sub(Op):
     node_name = "SubBackward0"
 
     @staticmethod
@@ -71,7 +95,7 @@ class Sub(Function):
         return grad, -grad if ctx.needs_input_grad[1] else None
 
 
-class Rsub(Function):
+class Rsub(Op):
     """`number - tensor`: PyTorch records it as one node with a single edge."""
 
     node_name = "RsubBackward1"
@@ -86,7 +110,7 @@ class Rsub(Function):
         return -grad
 
 
-class Mul(Function):
+class Mul(Op):
     node_name = "MulBackward0"
     saved_names = ("self", "other")
 
@@ -94,21 +118,34 @@ class Mul(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)  # fmt: skip
-        ctx.b = None if isinstance(b, Tensor) else b  # a plain number is kept as it is
         x, y = operands(a, b)
         return x * y
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        if b is None:
-            b = ctx.b
         grad_a = grad * b if ctx.needs_input_grad[0] else None
         grad_b = grad * a if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
-class Div(Function):
+class MulNumber(Op):
+    """`tensor * number`: the number is a constant of the node, nothing needs saving."""
+
+    node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.number = number
+        x, y = operands(a, number)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.number, None
+
+
+class Div(Op):
     node_name = "DivBackward0"
     saved_names = ("self", "other")
 
@@ -120,7 +157,9 @@ class Div(Function):
         x, y = operands(a, b)
         if x.dtype.kind != "f" and np.asarray(y).dtype.kind != "f":
             x = x.astype(np.float32)  # true division of integers gives float32, as in PyTorch
-        return x / y
+            y = y.astype(np.float32) if type(y) is np.ndarray else y
+        with np.errstate(divide="ignore", invalid="ignore"):  # x/0 = inf, 0/0 = nan, silently
+            return x / y
 
     @staticmethod
     def backward(ctx, grad):
@@ -132,7 +171,7 @@ class Div(Function):
         return grad_a, grad_b
 
 
-class Neg(Function):
+class Neg(Op):
     node_name = "NegBackward0"
 
     @staticmethod
@@ -144,7 +183,7 @@ class Neg(Function):
         return -grad
 
 
-class PowScalar(Function):
+class PowScalar(Op):
     """`x ** c` for a number c."""
 
     node_name = "PowBackward0"
@@ -166,7 +205,7 @@ class PowScalar(Function):
         return grad * p * x ** (p - 1)
 
 
-class Pow(Function):
+class Pow(Op):
     """`a ** b` for two tensors."""
 
     node_name = "PowBackward1"
@@ -190,7 +229,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-class RPow(Function):
+class RPow(Op):
     """`c ** x` for a number c."""
 
     node_name = "PowBackward2"
@@ -213,7 +252,7 @@ class RPow(Function):
 # ---- unary functions --------------------------------------------------------------------------------
 
 
-class Exp(Function):
+class Exp(Op):
     node_name = "ExpBackward0"
     saved_names = ("result",)
 
@@ -229,7 +268,7 @@ class Exp(Function):
         return grad * result
 
 
-class Log(Function):
+class Log(Op):
     node_name = "LogBackward0"
     saved_names = ("self",)
 
@@ -245,7 +284,7 @@ class Log(Function):
         return grad / x
 
 
-class Log1p(Function):
+class Log1p(Op):
     node_name = "Log1PBackward0"
     saved_names = ("self",)
 
@@ -261,7 +300,7 @@ class Log1p(Function):
         return grad / (x + 1)
 
 
-class Expm1(Function):
+class Expm1(Op):
     node_name = "Expm1Backward0"
     saved_names = ("result",)
 
@@ -277,7 +316,7 @@ class Expm1(Function):
         return grad * (result + 1)
 
 
-class Sqrt(Function):
+class Sqrt(Op):
     node_name = "SqrtBackward0"
     saved_names = ("result",)
 
@@ -294,7 +333,7 @@ class Sqrt(Function):
         return grad / (2 * result)
 
 
-class Sin(Function):
+class Sin(Op):
     node_name = "SinBackward0"
     saved_names = ("self",)
 
@@ -309,7 +348,7 @@ class Sin(Function):
         return grad * cos(x)
 
 
-class Cos(Function):
+class Cos(Op):
     node_name = "CosBackward0"
     saved_names = ("self",)
 
@@ -324,7 +363,7 @@ class Cos(Function):
         return -grad * sin(x)
 
 
-class Tanh(Function):
+class Tanh(Op):
     node_name = "TanhBackward0"
     saved_names = ("result",)
 
@@ -337,10 +376,27 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (1 - result * result)
+        return TanhGrad.apply(grad, result)  # grad * (1 - result²) as one op, as in PyTorch
 
 
-class Sigmoid(Function):
+class TanhGrad(Op):
+    """tanh's backward as a single (differentiable) op, like PyTorch's `tanh_backward`."""
+
+    node_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        g, y = grad._data, result._data
+        return g * (1 - y * y)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, result = ctx.saved_tensors
+        return grad2 * (1 - result * result), grad2 * grad * result * -2
+
+
+class Sigmoid(Op):
     node_name = "SigmoidBackward0"
     saved_names = ("result",)
 
@@ -356,10 +412,27 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * result * (1 - result)
+        return SigmoidGrad.apply(grad, result)  # grad * y * (1 - y) as one op, as in PyTorch
 
 
-class Relu(Function):
+class SigmoidGrad(Op):
+    """sigmoid's backward as a single (differentiable) op, like PyTorch's `sigmoid_backward`."""
+
+    node_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        g, y = grad._data, result._data
+        return g * y * (1 - y)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, result = ctx.saved_tensors
+        return grad2 * result * (1 - result), grad2 * grad * (1 - 2 * result)
+
+
+class Relu(Op):
     node_name = "ReluBackward0"
     saved_names = ("result",)
 
@@ -375,7 +448,7 @@ class Relu(Function):
         return grad * (result > 0)
 
 
-class Abs(Function):
+class Abs(Op):
     node_name = "AbsBackward0"
     saved_names = ("self",)
 
@@ -390,7 +463,7 @@ class Abs(Function):
         return grad * sign(x)
 
 
-class Reciprocal(Function):
+class Reciprocal(Op):
     node_name = "ReciprocalBackward0"
     saved_names = ("result",)
 
@@ -407,14 +480,14 @@ class Reciprocal(Function):
         return -grad * result * result
 
 
-class Clamp(Function):
+class Clamp(Op):
     """clamp with number bounds; the gradient passes where min <= x <= max."""
 
     node_name = "ClampBackward1"
     saved_names = ("self",)
 
     @staticmethod
-    def forward(ctx, x, min=None, max=None):  # noqa: A002 - PyTorch's keywords
+    def forward(ctx, x, min=None, max=None):
         ctx.save_for_backward(x)
         ctx.bounds = (min, max)
         return np.clip(x._data, min, max).astype(x._data.dtype, copy=False)
@@ -431,7 +504,7 @@ class Clamp(Function):
         return grad * inside
 
 
-class ClampTensor(Function):
+class ClampTensor(Op):
     """clamp with tensor bounds (either may be None)."""
 
     node_name = "ClampBackward0"
@@ -461,7 +534,7 @@ class ClampTensor(Function):
         return grad * inside, grad_low, grad_high
 
 
-class Maximum(Function):
+class Maximum(Op):
     """Elementwise max of two tensors; at ties each side gets half the gradient, as in PyTorch."""
 
     node_name = "MaximumBackward0"
@@ -479,7 +552,7 @@ class Maximum(Function):
         return grad * share, grad * (1 - share)
 
 
-class Minimum(Function):
+class Minimum(Op):
     node_name = "MinimumBackward0"
     saved_names = ("self", "other")
 
@@ -495,7 +568,7 @@ class Minimum(Function):
         return grad * share, grad * (1 - share)
 
 
-class Where(Function):
+class Where(Op):
     """`where(condition, a, b)`: the gradient goes to `a` where condition holds, else to `b`."""
 
     node_name = "WhereBackward0"
@@ -512,7 +585,7 @@ class Where(Function):
         return where(cond, grad, 0.0), where(cond, 0.0, grad)
 
 
-class Clone(Function):
+class Clone(Op):
     node_name = "CloneBackward0"
 
     @staticmethod
@@ -524,7 +597,7 @@ class Clone(Function):
         return grad
 
 
-class ToCopy(Function):
+class ToCopy(Op):
     """A dtype conversion; the engine converts the gradient back to the input's dtype."""
 
     node_name = "ToCopyBackward0"
@@ -538,7 +611,7 @@ class ToCopy(Function):
         return grad
 
 
-class CopyFrom(Function):
+class CopyFrom(Op):
     """The out-of-place half of `x.copy_(src)` / `x.fill_(v)`: src broadcast to x's shape and dtype."""
 
     node_name = "CopyBackwards"
@@ -561,7 +634,7 @@ def _float(data):
 # ---- the public functions (the Tensor methods of the same names call these) --------------------
 
 
-def add(input, other, alpha=1):  # noqa: A002 - PyTorch's argument names
+def add(input, other, alpha=1):
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 + x is recorded as x + 2, as PyTorch does
     if alpha != 1:
@@ -569,7 +642,7 @@ def add(input, other, alpha=1):  # noqa: A002 - PyTorch's argument names
     return Add.apply(input, other)
 
 
-def sub(input, other, alpha=1):  # noqa: A002
+def sub(input, other, alpha=1):
     if alpha != 1:
         other = other * alpha
     if not isinstance(input, Tensor):
@@ -577,15 +650,19 @@ def sub(input, other, alpha=1):  # noqa: A002
     return Sub.apply(input, other)
 
 
-def mul(input, other):  # noqa: A002
+def mul(input, other):
     if not isinstance(input, Tensor):
-        input, other = other, input
-    return Mul.apply(input, other)
+        input, other = other, input  # 2 * x is recorded as x * 2, as PyTorch does
+    if isinstance(other, Tensor):
+        return Mul.apply(input, other)
+    return MulNumber.apply(input, other)
 
 
-def div(input, other):  # noqa: A002
+def div(input, other):
     if not isinstance(input, Tensor):
-        return mul(reciprocal(other), input)  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
+        return mul(
+            reciprocal(other), input
+        )  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
     return Div.apply(input, other)
 
 
@@ -594,14 +671,14 @@ multiply = mul
 subtract = sub
 
 
-def neg(input):  # noqa: A002
+def neg(input):
     return Neg.apply(input)
 
 
 negative = neg
 
 
-def pow(input, exponent):  # noqa: A001, A002
+def pow(input, exponent):
     if not isinstance(input, Tensor):
         return RPow.apply(exponent, base=input)
     if isinstance(exponent, Tensor):
@@ -609,59 +686,59 @@ def pow(input, exponent):  # noqa: A001, A002
     return PowScalar.apply(input, exponent=exponent)
 
 
-def square(input):  # noqa: A002
+def square(input):
     return pow(input, 2)
 
 
-def exp(input):  # noqa: A002
+def exp(input):
     return Exp.apply(input)
 
 
-def log(input):  # noqa: A002
+def log(input):
     return Log.apply(input)
 
 
-def log1p(input):  # noqa: A002
+def log1p(input):
     return Log1p.apply(input)
 
 
-def expm1(input):  # noqa: A002
+def expm1(input):
     return Expm1.apply(input)
 
 
-def sqrt(input):  # noqa: A002
+def sqrt(input):
     return Sqrt.apply(input)
 
 
-def sin(input):  # noqa: A002
+def sin(input):
     return Sin.apply(input)
 
 
-def cos(input):  # noqa: A002
+def cos(input):
     return Cos.apply(input)
 
 
-def tanh(input):  # noqa: A002
+def tanh(input):
     return Tanh.apply(input)
 
 
-def sigmoid(input):  # noqa: A002
+def sigmoid(input):
     return Sigmoid.apply(input)
 
 
-def relu(input):  # noqa: A002
+def relu(input):
     return Relu.apply(input)
 
 
-def abs(input):  # noqa: A001, A002
+def abs(input):
     return Abs.apply(input)
 
 
-def reciprocal(input):  # noqa: A002
+def reciprocal(input):
     return Reciprocal.apply(input)
 
 
-def clamp(input, min=None, max=None):  # noqa: A001, A002
+def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp() needs at least one of min= or max=")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -672,34 +749,34 @@ def clamp(input, min=None, max=None):  # noqa: A001, A002
 clip = clamp
 
 
-def maximum(input, other):  # noqa: A002
+def maximum(input, other):
     return Maximum.apply(input, other)
 
 
-def minimum(input, other):  # noqa: A002
+def minimum(input, other):
     return Minimum.apply(input, other)
 
 
-def where(condition, input, other):  # noqa: A002
+def where(condition, input, other):
     condition = condition if isinstance(condition, Tensor) else _make(np.asarray(condition, bool))
     if condition._data.dtype != np.bool_:
         condition = condition != 0
     return Where.apply(input, other, condition=condition)
 
 
-def sign(input):  # noqa: A002
+def sign(input):
     return _make(np.sign(input._data))
 
 
-def clone(input):  # noqa: A002
+def clone(input):
     return Clone.apply(input)
 
 
-def to_dtype(input, dtype):  # noqa: A002
+def to_dtype(input, dtype):
     return ToCopy.apply(input, dtype=dtype)
 
 
-def copy_from(input, src):  # noqa: A002
+def copy_from(input, src):
     return CopyFrom.apply(input, src)
 
 
@@ -707,7 +784,7 @@ def copy_from(input, src):  # noqa: A002
 
 
 def _compare(ufunc):
-    def compare(input, other):  # noqa: A002
+    def compare(input, other):
         return _make(np.asarray(ufunc(*operands(input, other))))
 
     compare.__name__ = ufunc.__name__
@@ -725,26 +802,26 @@ logical_or = _compare(np.logical_or)
 logical_xor = _compare(np.logical_xor)
 
 
-def logical_not(input):  # noqa: A002
+def logical_not(input):
     return _make(np.logical_not(input._data))
 
 
-def isnan(input):  # noqa: A002
+def isnan(input):
     return _make(np.isnan(input._data))
 
 
-def isfinite(input):  # noqa: A002
+def isfinite(input):
     return _make(np.isfinite(input._data))
 
 
-def equal(input, other):  # noqa: A002
+def equal(input, other):
     """True when both tensors have the same shape and elements."""
     return input._data.shape == other._data.shape and bool((input._data == other._data).all())
 
 
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

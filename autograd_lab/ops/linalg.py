@@ -8,11 +8,11 @@ the engine.
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from .elementwise import operands
 
 
-class Matmul(Function):
+class Matmul(Op):
     node_name = "MatmulBackward0"  # the general (batched, broadcasting) case
     saved_names = ("self", "mat2")
 
@@ -21,7 +21,7 @@ class Matmul(Function):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)  # fmt: skip
         ctx.ndims = (a._data.ndim, b._data.ndim)
-        x, y = operands(a, b)
+        x, y = operands(a, b, elementwise=False)  # matmul's shapes follow other rules
         try:
             return np.matmul(x, y)
         except ValueError:
@@ -66,11 +66,13 @@ class Bmm(Matmul):
     node_name = "BmmBackward0"
 
 
-def matmul(input, other):  # noqa: A002 - PyTorch's argument name
+def matmul(input, other):
     from ..tensor import Tensor
 
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError("matmul() multiplies two tensors; wrap numbers or lists with tensor() first")
+        raise TypeError(
+            "matmul() multiplies two tensors; wrap numbers or lists with tensor() first"
+        )
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
     kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
@@ -84,35 +86,39 @@ def _require(name, tensor, ndim, what):
         raise RuntimeError(f"{name}() expects {what} ({ndim}-D), got a {tensor.ndim}-D tensor")
 
 
-def mm(input, mat2):  # noqa: A002
+def mm(input, mat2):
     _require("mm", input, 2, "matrices")
     _require("mm", mat2, 2, "matrices")
     return Mm.apply(input, mat2)
 
 
-def mv(input, vec):  # noqa: A002
+def mv(input, vec):
     _require("mv", input, 2, "a matrix")
     _require("mv", vec, 1, "a vector")
     return Mv.apply(input, vec)
 
 
-def bmm(input, mat2):  # noqa: A002
+def bmm(input, mat2):
     _require("bmm", input, 3, "batches of matrices")
     _require("bmm", mat2, 3, "batches of matrices")
     if input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"bmm() needs equal batch sizes, got {input.shape[0]} and {mat2.shape[0]}")
+        raise RuntimeError(
+            f"bmm() needs equal batch sizes, got {input.shape[0]} and {mat2.shape[0]}"
+        )
     return Bmm.apply(input, mat2)
 
 
-def dot(input, other):  # noqa: A002
+def dot(input, other):
     _require("dot", input, 1, "vectors")
     _require("dot", other, 1, "vectors")
     if input.shape != other.shape:
-        raise RuntimeError(f"dot() needs vectors of equal length, got {input.shape[0]} and {other.shape[0]}")
+        raise RuntimeError(
+            f"dot() needs vectors of equal length, got {input.shape[0]} and {other.shape[0]}"
+        )
     return Dot.apply(input, other)
 
 
-def outer(input, vec2):  # noqa: A002
+def outer(input, vec2):
     _require("outer", input, 1, "vectors")
     _require("outer", vec2, 1, "vectors")
     return input.reshape(-1, 1) * vec2  # recorded as PyTorch does: a view, then a multiply

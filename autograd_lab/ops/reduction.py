@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _float, exp, where
 
@@ -19,15 +19,18 @@ def _dims(dim, ndim):
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    bound = ndim or 1  # a 0-d tensor accepts 0 and -1 (not max(): this module's max shadows it)
     out = []
     for d in dims:
-        if not -max(ndim, 1) <= d < max(ndim, 1):
+        if not -bound <= d < bound:
             raise IndexError(
                 f"dimension {d} is out of range for a tensor with {ndim} dimension(s) "
-                f"(valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})"
+                f"(valid: {-bound} to {bound - 1})"
             )
-        out.append(d % ndim if ndim else None)
-    return tuple(sorted(set(out))) if ndim else ()  # a 0-d tensor has nothing to reduce over
+        if d % bound in out:  # PyTorch refuses sum((0, -1)) of a 1-D tensor rather than guess
+            raise RuntimeError(f"dim {d % bound} appears multiple times in the list of dims")
+        out.append(d % bound)
+    return tuple(sorted(out)) if ndim else ()  # a 0-d tensor has nothing to reduce over
 
 
 def _unreduce(grad, shape, dims, keepdim):
@@ -38,7 +41,7 @@ def _unreduce(grad, shape, dims, keepdim):
     return grad.reshape(kept)
 
 
-class Sum(Function):
+class Sum(Op):
     node_name = "SumBackward0"
 
     @staticmethod
@@ -58,7 +61,7 @@ class SumDim(Sum):
     node_name = "SumBackward1"
 
 
-class Mean(Function):
+class Mean(Op):
     node_name = "MeanBackward0"
 
     @staticmethod
@@ -80,7 +83,7 @@ class MeanDim(Mean):
     node_name = "MeanBackward1"
 
 
-class Prod(Function):
+class Prod(Op):
     node_name = "ProdBackward0"
     saved_names = ("self", "result")
 
@@ -100,7 +103,9 @@ class Prod(Function):
         nonzero = where(is_zero, 1.0, x)
         prod_nonzero = nonzero.prod(dim=ctx.dims, keepdim=True)
         zeros = is_zero.sum(dim=ctx.dims, keepdim=True)
-        others = where(zeros == 0, prod_nonzero / nonzero, where((zeros == 1) & is_zero, prod_nonzero, 0.0))
+        others = where(
+            zeros == 0, prod_nonzero / nonzero, where((zeros == 1) & is_zero, prod_nonzero, 0.0)
+        )
         return grad * others
 
 
@@ -108,7 +113,7 @@ class ProdDim(Prod):
     node_name = "ProdBackward1"
 
 
-class Var(Function):
+class Var(Op):
     node_name = "VarBackward0"
     saved_names = ("self",)
 
@@ -125,10 +130,10 @@ class Var(Function):
         n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
         centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        return grad * centered * (2.0 / (n - ctx.correction))
+        return grad * centered * _over_dof(2.0, n, ctx.correction)
 
 
-class Std(Function):
+class Std(Op):
     node_name = "StdBackward0"
     saved_names = ("self", "result")
 
@@ -136,7 +141,9 @@ class Std(Function):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         with np.errstate(divide="ignore", invalid="ignore"):
-            result = _make(np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim))
+            result = _make(
+                np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+            )
         ctx.save_for_backward(x, result)
         return result
 
@@ -144,12 +151,19 @@ class Std(Function):
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
-        grad = _unreduce(grad / result, x._data.shape, ctx.dims, ctx.keepdim)
+        grad = where(result == 0, 0.0, grad / result)  # all values equal: 0, as PyTorch takes it
+        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
         centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        return grad * centered * (1.0 / (n - ctx.correction))
+        return grad * centered * _over_dof(1.0, n, ctx.correction)
 
 
-class MaxAll(Function):
+def _over_dof(value, n, correction):
+    """value / (n - correction); nan when there are too few elements (forward gave nan too)."""
+    dof = n - correction
+    return value / dof if dof > 0 else float("nan")
+
+
+class MaxAll(Op):
     """max()/min() of all elements; ties share the gradient equally, as in PyTorch."""
 
     node_name = "MaxBackward1"
@@ -176,12 +190,29 @@ class MinAll(MaxAll):
     _reduce = staticmethod(np.min)
 
 
-class MaxDim(Function):
+class values_indices(namedtuple("values_indices", ["values", "indices"])):
+    """What max(dim=...) returns; it prints as PyTorch's `torch.return_types.max` does."""
+
+    __slots__ = ()
+    _op = "max"
+
+    def __repr__(self):
+        values, indices = repr(self.values), repr(self.indices)
+        return f"autograd_lab.return_types.{self._op}(\nvalues={values},\nindices={indices})"
+
+
+class min_values_indices(values_indices):
+    __slots__ = ()
+    _op = "min"
+
+
+class MaxDim(Op):
     """max(dim)/min(dim): values and indices; the gradient goes to the index of each value."""
 
     node_name = "MaxBackward0"
     saved_names = ("indices",)
     _arg = staticmethod(np.argmax)
+    result_type = values_indices
 
     @staticmethod
     def forward(ctx, x, dim, keepdim=False):
@@ -213,9 +244,10 @@ class MaxDim(Function):
 class MinDim(MaxDim):
     node_name = "MinBackward0"
     _arg = staticmethod(np.argmin)
+    result_type = min_values_indices
 
 
-class LogSumExp(Function):
+class LogSumExp(Op):
     node_name = "LogsumexpBackward0"
     saved_names = ("self", "result")
 
@@ -238,7 +270,7 @@ class LogSumExp(Function):
         return grad * exp(x - result)
 
 
-class Softmax(Function):
+class Softmax(Op):
     node_name = "SoftmaxBackward0"
     saved_names = ("result",)
 
@@ -257,7 +289,7 @@ class Softmax(Function):
         return y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True))
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Op):
     node_name = "LogSoftmaxBackward0"
     saved_names = ("result",)
 
@@ -278,10 +310,8 @@ class LogSoftmax(Function):
 
 # ---- the public functions ---------------------------------------------------------------------------
 
-values_indices = namedtuple("values_indices", ["values", "indices"])  # like torch.return_types.max
 
-
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002 - PyTorch's names
+def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         from ..types import to_dtype
 
@@ -289,11 +319,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002 - Py
     return (Sum if dim is None else SumDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
-def mean(input, dim=None, keepdim=False):  # noqa: A002
+def mean(input, dim=None, keepdim=False):
     return (Mean if dim is None else MeanDim).apply(input, dim=dim, keepdim=keepdim)
 
 
-def prod(input, dim=None, keepdim=False):  # noqa: A002
+def prod(input, dim=None, keepdim=False):
     return (Prod if dim is None else ProdDim).apply(input, dim=dim, keepdim=keepdim)
 
 
@@ -303,45 +333,45 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return Var.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return Std.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
 
-def _max_or_min(input, dim, keepdim, other, all_fn, dim_fn, pair_fn):  # noqa: A002
+def _max_or_min(input, dim, keepdim, other, all_fn, dim_fn, pair_fn):
     if isinstance(dim, Tensor):  # max(a, b) is the elementwise maximum
         return pair_fn(input, dim)
     if other is not None:
         return pair_fn(input, other)
     if dim is None:
         return all_fn.apply(input)
-    return values_indices(*dim_fn.apply(input, dim=dim, keepdim=keepdim))
+    return dim_fn.result_type(*dim_fn.apply(input, dim=dim, keepdim=keepdim))
 
 
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+def max(input, dim=None, keepdim=False, *, other=None):
     from .elementwise import maximum
 
     return _max_or_min(input, dim, keepdim, other, MaxAll, MaxDim, maximum)
 
 
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+def min(input, dim=None, keepdim=False, *, other=None):
     from .elementwise import minimum
 
     return _max_or_min(input, dim, keepdim, other, MinAll, MinDim, minimum)
 
 
-def amax(input, dim=None, keepdim=False):  # noqa: A002
+def amax(input, dim=None, keepdim=False):
     return input.max() if dim is None else input.max(dim, keepdim).values
 
 
-def amin(input, dim=None, keepdim=False):  # noqa: A002
+def amin(input, dim=None, keepdim=False):
     return input.min() if dim is None else input.min(dim, keepdim).values
 
 
-def _arg(fn, input, dim, keepdim):  # noqa: A002
+def _arg(fn, input, dim, keepdim):
     data = input._data
     if dim is None:
         out = fn(data.reshape(-1))
@@ -352,29 +382,29 @@ def _arg(fn, input, dim, keepdim):  # noqa: A002
     return _make(np.asarray(out, dtype=np.int64))
 
 
-def argmax(input, dim=None, keepdim=False):  # noqa: A002
+def argmax(input, dim=None, keepdim=False):
     return _arg(np.argmax, input, dim, keepdim)
 
 
-def argmin(input, dim=None, keepdim=False):  # noqa: A002
+def argmin(input, dim=None, keepdim=False):
     return _arg(np.argmin, input, dim, keepdim)
 
 
-def logsumexp(input, dim, keepdim=False):  # noqa: A002
+def logsumexp(input, dim, keepdim=False):
     return LogSumExp.apply(input, dim=dim, keepdim=keepdim)
 
 
-def softmax(input, dim, dtype=None):  # noqa: A002
+def softmax(input, dim, dtype=None):
     return Softmax.apply(input if dtype is None else input.to(dtype), dim=dim)
 
 
-def log_softmax(input, dim, dtype=None):  # noqa: A002
+def log_softmax(input, dim, dtype=None):
     return LogSoftmax.apply(input if dtype is None else input.to(dtype), dim=dim)
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001, A002
+def any(input, dim=None, keepdim=False):
     return _make(np.asarray(np.any(input._data, axis=dim, keepdims=keepdim)))
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001, A002
+def all(input, dim=None, keepdim=False):
     return _make(np.asarray(np.all(input._data, axis=dim, keepdims=keepdim)))

@@ -7,7 +7,7 @@ in-place change through a view is noticed by backward.
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .reduction import _dims
 
@@ -34,7 +34,7 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
-class View(Function):
+class View(Op):
     node_name = "ViewBackward0"
 
     @staticmethod
@@ -60,7 +60,7 @@ class View(Function):
         return grad.reshape(ctx.shape)
 
 
-class Permute(Function):
+class Permute(Op):
     node_name = "PermuteBackward0"
 
     @staticmethod
@@ -73,7 +73,7 @@ class Permute(Function):
         return grad.permute(tuple(np.argsort(ctx.dims)))
 
 
-class Transpose(Function):
+class Transpose(Op):
     node_name = "TransposeBackward0"
 
     @staticmethod
@@ -86,7 +86,7 @@ class Transpose(Function):
         return grad.transpose(*ctx.dims)
 
 
-class Squeeze(Function):
+class Squeeze(Op):
     node_name = "SqueezeBackward0"
 
     @staticmethod
@@ -104,7 +104,7 @@ class SqueezeDim(Squeeze):
     node_name = "SqueezeBackward1"
 
 
-class Unsqueeze(Function):
+class Unsqueeze(Op):
     node_name = "UnsqueezeBackward0"
 
     @staticmethod
@@ -117,7 +117,7 @@ class Unsqueeze(Function):
         return grad.squeeze(ctx.dim)
 
 
-class Expand(Function):
+class Expand(Op):
     """Broadcast to a bigger shape without copying. The engine sums the gradient back down."""
 
     node_name = "ExpandBackward0"
@@ -137,7 +137,7 @@ class Expand(Function):
         return grad  # engine._fit sums it to the input's shape: broadcasting is undone in one place
 
 
-class Cat(Function):
+class Cat(Op):
     node_name = "CatBackward0"
 
     @staticmethod
@@ -149,7 +149,9 @@ class Cat(Function):
             return np.concatenate(arrays, axis=dim)
         except ValueError as error:
             shapes = ", ".join(str(list(a.shape)) for a in arrays)
-            raise RuntimeError(f"cat() along dim {dim} cannot join shapes {shapes}: {error}") from None
+            raise RuntimeError(
+                f"cat() along dim {dim} cannot join shapes {shapes}: {error}"
+            ) from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -158,7 +160,7 @@ class Cat(Function):
         return tuple(grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-class Stack(Function):
+class Stack(Op):
     node_name = "StackBackward0"
 
     @staticmethod
@@ -175,7 +177,7 @@ class Stack(Function):
         return tuple(grad.unbind(ctx.dim))
 
 
-class Split(Function):
+class Split(Op):
     """One node with several outputs, one per piece (PyTorch's SplitBackward0)."""
 
     node_name = "SplitBackward0"
@@ -225,7 +227,7 @@ def _index_kind(index):
     return Alias
 
 
-class Index(Function):
+class Index(Op):
     node_name = "IndexBackward0"
 
     @staticmethod
@@ -234,7 +236,9 @@ class Index(Function):
         try:
             return _view(x, x._data[index])
         except IndexError as error:
-            raise IndexError(f"{error} (indexing a tensor of shape {list(x._data.shape)})") from None
+            raise IndexError(
+                f"{error} (indexing a tensor of shape {list(x._data.shape)})"
+            ) from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -257,7 +261,7 @@ class Alias(Index):
     node_name = "AliasBackward0"
 
 
-class IndexGrad(Function):
+class IndexGrad(Op):
     """Backward of indexing: a zero tensor with `grad` added at the indexed places.
 
     `np.add.at` adds once per occurrence, so an index repeated twice gets its gradient twice.
@@ -277,7 +281,7 @@ class IndexGrad(Function):
         return Index.apply(grad, index=ctx.index)
 
 
-class IndexPut(Function):
+class IndexPut(Op):
     """The out-of-place half of `x[index] = value`."""
 
     node_name = "CopySlices"
@@ -298,11 +302,11 @@ class IndexPut(Function):
 # ---- the public functions ---------------------------------------------------------------------------
 
 
-def reshape(input, *shape):  # noqa: A002 - PyTorch's argument name
+def reshape(input, *shape):
     return View.apply(input, shape=_resolve(input, _shape_arg(shape)), copy_ok=True)
 
 
-def view(input, *shape):  # noqa: A002
+def view(input, *shape):
     return View.apply(input, shape=_resolve(input, _shape_arg(shape)))
 
 
@@ -311,58 +315,62 @@ def _resolve(x, shape):
     if -1 in shape:
         known = int(np.prod([s for s in shape if s != -1]))
         if shape.count(-1) > 1 or known == 0 or x._data.size % known:
-            raise RuntimeError(f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements")
+            raise RuntimeError(
+                f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements"
+            )
         shape = tuple(x._data.size // known if s == -1 else s for s in shape)
     return shape
 
 
-def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
+def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
     if not shape:
         return reshape(input, 1)
     start, end = start_dim % len(shape), end_dim % len(shape)
+    if start == end:
+        return input  # nothing to merge: PyTorch hands back the tensor itself, not a view
     return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
 
 
-def transpose(input, dim0, dim1):  # noqa: A002
+def transpose(input, dim0, dim1):
     return Transpose.apply(input, dim0=_one_dim(dim0, input.ndim), dim1=_one_dim(dim1, input.ndim))
 
 
 swapaxes = transpose
 
 
-def permute(input, *dims):  # noqa: A002
+def permute(input, *dims):
     dims = _shape_arg(dims)
     if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
         raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
     return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
 
 
-def squeeze(input, dim=None):  # noqa: A002
+def squeeze(input, dim=None):
     if dim is None:
         return Squeeze.apply(input, dims=tuple(range(input.ndim)))
     return SqueezeDim.apply(input, dims=_dims(dim, input.ndim))
 
 
-def unsqueeze(input, dim):  # noqa: A002
+def unsqueeze(input, dim):
     ndim = input.ndim + 1
     if not -ndim <= dim < ndim:
         raise IndexError(f"unsqueeze dim {dim} is out of range for the result's {ndim} dims")
     return Unsqueeze.apply(input, dim=dim % ndim)
 
 
-def expand(input, *sizes):  # noqa: A002
+def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     lead = len(sizes) - input.ndim
     shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
     return Expand.apply(input, shape=shape)
 
 
-def expand_as(input, other):  # noqa: A002
+def expand_as(input, other):
     return expand(input, other.shape)
 
 
-def broadcast_to(input, shape):  # noqa: A002
+def broadcast_to(input, shape):
     return expand(input, shape)
 
 
@@ -383,7 +391,7 @@ def stack(tensors, dim=0):
     return Stack.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim + 1))
 
 
-def split(input, split_size_or_sections, dim=0):  # noqa: A002
+def split(input, split_size_or_sections, dim=0):
     axis = _one_dim(dim, input.ndim)
     n = input.shape[axis]
     if isinstance(split_size_or_sections, int):
@@ -396,26 +404,26 @@ def split(input, split_size_or_sections, dim=0):  # noqa: A002
     return Split.apply(input, sizes=sizes, dim=axis)
 
 
-def chunk(input, chunks, dim=0):  # noqa: A002
+def chunk(input, chunks, dim=0):
     n = input.shape[_one_dim(dim, input.ndim)]
     return split(input, -(-n // chunks), dim)
 
 
-def unbind(input, dim=0):  # noqa: A002
+def unbind(input, dim=0):
     axis = _one_dim(dim, input.ndim)
     lead = (slice(None),) * axis
     return tuple(input[lead + (i,)] for i in range(input.shape[axis]))
 
 
-def index(input, index):  # noqa: A002
+def index(input, index):
     index = _numpy_index(index)
     return _index_kind(index).apply(input, index=index)
 
 
-def index_put(input, value, index):  # noqa: A002
+def index_put(input, value, index):
     return IndexPut.apply(input, value, index=_numpy_index(index))
 
 
-def narrow(input, dim, start, length):  # noqa: A002
+def narrow(input, dim, start, length):
     axis = _one_dim(dim, input.ndim)
     return input[(slice(None),) * axis + (slice(start, start + length),)]

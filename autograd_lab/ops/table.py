@@ -21,8 +21,8 @@ Fields:
   and finite differences would only test noise, or it would be slow).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ OPS = [
     _op("sum", lambda lib, a: a.sum(), "reduction", "SumBackward0"),
     _op("sum_dim", lambda lib, a: a.sum(0), "reduction", "SumBackward1", shapes="nonempty"),
     _op("sum_dims_keepdim", lambda lib, a: a.sum((0, -1), keepdim=True), "reduction",
-        "SumBackward1", shapes="nonempty"),
+        "SumBackward1", shapes=(((2, 3),), ((2, 1, 3),), ((1, 4),))),  # 1-D: dim 0 twice, an error
     _op("mean", lambda lib, a: a.mean(), "reduction", "MeanBackward0"),
     _op("mean_dim", lambda lib, a: a.mean(-1, keepdim=True), "reduction", "MeanBackward1",
         shapes="nonempty"),
@@ -128,7 +128,8 @@ OPS = [
     _op("reshape", lambda lib, a: a.reshape(3, -1), "shape", "ViewBackward0",
         shapes=(((6,),), ((2, 3),), ((3, 2, 1),))),
     _op("view", lambda lib, a: a.view(-1), "shape", "ViewBackward0", shapes="nonempty"),
-    _op("flatten", lambda lib, a: a.flatten(), "shape", "ViewBackward0", shapes="nonempty"),
+    _op("flatten", lambda lib, a: a.flatten(), "shape", "ViewBackward0",
+        shapes=(((2, 3),), ((2, 1, 3),), ((),))),  # 1-D: nothing to merge, the input comes back
     _op("transpose", lambda lib, a: a.transpose(0, -1), "shape", "TransposeBackward0",
         shapes="nonempty"),
     _op("permute", lambda lib, a: a.permute(2, 0, 1), "shape", "PermuteBackward0",
