@@ -213,9 +213,19 @@ class Tensor:
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+    def _version_box(self):
+        """The version counter: a one-item list shared by tensors sharing storage (views, detach).
+
+        Made on first need, so the many tensors that are never modified in place, viewed or
+        detached cost no extra object.
+        """
+        if self._vbox is None:
+            self._vbox = [0]
+        return self._vbox
+
     @property
     def _version(self):
-        return self._vbox[0]
+        return self._vbox[0] if self._vbox is not None else 0
 
     @property
     def data(self):
@@ -229,7 +239,7 @@ class Tensor:
     def detach(self):
         """A new leaf sharing this tensor's storage, cut off from the graph."""
         out = _make(self._data)
-        out._vbox = self._vbox  # same storage, same version counter
+        out._vbox = self._version_box()  # same storage, same version counter
         return out
 
     def detach_(self):
@@ -335,7 +345,7 @@ class Tensor:
             ) from None
         if recording:
             self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
-        self._vbox[0] += 1
+        self._version_box()[0] += 1
         return self
 
     def add_(self, other, alpha=1):
@@ -519,7 +529,7 @@ def init(tensor, data, requires_grad=False):
     tensor._grad_fn = None
     tensor._output_nr = 0
     tensor._grad = None
-    tensor._vbox = [0]  # version counter, shared by tensors that share storage (views, detach)
+    tensor._vbox = None  # version counter, made on first need (see _version_box)
     if requires_grad:
         tensor.requires_grad_(True)
 
@@ -534,7 +544,7 @@ def _make(data, grad_fn=None, output_nr=0):
     t._grad_fn = grad_fn
     t._output_nr = output_nr
     t._grad = None
-    t._vbox = [0]
+    t._vbox = None
     return t
 
 

@@ -29,7 +29,8 @@ from ..tensor import Tensor, _make
 from .grad_mode import _state
 
 _sequence = itertools.count()  # creation order: backward runs the newest ready node first
-_NO_EDGE = (None, 0)  # next_functions entry for an input that needs no gradient
+_NO_EDGE = (None, 0)
+_NEVER_MODIFIED = (0,)  # the version of a tensor that has no version counter yet  # next_functions entry for an input that needs no gradient
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -126,7 +127,7 @@ def _unpack(node, entry):
         return None
     tensor = entry[0]
     if tensor is not None:  # an input (or other tensor): (tensor, version when saved)
-        version_box, version = tensor._vbox, entry[1]
+        version_box, version = tensor._vbox or _NEVER_MODIFIED, entry[1]
     else:  # an output: (None, version, data, version box, output_nr)
         _, version, data, version_box, output_nr = entry
     if version_box[0] != version:  # somebody changed it in place after it was saved
@@ -153,8 +154,9 @@ def _pack(tensor, outputs):
         )
     for output_nr, out in enumerate(outputs if type(outputs) is tuple else (outputs,)):
         if tensor is out:
-            return (None, out._vbox[0], out._data, out._vbox, output_nr)
-    return (tensor, tensor._vbox[0])
+            box = out._version_box()
+            return (None, box[0], out._data, box, output_nr)
+    return (tensor, tensor._vbox[0] if tensor._vbox is not None else 0)
 
 
 def _user_stack():
@@ -229,7 +231,7 @@ def _record(cls, args, kwargs):
         else:
             edges.append(_NO_EDGE)
             needs.append(False)
-    node.needs_input_grad = tuple(needs)
+    node.needs_input_grad = _shared(tuple(needs))
     if cls._numpy_forward:  # a built-in op computes with numpy only: nothing to keep from recording
         out = cls.forward(node, *args, **kwargs)
     else:
@@ -244,7 +246,7 @@ def _record(cls, args, kwargs):
         out = _make(out)
     if type(out) is Tensor and _is_new(out, args) and not node._non_differentiable:
         data = out._data  # the common case: one new output tensor
-        node._outputs = ((data.shape, data.dtype),)
+        node._outputs = _shared(((data.shape, data.dtype),))
         if data.dtype.kind == "f":  # integer and bool results never require grad
             out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
         outputs = out
@@ -266,6 +268,18 @@ def _is_new(out, args):
 
 
 _NO_GRADS = [(False,) * n for n in range(8)]
+_SHARED = {}
+
+
+def _shared(value):
+    """One shared copy of a small immutable tuple (flags, output shapes): graphs repeat a few of
+    them millions of times, and every object kept alive costs memory and garbage-collector time."""
+    shared = _SHARED.get(value)
+    if shared is None:
+        if len(_SHARED) > 4096:  # bounded: programs with ever-new shapes must not grow it forever
+            _SHARED.clear()
+        shared = _SHARED[value] = value
+    return shared
 _new = object.__new__
 
 
@@ -281,7 +295,7 @@ def _wrap_outputs(out, args, node):
                 value is a for a in args
             ):  # forward returned an input: the output is a new alias
                 value = _make(value._data)
-                value._vbox = outs[output_nr]._vbox
+                value._vbox = outs[output_nr]._version_box()
         elif isinstance(value, (np.ndarray, np.generic)):
             value = _make(value if type(value) is np.ndarray else np.asarray(value))
         else:
@@ -293,7 +307,7 @@ def _wrap_outputs(out, args, node):
                 value._grad_fn, value._output_nr, value._requires_grad = node, output_nr, True
         results.append(value)
     if node is not None:
-        node._outputs = tuple(meta)
+        node._outputs = _shared(tuple(meta))
     return results[0] if single else tuple(results)
 
 

@@ -22,7 +22,7 @@ def _view(x, array):
     """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
     out = _make(array)
     if np.may_share_memory(array, x._data):
-        out._vbox = x._vbox
+        out._vbox = x._version_box()
         out.__dict__["_base"] = x.__dict__.get("_base", x)
     return out
 
