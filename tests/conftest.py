@@ -1,9 +1,17 @@
 """Shared fixtures. `torch` is the test oracle: tests that take the fixture skip cleanly without it."""
 
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import autograd_lab as ag
+
+# In CI the generated examples are the same on every run, so a red build is reproducible.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 try:
     import torch as _torch

@@ -46,6 +46,9 @@ DOMAINS = {  # where the values are drawn: away from the kinks and poles finite 
     "positive": lambda rng, shape: rng.uniform(0.2, 2.0, shape),
     "unit": lambda rng, shape: rng.uniform(-0.9, 0.9, shape),
     "nonzero": lambda rng, shape: rng.choice([-1.0, 1.0], shape) * rng.uniform(0.1, 2.0, shape),
+    # a grid of step 0.01: two inputs are either equal (a tie, where both sides agree on half the
+    # gradient) or 0.01 apart, never within finite differences' eps of the kink
+    "grid": lambda rng, shape: rng.integers(-200, 201, shape) * 0.01,
 }
 
 

@@ -29,8 +29,8 @@ from ..tensor import Tensor, _make
 from .grad_mode import _state
 
 _sequence = itertools.count()  # creation order: backward runs the newest ready node first
-_NO_EDGE = (None, 0)
-_NEVER_MODIFIED = (0,)  # the version of a tensor that has no version counter yet  # next_functions entry for an input that needs no gradient
+_NO_EDGE = (None, 0)  # next_functions entry for an input that needs no gradient
+_NEVER_MODIFIED = (0,)  # the version "counter" of a tensor that has none yet: version 0
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -280,6 +280,8 @@ def _shared(value):
             _SHARED.clear()
         shared = _SHARED[value] = value
     return shared
+
+
 _new = object.__new__
 
 
@@ -291,9 +293,7 @@ def _wrap_outputs(out, args, node):
     non_diff = node._non_differentiable if node is not None else ()
     for output_nr, value in enumerate(outs):
         if isinstance(value, Tensor):
-            if any(
-                value is a for a in args
-            ):  # forward returned an input: the output is a new alias
+            if not _is_new(value, args):  # forward returned an input: the output is a new alias
                 value = _make(value._data)
                 value._vbox = outs[output_nr]._version_box()
         elif isinstance(value, (np.ndarray, np.generic)):

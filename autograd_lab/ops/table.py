@@ -15,7 +15,8 @@ Fields:
     "matrix"     one 2-D tensor
     or an explicit tuple of example shape-tuples, e.g. (((2, 3), (3, 4)),)
 - domain: where the inputs are drawn — "real", "positive" (log, sqrt, ...), "unit" (|x| < 1),
-  "nonzero" (|x| >= 0.1: keeps finite differences off kinks such as relu's and abs's at 0).
+  "nonzero" (|x| >= 0.1: keeps finite differences off kinks such as relu's and abs's at 0),
+  "grid" (multiples of 0.01: two inputs tie exactly or differ by far more than eps — maximum).
 - node: PyTorch's grad_fn name for the result.
 - second_order: also run gradgradcheck (off where the second derivative is zero almost everywhere
   and finite differences would only test noise, or it would be slow).
@@ -89,9 +90,9 @@ OPS = [
     _op("clamp_min", lambda lib, a: a.clamp(min=0.05), "elementwise", "ClampBackward1",
         second_order=False),
     _op("maximum", lambda lib, a, b: lib.maximum(a, b), "elementwise", "MaximumBackward0",
-        shapes="broadcast", arity=2, second_order=False),
+        shapes="broadcast", arity=2, domain="grid", second_order=False),
     _op("minimum", lambda lib, a, b: lib.minimum(a, b), "elementwise", "MinimumBackward0",
-        shapes="broadcast", arity=2, second_order=False),
+        shapes="broadcast", arity=2, domain="grid", second_order=False),
     _op("where", lambda lib, a, b: lib.where(a > 0, a, b), "elementwise", "WhereBackward0",
         shapes="broadcast", arity=2, domain="nonzero"),
     # ---- reductions -----------------------------------------------------------------------------
