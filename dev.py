@@ -75,6 +75,8 @@ def lab(args):
     (ROOT / "notebooks").mkdir(exist_ok=True)
     os.chdir(ROOT)
     command = [str(BIN / "jupyter"), "lab", "notebooks/", *args]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
+        command.append("--allow-root")  # containers and Binder often run as root; Jupyter refuses
     say(" ".join(command))
     if os.name == "nt":
         sys.exit(subprocess.call(command))
