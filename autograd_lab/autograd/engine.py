@@ -149,6 +149,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     ready = []  # heap of (-sequence number, node): newest first
     recorder = _state.__dict__.get("recorder")  # an optional listener (the graph viewer)
     push, pop = heapq.heappush, heapq.heappop
+    check_nan = _state.anomaly and _state.anomaly_check_nan  # anomaly mode: fail on NaN gradients
 
     def send(node, output_nr, g):
         """Add `g` to the node's input buffer; the node is ready once every edge has reported."""
@@ -183,7 +184,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         if grads[0] is None and all(g is None for g in grads):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
         else:
-            results = _call_backward(node, grads)
+            results = _call_backward(node, grads, check_nan)
         for i, ((next_node, output_nr), g) in enumerate(zip(node.next_functions, results)):
             if next_node is None:
                 continue
@@ -247,7 +248,7 @@ def _needed_nodes(dependencies, targets):
     return needed
 
 
-def _call_backward(node, grads):
+def _call_backward(node, grads, check_nan):
     """Run one node's backward, turning failures and NaNs into errors that point at the user's line."""
     fn = node._fn
     if len(grads) > 1 and node._materialize_grads and any(g is None for g in grads):
@@ -274,7 +275,7 @@ def _call_backward(node, grads):
                 f"{count} input(s). Fix: return exactly one gradient per forward input, using None "
                 "for inputs that need none."
             )
-    if _state.anomaly and _state.anomaly_check_nan:
+    if check_nan:
         for i, g in enumerate(results):
             if (
                 isinstance(g, Tensor) and np.isnan(g._data).any()

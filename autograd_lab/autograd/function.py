@@ -242,14 +242,14 @@ def _record(cls, args, kwargs):
             _state.enabled = True
     node.next_functions = tuple(edges)
     node._seq = next(_sequence)
-    if type(out) is np.ndarray:
-        out = _make(out)
-    if type(out) is Tensor and _is_new(out, args) and not node._non_differentiable:
-        data = out._data  # the common case: one new output tensor
+    if type(out) is np.ndarray:  # the common case: one new array (integer results need no grad)
+        outputs = _make(out, node) if out.dtype.kind == "f" else _make(out)
+        node._outputs = _shared(((out.shape, out.dtype),))
+    elif type(out) is Tensor and _is_new(out, args) and not node._non_differentiable:
+        outputs, data = out, out._data  # next most common: one new tensor (it saved itself, say)
         node._outputs = _shared(((data.shape, data.dtype),))
-        if data.dtype.kind == "f":  # integer and bool results never require grad
+        if data.dtype.kind == "f":
             out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
-        outputs = out
     else:
         outputs = _wrap_outputs(out, args, node)
     if node._saved:
