@@ -36,6 +36,20 @@ def _fresh_state():
     ag.set_detect_anomaly(False)
 
 
+@pytest.fixture(params=["autograd_lab", "torch"])
+def lib(request):
+    """The library under test: autograd_lab, or PyTorch as the oracle (skipped when absent).
+
+    A test that takes `lib` runs twice; passing with torch shows the rule tested is PyTorch's.
+    """
+    return ag if request.param == "autograd_lab" else request.getfixturevalue("torch")
+
+
+def values(t):
+    """A tensor's values as numpy, for either library."""
+    return t.detach().numpy()
+
+
 def to_numpy(t):
     """Values of an autograd_lab or torch tensor as a float64/int numpy array."""
     return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())

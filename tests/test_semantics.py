@@ -10,22 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import values
 
 import autograd_lab as ag
-
-# PyTorch warns that backward(create_graph=True) makes a reference cycle; known, and harmless here
-pytestmark = pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
-
-
-@pytest.fixture(params=["autograd_lab", "torch"])
-def lib(request):
-    """The library under test: autograd_lab, or PyTorch as the oracle (skipped when absent)."""
-    return ag if request.param == "autograd_lab" else request.getfixturevalue("torch")
-
-
-def values(t):
-    return t.detach().numpy()
-
 
 # ---- the rules (issue: "PyTorch semantics that must hold") ---------------------------------------
 
