@@ -3,20 +3,23 @@
 from .engine import backward, grad
 from .function import AccumulateGrad, Function, Node, RemovableHandle, once_differentiable
 from .grad_mode import (
+    current_scope,
     detect_anomaly,
     enable_grad,
     inference_mode,
     is_anomaly_enabled,
     is_grad_enabled,
     no_grad,
+    observe,
+    scope,
     set_detect_anomaly,
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
-    "AccumulateGrad", "Function", "GradcheckError", "Node", "RemovableHandle", "backward",
+    "AccumulateGrad", "current_scope", "scope", "Function", "GradcheckError", "Node", "RemovableHandle", "backward",
     "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
+    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "observe", "once_differentiable", "set_detect_anomaly",
     "set_grad_enabled",
 ]  # fmt: skip

@@ -147,7 +147,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     captured = {}
     buffers = {}  # node -> [summed gradient per output]
     ready = []  # heap of (-sequence number, node): newest first
-    recorder = _state.__dict__.get("recorder")  # an optional listener (the graph viewer)
+    recorder = _state.on_backward  # an optional listener: the graph viewer (grad_mode.observe)
     push, pop = heapq.heappush, heapq.heappop
     check_nan = _state.anomaly and _state.anomaly_check_nan  # anomaly mode: fail on NaN gradients
 
@@ -180,6 +180,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         if type(node) is AccumulateGrad:
             if not capture and grads[0] is not None:
                 _accumulate(node.variable, grads[0], create_graph)
+                if recorder is not None:
+                    recorder("accumulate", node, grads[0])
             return
         if grads[0] is None and all(g is None for g in grads):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on

@@ -256,6 +256,8 @@ def _record(cls, args, kwargs):
         node._saved = tuple([_pack(t, outputs) for t in node._saved])
     if _state.anomaly:
         node._trace = _user_stack()
+    if _state.on_node is not None:  # a viewer is watching (grad_mode.observe)
+        _state.on_node(node, outputs)
     return outputs
 
 
