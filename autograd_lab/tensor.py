@@ -276,24 +276,6 @@ class Tensor:
     def cuda(self, device=None):
         check_device("cuda")
 
-    def float(self):
-        return self.to(types.float32)
-
-    def double(self):
-        return self.to(types.float64)
-
-    def half(self):
-        return self.to(types.float16)
-
-    def long(self):
-        return self.to(types.int64)
-
-    def int(self):
-        return self.to(types.int32)
-
-    def bool(self):
-        return self.to(types.bool_)
-
     def type_as(self, other):
         return self.to(other.dtype)
 
@@ -347,24 +329,6 @@ class Tensor:
             self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
         self._version_box()[0] += 1
         return self
-
-    def add_(self, other, alpha=1):
-        return self._inplace(_ops.add, other, alpha=alpha)
-
-    def sub_(self, other, alpha=1):
-        return self._inplace(_ops.sub, other, alpha=alpha)
-
-    def mul_(self, other):
-        return self._inplace(_ops.mul, other)
-
-    def div_(self, other):
-        return self._inplace(_ops.div, other)
-
-    def pow_(self, exponent):
-        return self._inplace(_ops.pow, exponent)
-
-    def clamp_(self, min=None, max=None):
-        return self._inplace(_ops.clamp, min=min, max=max)
 
     def copy_(self, src):
         return self._inplace(_ops.copy_from, src)
@@ -577,3 +541,28 @@ Tensor.__neg__, Tensor.__getitem__ = _ops.neg, _ops.index
 # Every op whose first argument is a tensor is also a Tensor method: `ag.exp(x)` is `x.exp()`.
 for _name in _ops.TENSOR_METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
+
+
+def _inplace_method(op):
+    def method(self, *args, **kwargs):
+        return self._inplace(op, *args, **kwargs)
+
+    method.__name__ = op.__name__ + "_"
+    method.__doc__ = f"In place: x.{op.__name__}_(...) stores {op.__name__}(x, ...) into x."
+    return method
+
+
+def _conversion(dtype):
+    def method(self):
+        return self.to(dtype)
+
+    method.__doc__ = f"self.to({dtype})"
+    return method
+
+
+# x.add_(y) is x <- add(x, y) in place (see Tensor._inplace); x.float() is x.to(float32).
+for _name in ("add", "sub", "mul", "div", "pow", "clamp"):
+    setattr(Tensor, _name + "_", _inplace_method(getattr(_ops, _name)))
+for _name, _dtype in (("float", types.float32), ("double", types.float64), ("half", types.float16),
+                      ("long", types.int64), ("int", types.int32), ("bool", types.bool_)):  # fmt: skip
+    setattr(Tensor, _name, _conversion(_dtype))

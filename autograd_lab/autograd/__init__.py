@@ -3,19 +3,17 @@
 from .engine import backward, grad
 from .function import AccumulateGrad, Function, Node, RemovableHandle, once_differentiable
 from .grad_mode import (
-    current_scope,
     detect_anomaly,
     enable_grad,
     inference_mode,
     is_anomaly_enabled,
     is_grad_enabled,
     no_grad,
-    observe,
-    scope,
     set_detect_anomaly,
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .graph import current_scope, observe, scope
 
 __all__ = [
     "AccumulateGrad", "current_scope", "scope", "Function", "GradcheckError", "Node", "RemovableHandle", "backward",
