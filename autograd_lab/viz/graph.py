@@ -1,0 +1,425 @@
+"""Graph snapshot: the nodes, edges and backward events behind tensors, as plain data.
+
+    >>> import autograd_lab as ag
+    >>> from autograd_lab.viz import trace
+    >>> with trace() as t:
+    ...     a = ag.tensor(2.0, requires_grad=True); b = ag.tensor(6.0, requires_grad=True)
+    ...     e = (a + b) * (b + 1)
+    ...     e.backward()
+    >>> g = t.graph(e, names={"a": a, "b": b, "e": e})
+    >>> [n["label"] for n in g.nodes]
+    ['a', 'b', 'Add', 'Add', 'e = Mul', 'e']
+
+Every viewer reads this one structure (the SVG, the widget, the magic): a viewer never walks the
+autograd graph itself. `snapshot(*roots)` reads what the graph keeps (node names, shapes, saved
+tensors, leaves' values and grads). `trace()` also watches the graph being built and run, so it
+knows more: the value of every intermediate result, the scope it was made in, and the backward
+pass as the engine really ran it (which node ran, which gradient went where, what accumulated).
+
+The format (`Graph.to_dict()` is JSON-safe) is described in CONTRACT.md beside this file.
+"""
+
+import math
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..autograd.function import AccumulateGrad
+from ..autograd.graph import current_scope, observe
+from ..tensor import Tensor
+
+# What each op's backward multiplies by, in words (shown when hovering a node).
+LOCAL_DERIVATIVES = {
+    "AddBackward0": "d(self + other)/d(self) = 1,  d/d(other) = 1",
+    "SubBackward0": "d(self - other)/d(self) = 1,  d/d(other) = -1",
+    "RsubBackward1": "d(c - x)/dx = -1",
+    "MulBackward0": "d(self * other)/d(self) = other,  d/d(other) = self",
+    "DivBackward0": "d(self / other)/d(self) = 1/other,  d/d(other) = -self/other²",
+    "NegBackward0": "d(-x)/dx = -1",
+    "PowBackward0": "d(x^p)/dx = p * x^(p-1)",
+    "PowBackward1": "d(a^b)/da = b * a^(b-1),  d/db = a^b * log(a)",
+    "PowBackward2": "d(c^x)/dx = c^x * log(c)",
+    "ExpBackward0": "d exp(x)/dx = exp(x)  (the result itself)",
+    "LogBackward0": "d log(x)/dx = 1/x",
+    "Log1PBackward0": "d log(1+x)/dx = 1/(1+x)",
+    "Expm1Backward0": "d (e^x - 1)/dx = e^x",
+    "SqrtBackward0": "d sqrt(x)/dx = 1 / (2 sqrt(x))",
+    "SinBackward0": "d sin(x)/dx = cos(x)",
+    "CosBackward0": "d cos(x)/dx = -sin(x)",
+    "TanhBackward0": "d tanh(x)/dx = 1 - tanh(x)²",
+    "SigmoidBackward0": "d σ(x)/dx = σ(x) * (1 - σ(x))",
+    "ReluBackward0": "d relu(x)/dx = 1 where x > 0, else 0",
+    "AbsBackward0": "d |x|/dx = sign(x)",
+    "ReciprocalBackward0": "d (1/x)/dx = -1/x²",
+    "ClampBackward1": "1 where min <= x <= max, else 0",
+    "MaximumBackward0": "1 to the larger input (half each at a tie)",
+    "MinimumBackward0": "1 to the smaller input (half each at a tie)",
+    "WhereBackward0": "the gradient goes to the input the condition picked",
+    "SumBackward0": "d sum(x)/dx_i = 1: the gradient is copied to every element",
+    "SumBackward1": "1 for every summed element",
+    "MeanBackward0": "d mean(x)/dx_i = 1/n",
+    "MeanBackward1": "1/n for every averaged element",
+    "MaxBackward1": "1 at the maximum (shared at ties), 0 elsewhere",
+    "MaxBackward0": "1 at each maximum's index, 0 elsewhere",
+    "MinBackward1": "1 at the minimum (shared at ties), 0 elsewhere",
+    "MinBackward0": "1 at each minimum's index, 0 elsewhere",
+    "ProdBackward0": "d prod(x)/dx_i = product of the other elements",
+    "VarBackward0": "d var(x)/dx_i = 2 (x_i - mean) / (n - 1)",
+    "StdBackward0": "d std(x)/dx_i = (x_i - mean) / ((n - 1) std)",
+    "LogsumexpBackward0": "d logsumexp(x)/dx_i = softmax(x)_i",
+    "SoftmaxBackward0": "y * (grad - sum(grad * y)),  y = softmax(x)",
+    "LogSoftmaxBackward0": "grad - softmax(x) * sum(grad)",
+    "MmBackward0": "d(A @ B)/dA = grad @ Bᵀ,  d/dB = Aᵀ @ grad",
+    "MvBackward0": "d(A @ v)/dA = outer(grad, v),  d/dv = Aᵀ @ grad",
+    "DotBackward0": "d(a · b)/da = b,  d/db = a",
+    "BmmBackward0": "per batch: grad @ Bᵀ and Aᵀ @ grad",
+    "MatmulBackward0": "grad @ Bᵀ and Aᵀ @ grad (batch dims summed back)",
+    "ViewBackward0": "reshape the gradient back",
+    "TransposeBackward0": "transpose the gradient back",
+    "PermuteBackward0": "permute the gradient back",
+    "ExpandBackward0": "sum the gradient over the expanded dims",
+    "CatBackward0": "split the gradient back into the pieces",
+    "StackBackward0": "unstack the gradient",
+    "SplitBackward0": "concatenate the pieces' gradients",
+    "SelectBackward0": "the gradient goes to the selected elements, 0 elsewhere",
+    "SliceBackward0": "the gradient goes to the sliced elements, 0 elsewhere",
+    "IndexBackward0": "the gradient is added at the indexed places (repeats add up)",
+    "CloneBackward0": "1: the gradient passes through",
+    "ToCopyBackward0": "1: the gradient passes through (converted back to the input's dtype)",
+}
+
+
+@dataclass
+class Graph:
+    """Nodes, edges and backward events, all plain data (see CONTRACT.md)."""
+
+    nodes: list = field(default_factory=list)
+    edges: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+
+    def node(self, node_id):
+        for node in self.nodes:
+            if node["id"] == node_id:
+                return node
+        raise KeyError(f"no node {node_id!r} in this graph (ids are n0 to n{len(self.nodes) - 1})")
+
+    def to_dict(self):
+        return {"nodes": self.nodes, "edges": self.edges, "events": self.events}
+
+    def __repr__(self):
+        return f"Graph({len(self.nodes)} nodes, {len(self.edges)} edges, {len(self.events)} backward events)"
+
+
+# ---- summaries of tensor values -------------------------------------------------------------------
+
+
+def _number(value):
+    """A JSON-safe number, rounded to 6 significant digits so printed text is stable."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return float(f"{value:.6g}")
+
+
+def summarize(tensor, max_values=16):
+    """Shape, element count, the values themselves when few, and min/max/mean/norm."""
+    data = tensor._data if isinstance(tensor, Tensor) else np.asarray(tensor)
+    summary = {"shape": list(data.shape), "numel": int(data.size), "values": None}
+    if data.size <= max_values:
+        values = np.vectorize(_number, otypes=[object])(data) if data.size else data
+        summary["values"] = values.tolist()
+    if data.size and data.dtype.kind in "fiub":
+        numbers = data.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            stats = (numbers.min(), numbers.max(), numbers.mean(), np.sqrt((numbers**2).sum()))
+        summary.update(zip(("min", "max", "mean", "norm"), map(_number, stats)))
+    else:
+        summary.update(min=None, max=None, mean=None, norm=None)
+    return summary
+
+
+# ---- watching the graph being built and run ----------------------------------------------------------
+
+
+class Trace:
+    """Records, while active, every node created (with its outputs and scope) and every backward
+    event; `graph()` turns that into a Graph. Use it through `trace()`."""
+
+    def __init__(self, max_values=16):
+        self.max_values = max_values
+        self.nodes = []  # in creation order
+        self.outputs = {}  # node -> [weak reference to each output tensor]
+        self.scopes = {}  # node -> "outer/inner"
+        self.saved = {}  # node -> what it saved, read at creation (backward frees it later)
+        self.events = []  # (kind, node, target node or None, gradient summary)
+
+    def __enter__(self):
+        self._observer = observe(on_node=self._on_node, on_backward=self._on_backward)
+        self._observer.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._observer.__exit__(*exc)
+        return False
+
+    def _on_node(self, node, outputs):
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        self.nodes.append(node)
+        self.outputs[node] = [weakref.ref(t) if isinstance(t, Tensor) else None for t in outputs]
+        self.saved[node] = (_saved_list(node), _saved_keys(node))
+        if current_scope():
+            self.scopes[node] = "/".join(current_scope())
+
+    def _on_backward(self, kind, node, detail):
+        if kind == "run":  # detail: the gradients that arrived, one per output
+            grad = next((g for g in detail if g is not None), None)
+            target = None
+        elif kind == "send":  # detail: (receiving node, its output number, gradient)
+            target, _, grad = detail
+        else:  # "accumulate": detail is the gradient added into the leaf's .grad
+            target, grad = None, detail
+        summary = summarize(grad, self.max_values) if grad is not None else None
+        self.events.append((kind, node, target, summary))
+
+    def output(self, node, output_nr=0):
+        """The output tensor of a traced node, if it is still alive."""
+        refs = self.outputs.get(node)
+        return refs[output_nr]() if refs and refs[output_nr] is not None else None
+
+    def roots(self):
+        """The traced results that no later traced op consumed: the natural roots of the graph."""
+        consumed = {n for node in self.nodes for n, _ in node.next_functions if n is not None}
+        sinks = [node for node in self.nodes if node not in consumed]
+        return [t for node in sinks if (t := self.output(node)) is not None]
+
+    def graph(self, *roots, names=None):
+        return snapshot(*(roots or self.roots()), names=names, trace=self)
+
+
+def trace(max_values=16):
+    """Record the graph built and run inside the block: `with trace() as t: ...; t.graph()`."""
+    return Trace(max_values)
+
+
+# ---- the snapshot ------------------------------------------------------------------------------------
+
+
+def snapshot(*roots, names=None, trace=None, max_values=16):
+    """The graph behind `roots` (tensors) as a Graph. `names` maps variable names to tensors."""
+    roots = [r for r in roots if r is not None]
+    for r in roots:
+        if not isinstance(r, Tensor):
+            raise TypeError(f"snapshot() draws tensors; got a {type(r).__name__}")
+    if trace is not None:
+        max_values = trace.max_values
+    ops, leaves = _collect(roots)
+    label_of = _names_by_node(names or {})
+
+    # Deterministic ids: ops in creation order, each preceded by the leaves it is the first to use.
+    ids, order = {}, []
+    for op in ops:
+        for next_node, _ in op.next_functions:
+            if type(next_node) is AccumulateGrad and next_node not in ids:
+                ids[next_node] = f"n{len(order)}"
+                order.append(next_node)
+        ids[op] = f"n{len(order)}"
+        order.append(op)
+    for leaf in leaves:  # a root that is itself a leaf, used by no op
+        if leaf not in ids:
+            ids[leaf] = f"n{len(order)}"
+            order.append(leaf)
+
+    saved = _saved_outputs(ops, trace)
+    last_grad = {}
+    if trace is not None:
+        for kind, node, _, summary in trace.events:
+            if kind == "run":
+                last_grad[node] = summary
+
+    graph = Graph()
+    for index, node in enumerate(order):
+        if type(node) is AccumulateGrad:
+            graph.nodes.append(
+                _leaf_node(node.variable, ids[node], index, label_of, saved, max_values)
+            )
+        else:
+            graph.nodes.append(
+                _op_node(node, ids[node], index, label_of, saved, trace, last_grad, max_values)
+            )
+        for input_nr, (next_node, _) in enumerate(node.next_functions):
+            if next_node is not None and next_node in ids:
+                graph.edges.append(
+                    {"source": ids[next_node], "target": ids[node], "input": input_nr}
+                )
+
+    for root in roots:  # each root is drawn as a tensor node after the op that made it
+        if root._grad_fn is None:
+            continue
+        root_id = f"n{len(graph.nodes)}"
+        graph.nodes.append(_root_node(root, root_id, len(graph.nodes), label_of, max_values))
+        graph.edges.append({"source": ids[root._grad_fn], "target": root_id, "input": 0})
+
+    if trace is not None:
+        for step, (kind, node, target, summary) in enumerate(_events_in(trace, ids)):
+            graph.events.append({
+                "step": step,
+                "kind": kind,
+                "node": ids[node],
+                "target": ids.get(target) if target is not None else None,
+                "grad": summary,
+            })  # fmt: skip
+    return graph
+
+
+def _collect(roots):
+    """Every op node reachable from the roots (in creation order) and the leaves used as roots."""
+    seen, stack, ops, leaves = set(), [], [], []
+    for root in roots:
+        if root._grad_fn is not None:
+            stack.append(root._grad_fn)
+        elif root.requires_grad:
+            from ..autograd.function import grad_accumulator_of
+
+            leaves.append(grad_accumulator_of(root))
+    while stack:  # iterative: graphs can be deeper than Python's recursion limit
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if type(node) is not AccumulateGrad:
+            ops.append(node)
+        for next_node, _ in node.next_functions:
+            if next_node is not None and next_node not in seen:
+                stack.append(next_node)
+    ops.sort(key=lambda n: n._seq)
+    return ops, leaves
+
+
+def _names_by_node(names):
+    """Map each named tensor to what stands for it in the graph: a leaf's tensor, or (op, output)."""
+    label_of = {}
+    for name, tensor in names.items():
+        if not isinstance(tensor, Tensor) or name.startswith("_"):
+            continue
+        key = id(tensor) if tensor._grad_fn is None else (tensor._grad_fn, tensor._output_nr)
+        label_of.setdefault(key, name)  # the first name wins, so the result does not depend on
+    return label_of  # which alias a notebook defined last
+
+
+def _saved_outputs(ops, trace):
+    """What some op saved for backward: leaf tensors (by id) and op outputs (node, output_nr)."""
+    saved = set()
+    for op in ops:
+        if trace is not None and op in trace.saved:
+            saved.update(trace.saved[op][1])  # as saved in forward, even if backward freed it
+        else:
+            saved.update(_saved_keys(op))
+    return saved
+
+
+def _saved_keys(op):
+    keys = []
+    for entry in op._saved or ():
+        if entry is None:
+            continue
+        tensor = entry[0]
+        if tensor is None:  # the op saved its own output
+            keys.append((op, entry[4]))
+        elif tensor._grad_fn is None:
+            keys.append(id(tensor))
+        else:
+            keys.append((tensor._grad_fn, tensor._output_nr))
+    return keys
+
+
+def _saved_list(op):
+    if op._saved is None:
+        return []  # freed by backward
+    names = type(op)._saved_names
+    out = []
+    for i, entry in enumerate(op._saved):
+        if entry is None:
+            continue
+        shape = entry[0]._data.shape if entry[0] is not None else entry[2].shape
+        out.append({"name": names[i] if i < len(names) else f"saved{i}", "shape": list(shape)})
+    return out
+
+
+def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
+    name = label_of.get(id(tensor))
+    return {
+        "id": node_id,
+        "kind": "tensor",
+        "label": name or "tensor",
+        "op": None,
+        "name": name,
+        "role": "parameter" if type(tensor).__name__ == "Parameter" else "input",
+        "shape": list(tensor._data.shape),
+        "dtype": tensor.dtype.name,
+        "value": summarize(tensor, max_values),
+        "grad": summarize(tensor._grad, max_values) if tensor._grad is not None else None,
+        "saved": [],
+        "is_saved": id(tensor) in saved,
+        "scope": None,
+        "order": order,
+        "derivative": None,
+    }
+
+
+def _op_node(op, node_id, order, label_of, saved, trace, last_grad, max_values):
+    name = op.name()
+    short = name.rsplit("Backward", 1)[0] or name
+    output_name = label_of.get((op, 0))
+    shape, dtype = op._outputs[0]
+    output = trace.output(op) if trace is not None else None
+    return {
+        "id": node_id,
+        "kind": "op",
+        "label": f"{output_name} = {short}" if output_name else short,
+        "op": name,
+        "name": output_name,
+        "role": "intermediate",
+        "shape": list(shape),
+        "dtype": np.dtype(dtype).name,
+        "value": summarize(output, max_values) if output is not None else None,
+        "grad": last_grad.get(op),
+        "saved": trace.saved[op][0] if trace is not None and op in trace.saved else _saved_list(op),
+        "saved_freed": op._saved is None,
+        "is_saved": (op, 0) in saved,
+        "scope": trace.scopes.get(op) if trace is not None else None,
+        "order": order,
+        "derivative": LOCAL_DERIVATIVES.get(name),
+    }
+
+
+def _root_node(tensor, node_id, order, label_of, max_values):
+    name = label_of.get((tensor._grad_fn, tensor._output_nr))
+    return {
+        "id": node_id,
+        "kind": "tensor",
+        "label": name or "output",
+        "op": None,
+        "name": name,
+        "role": "output",
+        "shape": list(tensor._data.shape),
+        "dtype": tensor.dtype.name,
+        "value": summarize(tensor, max_values),
+        "grad": summarize(tensor._grad, max_values) if tensor._grad is not None else None,
+        "saved": [],
+        "is_saved": False,
+        "scope": None,
+        "order": order,
+        "derivative": None,
+    }
+
+
+def _events_in(trace, ids):
+    """The traced backward events that concern nodes of this graph, in the engine's order."""
+    for kind, node, target, summary in trace.events:
+        if node in ids and (target is None or target in ids):
+            yield kind, node, target, summary

@@ -1,0 +1,187 @@
+"""The graph snapshot (autograd_lab.viz.graph): what every viewer reads."""
+
+import json
+
+import numpy as np
+import pytest
+
+import autograd_lab as ag
+from autograd_lab.viz import snapshot, summarize, trace
+
+
+def seed_example():
+    """The classic a, b example, traced, with backward run inside the trace."""
+    with trace() as t:
+        a = ag.tensor(2.0, requires_grad=True)
+        b = ag.tensor(6.0, requires_grad=True)
+        c = a + b
+        d = b + 1
+        e = c * d
+        e.backward()
+    return t, dict(a=a, b=b, c=c, d=d, e=e)
+
+
+def test_seed_example_nodes_roles_values_and_grads():
+    t, v = seed_example()
+    g = t.graph(v["e"], names=v)
+    rows = [(n["id"], n["kind"], n["label"], n["role"]) for n in g.nodes]
+    assert rows == [
+        ("n0", "tensor", "a", "input"),
+        ("n1", "tensor", "b", "input"),
+        ("n2", "op", "c = Add", "intermediate"),
+        ("n3", "op", "d = Add", "intermediate"),
+        ("n4", "op", "e = Mul", "intermediate"),
+        ("n5", "tensor", "e", "output"),
+    ]
+    values = {n["label"]: n["value"]["values"] for n in g.nodes}
+    assert values == {
+        "a": 2.0,
+        "b": 6.0,
+        "c = Add": 8.0,
+        "d = Add": 7.0,
+        "e = Mul": 56.0,
+        "e": 56.0,
+    }
+    grads = {n["label"]: n["grad"] and n["grad"]["values"] for n in g.nodes}
+    # leaves: their .grad; ops: the gradient of their output, as it arrived in backward
+    assert grads == {"a": 7.0, "b": 15.0, "c = Add": 7.0, "d = Add": 8.0, "e = Mul": 1.0, "e": None}
+    mul = g.node("n4")
+    assert mul["op"] == "MulBackward0" and mul["derivative"].startswith("d(self * other)")
+    assert [s["name"] for s in mul["saved"]] == ["self", "other"]  # as saved in forward
+    assert mul["saved_freed"]  # ... and freed by backward
+    assert g.node("n2")["is_saved"] and g.node("n3")["is_saved"]  # c and d were saved by Mul
+
+
+def test_edges_point_in_the_forward_direction_with_input_numbers():
+    t, v = seed_example()
+    g = t.graph(v["e"], names=v)
+    edges = [(e["source"], e["target"], e["input"]) for e in g.edges]
+    assert edges == [
+        ("n0", "n2", 0),
+        ("n1", "n2", 1),
+        ("n1", "n3", 0),
+        ("n2", "n4", 0),
+        ("n3", "n4", 1),
+        ("n4", "n5", 0),
+    ]
+
+
+def test_backward_events_follow_the_engines_real_order():
+    t, v = seed_example()
+    g = t.graph(v["e"], names=v)
+    events = [(e["kind"], e["node"], e["target"], e["grad"]["values"]) for e in g.events]
+    assert events == [
+        ("run", "n4", None, 1.0),  # e's node starts with d(e)/d(e) = 1
+        ("send", "n4", "n2", 7.0),  # to c: d = 7
+        ("send", "n4", "n3", 8.0),  # to d: c = 8
+        ("run", "n3", None, 8.0),  # the newest ready node first: d = b + 1 was made after c
+        ("send", "n3", "n1", 8.0),  # b is not ready yet: it still waits for c's share
+        ("run", "n2", None, 7.0),
+        ("send", "n2", "n0", 7.0),
+        ("run", "n0", None, 7.0),  # a leaf runs as soon as it is ready
+        ("accumulate", "n0", None, 7.0),
+        ("send", "n2", "n1", 7.0),
+        ("run", "n1", None, 15.0),  # 8 + 7: b's two paths meet
+        ("accumulate", "n1", None, 15.0),
+    ]
+    assert [e["step"] for e in g.events] == list(range(len(events)))
+
+
+def test_run_events_match_the_order_hooks_fire_in():
+    fired = []
+    with trace() as t:
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        ys = [x * k for k in (1.0, 2.0, 3.0)]
+        for k, y in enumerate(ys):
+            y.register_hook(lambda g, k=k: fired.append(k))
+        total = ys[0].sum() + ys[1].sum() + ys[2].sum()
+        total.backward()
+    g = t.graph(total)
+    by_id = {n["id"]: n for n in g.nodes}
+    mul_runs = [
+        e["node"]
+        for e in g.events
+        if e["kind"] == "run" and by_id[e["node"]]["op"] == "MulBackward0"
+    ]
+    order_of = {by_id[i]["order"]: i for i in mul_runs}
+    assert len(mul_runs) == 3
+    # hooks fire as each Mul node starts; the events list those nodes in the same order
+    assert [sorted(order_of).index(by_id[i]["order"]) for i in mul_runs] == fired
+
+
+def test_snapshot_without_trace_knows_leaves_values_but_not_intermediate_ones():
+    a = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = (a * 3).sum()
+    g = snapshot(y, names={"a": a, "y": y})
+    assert [n["label"] for n in g.nodes] == ["a", "Mul", "y = Sum", "y"]
+    assert g.node("n1")["value"] is None  # nobody kept the intermediate tensor a * 3
+    assert g.node("n0")["value"]["values"] == [1.0, 2.0]
+    assert g.events == []
+
+
+def test_names_first_alias_wins_and_private_names_are_ignored():
+    a = ag.tensor(1.0, requires_grad=True)
+    y = a * 2
+    g = snapshot(y, names={"_hidden": a, "first": a, "second": a, "y": y})
+    assert g.node("n0")["label"] == "first"
+
+
+def test_scopes_are_recorded_as_slash_paths():
+    with trace() as t:
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        with ag.autograd.scope("mlp"):
+            with ag.autograd.scope("layer1"):
+                h = (x * 2).relu()
+            out = h.sum()
+    g = t.graph(out)
+    scopes = {n["label"]: n["scope"] for n in g.nodes if n["kind"] == "op"}
+    assert scopes == {"Mul": "mlp/layer1", "Relu": "mlp/layer1", "Sum": "mlp"}
+
+
+def test_trace_roots_default_to_results_nothing_consumed():
+    with trace() as t:
+        x = ag.tensor(3.0, requires_grad=True)
+        y = x * x
+        z = y + 1
+    g = t.graph()
+    assert g.nodes[-1]["role"] == "output" and g.nodes[-1]["value"]["values"] == 10.0
+    assert [n["label"] for n in g.nodes] == ["tensor", "Mul", "Add", "output"]
+    del z
+
+
+def test_same_graph_built_twice_gives_identical_data():
+    first = seed_example()
+    second = seed_example()
+    one = first[0].graph(first[1]["e"], names=first[1]).to_dict()
+    two = second[0].graph(second[1]["e"], names=second[1]).to_dict()
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+
+
+def test_summaries_are_json_safe_and_summarize_big_tensors():
+    s = summarize(ag.tensor([1.0, float("nan"), float("inf")]))
+    assert s["values"] == [1.0, "nan", "inf"] and s["max"] == "nan"
+    json.dumps(s)
+    big = summarize(ag.arange(100).float())
+    assert big["values"] is None and big["numel"] == 100
+    assert (big["min"], big["max"], big["mean"]) == (0.0, 99.0, 49.5)
+    assert big["norm"] == pytest.approx(float(np.sqrt((np.arange(100.0) ** 2).sum())), rel=1e-6)
+
+
+def test_a_deep_chain_snapshots_without_recursion():
+    x = ag.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(5000):
+        y = y * 1.0
+    g = snapshot(y)
+    assert len(g.nodes) == 5002  # the leaf, 5000 ops, the output
+
+
+def test_snapshot_rejects_what_is_not_a_tensor():
+    with pytest.raises(TypeError, match="snapshot\\(\\) draws tensors"):
+        snapshot([1, 2, 3])
+
+
+def test_unknown_node_id_is_a_clear_error():
+    t, v = seed_example()
+    with pytest.raises(KeyError, match="no node 'n99'"):
+        t.graph(v["e"]).node("n99")
