@@ -46,8 +46,27 @@ from .ops import *  # noqa: F403 - every op is also a top-level function, as in 
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
+from .viz import trace  # noqa: F401 - `with autograd_lab.trace(): ...` records a graph
 
 __version__ = "0.1.0"
+
+
+def show(*roots, **options):
+    """Draw the graph behind tensors: the live widget in a notebook (`static=True`: an SVG).
+
+    The plain-function twin of the `%autograd` magic; see autograd_lab.magic.show.
+    """
+    from .magic import show as _show  # IPython is only needed once something is shown
+
+    return _show(*roots, **options)
+
+
+def load_ipython_extension(ipython):
+    """`%load_ext autograd_lab` registers the %autograd and %%autograd magics."""
+    from .magic import load_ipython_extension as _load
+
+    _load(ipython)
+
 
 # PyTorch's aliases for dtypes. Assigned last: `float`, `int`, `bool` shadow builtins in this module.
 half, double, long = float16, float64, int64

@@ -147,6 +147,9 @@ def _pack(tensor, outputs):
     """What a node keeps for one saved tensor (see _unpack)."""
     if tensor is None:
         return None
+    if tensor is outputs:  # an op saving its own (single) result: exp, tanh, sigmoid, ...
+        box = tensor._version_box()
+        return (None, box[0], tensor._data, box, 0)
     if not isinstance(tensor, Tensor):
         raise TypeError(
             f"save_for_backward() takes tensors (or None), got {type(tensor).__name__}; keep other "
