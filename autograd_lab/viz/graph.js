@@ -1,0 +1,588 @@
+// graph.js: the live graph widget of autograd_lab, in plain JavaScript (read me, learner!).
+//
+// widget.py sends one JSON object, `graph`: the snapshot's nodes, edges and backward events, and a
+// layout computed in Python (a box for every visible node, a polyline for every edge, a frame for
+// every scope). This file draws it as SVG and replays the computation one step at a time:
+//   step 0            before the forward pass: only the leaf tensors have values
+//   steps 1..F        forward: the F op nodes compute their results, in creation order
+//   steps F+1..F+E    backward: the engine's events in its real order
+//                       run         a node starts, holding the gradient of its output
+//                       send        it passes a gradient on to one of its inputs
+//                       accumulate  a leaf's .grad is added to
+// Traits shared with Python: graph (Python -> here), step, selected, collapsed (both ways).
+// No libraries, no build step, nothing fetched: anywidget loads this file as an ES module.
+
+const SVG_NS = "http://www.w3.org/2000/svg"; // an XML name, not a download
+// The colours of the static picture (svg.py): tensors are filled boxes, ops white and rounded.
+const ROLES = {
+  // role: [fill, border, what the legend says]
+  input: ["#dbeafe", "#2563eb", "input (leaf)"],
+  parameter: ["#ede9fe", "#7c3aed", "parameter"],
+  output: ["#dcfce7", "#16a34a", "output (root)"],
+  intermediate: ["#ffffff", "#6b7280", "op (intermediate)"],
+};
+const SAVED = "#d97706"; // an amber border: some op saved this value for its backward
+const LINE_H = 15; // layout.py sized each box for lines of 12px monospace, 15px apart
+const PAD_Y = 6;
+const PLAY_MS = 700; // one step every 0.7 s when playing
+
+// ---- small helpers ---------------------------------------------------------------------------
+
+function svg(tag, attrs = {}, parent = null, text = null) {
+  return element(document.createElementNS(SVG_NS, tag), attrs, parent, text);
+}
+
+function html(tag, attrs = {}, parent = null, text = null) {
+  return element(document.createElement(tag), attrs, parent, text);
+}
+
+function element(node, attrs, parent, text) {
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+// Numbers as layout.py (and PyTorch) print them: "7." for a whole float, else 4 significant digits.
+function num(x, integer = false) {
+  if (typeof x !== "number") return String(x); // "nan", "inf", "-inf" arrive as strings
+  if (integer) return String(Math.trunc(x));
+  if (Number.isInteger(x) && Math.abs(x) < 1e6) return `${x}.`;
+  const strip = (s) => s.replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  const [mantissa, exp] = x.toExponential(3).split("e"); // Python's format(x, ".4g") from here
+  const e = Number(exp);
+  if (e >= -4 && e < 4) return strip(x.toFixed(3 - e));
+  return `${strip(mantissa)}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+}
+
+const isInteger = (dtype) => /^(int|uint|bool)/.test(dtype || "");
+const shapeText = (shape) => (shape && shape.length ? `[${shape.join(", ")}]` : "scalar");
+const valuesText = (v, integer) =>
+  Array.isArray(v) ? `[${v.map((x) => valuesText(x, integer)).join(", ")}]` : num(v, integer);
+
+// A tensor summary in one short line, exactly as layout.py measured it: values when few, else stats.
+function summaryText(s, dtype, maxNumbers = 4) {
+  if (!s) return "";
+  if (s.values != null && s.numel <= maxNumbers) return valuesText(s.values, isInteger(dtype));
+  if (s.mean == null) return shapeText(s.shape);
+  return `${shapeText(s.shape)} mean ${num(s.mean)}`;
+}
+
+// The long form, for the tooltip and inspector: values when shipped, always the statistics.
+function summaryLines(s, dtype) {
+  if (!s) return ["—"];
+  const integer = isInteger(dtype);
+  const lines = [];
+  if (s.values == null) lines.push(`${shapeText(s.shape)}: ${s.numel} elements, too many to show`);
+  else if (s.shape.length === 2) lines.push(...s.values.map((row) => valuesText(row, integer)));
+  else lines.push(valuesText(s.values, integer));
+  if (s.numel > 1 && s.mean != null) {
+    lines.push(`min ${num(s.min)}  max ${num(s.max)}`, `mean ${num(s.mean)}  norm ${num(s.norm)}`);
+  }
+  return lines;
+}
+
+const flat = (v) => (Array.isArray(v) ? v.flatMap(flat) : [v]);
+// 6 significant digits like graph.py's summaries; NaN and infinities as the strings it uses
+function round6(x) {
+  if (Number.isFinite(x)) return Number(x.toPrecision(6));
+  return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+}
+
+// Gradients that reach one node add up. With both values at hand the sum is exact; a big tensor
+// ships only statistics, so its latest part stands in until the node runs with the true sum.
+function addSummaries(a, b) {
+  if (!a || a.values == null || b.values == null || a.numel !== b.numel) return b;
+  const add = (x, y) => (Array.isArray(x) ? x.map((v, i) => add(v, y[i])) : round6(Number(x) + Number(y)));
+  const values = add(a.values, b.values);
+  const xs = flat(values).map(Number);
+  const sum = (f) => xs.reduce((total, x) => total + f(x), 0);
+  return {
+    shape: b.shape,
+    numel: b.numel,
+    values,
+    min: round6(Math.min(...xs)),
+    max: round6(Math.max(...xs)),
+    mean: round6(sum((x) => x) / xs.length),
+    norm: round6(Math.sqrt(sum((x) => x * x))),
+  };
+}
+
+// Play, pause and step icons, drawn rather than typed so that every font shows them.
+const ICONS = {
+  first: "M3 3h2v10H3zM13 3v10L6 8z",
+  back: "M3 3h2v10H3zM14 3v10L7 8z",
+  play: "M4 2v12l10-6z",
+  pause: "M4 3h3v10H4zM9 3h3v10H9z",
+  forward: "M2 3v10l7-5zM11 3h2v10h-2z",
+  last: "M3 3v10l7-5zM11 3h2v10h-2z",
+};
+
+// ---- replaying the computation up to a step --------------------------------------------------
+
+// Everything the picture shows at `step`, replayed from step 0 (cheap: one pass over the events).
+function replay(g, step) {
+  const F = g.forward.length;
+  const box = (id) => g.layout.hidden[id] || id; // a hidden node shows up as its scope's box
+  const s = {
+    done: new Set(), // nodes whose value exists at this step
+    grad: new Map(), // node -> the gradient it shows
+    flow: new Map(), // edge -> the gradient that went back along it
+    active: null, // the node this step is about (framed in red)
+    activeEdges: [], // the edge a gradient is travelling along now
+    forwardEdges: [], // the inputs of the op computing now
+    caption: "",
+  };
+  for (const n of g.nodes) if (n.kind === "tensor" && !g.producer[n.id]) s.done.add(n.id);
+
+  // forward: each op in turn computes its output
+  for (let i = 0; i < Math.min(step, F); i++) {
+    const op = g.forward[i];
+    s.done.add(box(op));
+    for (const out of g.outputs[op] || []) s.done.add(out);
+  }
+  if (step === 0) {
+    s.caption = "Step 0: before the forward pass, only the leaf tensors have values. Press play or step.";
+  }
+  if (step >= 1 && step <= F) {
+    const op = g.forward[step - 1];
+    s.active = box(op);
+    s.forwardEdges = g.layout.edges.filter((e) => e.target === s.active).map(edgeKey); // its inputs
+    s.caption = `Forward ${step}/${F}: ${g.label(op)} computes ${summaryText(g.value(op)) || "its output"}`;
+  }
+
+  // backward: gradients arrive (send), add up in a buffer, are used (run), land in .grad (accumulate)
+  const buffer = new Map(); // gradients received by a node that has not run yet
+  const parts = new Map(); // ... and each part, to show the sum being formed
+  const acc = new Map(); // a leaf's .grad
+  for (let j = 0; j < step - F; j++) {
+    const ev = g.events[j];
+    const last = j === step - F - 1;
+    const gtext = summaryText(ev.grad);
+    let caption = "";
+    if (ev.kind === "send") {
+      const target = ev.target;
+      buffer.set(target, addSummaries(buffer.get(target), ev.grad));
+      parts.set(target, [...(parts.get(target) || []), ev.grad]);
+      if (!acc.has(target)) s.grad.set(box(target), buffer.get(target));
+      const key = `${box(target)}>${box(ev.node)}`; // the forward edge input -> op, walked backwards
+      s.flow.set(key, ev.grad);
+      caption = `${g.opName(ev.node)} sends gradient ${gtext} to ${g.label(target)}`;
+      const p = parts.get(target);
+      if (p.length > 1) {
+        const sum = `${p.map((x) => summaryText(x)).join(" + ")} = ${summaryText(buffer.get(target))}`;
+        caption += `, where gradients add up: ${sum}`;
+      }
+      if (last) s.activeEdges = [key];
+    } else if (ev.kind === "run") {
+      s.grad.set(box(ev.node), acc.get(ev.node) || ev.grad);
+      buffer.delete(ev.node);
+      parts.delete(ev.node);
+      for (const out of g.outputs[ev.node] || []) {
+        if (!s.grad.has(out)) s.grad.set(out, ev.grad); // the root's seed gradient (ones)
+        s.flow.set(`${box(ev.node)}>${out}`, ev.grad);
+      }
+      caption = g.isOp(ev.node)
+        ? `${g.opName(ev.node)} runs with the gradient of its output, ${gtext}`
+        : `AccumulateGrad of ${g.label(ev.node)} runs with ${gtext}`;
+    } else if (ev.kind === "accumulate") {
+      acc.set(ev.node, addSummaries(acc.get(ev.node), ev.grad));
+      s.grad.set(box(ev.node), acc.get(ev.node));
+      const leaf = g.label(ev.node);
+      caption = `${leaf}.grad += ${gtext}, so ${leaf}.grad = ${summaryText(acc.get(ev.node))}`;
+    }
+    if (last) {
+      s.active = box(ev.kind === "send" ? ev.target : ev.node);
+      s.caption = `Backward ${j + 1}/${g.events.length}: ${caption}`;
+    }
+  }
+  if (step === F && F > 0) {
+    s.caption += "  ·  the forward pass is done" + (g.events.length ? ", backward comes next" : "");
+  }
+  return s;
+}
+
+const edgeKey = (e) => `${e.source}>${e.target}`;
+
+// Lookups the replay needs, built once per graph (of a hidden node, only its label and kind).
+function index(graph) {
+  const g = { ...graph }; // the model's own object stays as Python sent it
+  const byId = Object.fromEntries(g.nodes.map((n) => [n.id, n]));
+  g.byId = byId;
+  g.producer = {};
+  g.outputs = {};
+  for (const e of g.edges) {
+    if (byId[e.target] && byId[e.target].kind === "tensor") {
+      g.producer[e.target] = e.source; // an op's output drawn as its own tensor node (a root)
+      (g.outputs[e.source] = g.outputs[e.source] || []).push(e.target);
+    }
+  }
+  const about = (id) => byId[id] || (g.hidden_nodes || {})[id] || { label: id, kind: "op" };
+  g.label = (id) => about(id).label;
+  g.isOp = (id) => about(id).kind === "op";
+  g.opName = (id) => about(id).op || about(id).label;
+  g.value = (id) => byId[id] && byId[id].value;
+  // the largest gradient sent: edge widths are relative to it
+  const norm = (ev) => (ev.grad && typeof ev.grad.norm === "number" ? ev.grad.norm : 0);
+  g.maxNorm = g.events.reduce((m, ev) => Math.max(m, norm(ev)), 1e-30);
+  return g;
+}
+
+// ---- the view --------------------------------------------------------------------------------
+
+class GraphView {
+  constructor(model, el) {
+    this.model = model;
+    this.timer = null;
+    this.root = html("div", { class: "agl-widget", tabindex: "0" }, el);
+    this.buildToolbar();
+    this.caption = html("div", { class: "agl-caption" }, this.root);
+    const main = html("div", { class: "agl-main" }, this.root);
+    this.canvas = html("div", { class: "agl-canvas" }, main);
+    this.inspector = html("div", { class: "agl-inspector", hidden: "" }, main);
+    this.legend = html("div", { class: "agl-legend" }, this.root);
+    this.tooltip = html("div", { class: "agl-tooltip", hidden: "" }, this.root);
+    this.buildLegend();
+    this.root.addEventListener("keydown", (e) => this.onKey(e));
+
+    this.listeners = [
+      ["change:graph", () => this.draw()],
+      ["change:step", () => this.update()],
+      ["change:selected", () => this.update()],
+    ];
+    for (const [name, fn] of this.listeners) model.on(name, fn);
+    this.draw();
+  }
+
+  destroy() {
+    this.pause();
+    for (const [name, fn] of this.listeners) this.model.off(name, fn);
+  }
+
+  // The model's step, and a way to move it (Python hears about it through save_changes).
+  get step() {
+    return this.model.get("step");
+  }
+
+  go(step) {
+    const clamped = Math.max(0, Math.min(this.g.n_steps, step));
+    if (clamped !== this.step) {
+      this.model.set("step", clamped);
+      this.model.save_changes();
+    }
+  }
+
+  select(id) {
+    this.model.set("selected", id);
+    this.model.save_changes();
+  }
+
+  // ---- the controls: buttons, slider, legend
+
+  buildToolbar() {
+    const bar = html("div", { class: "agl-toolbar" }, this.root);
+    const button = (name, title, action) => {
+      const attrs = { class: `agl-btn agl-${name}`, title, "aria-label": title, type: "button" };
+      const b = html("button", attrs, bar);
+      const icon = svg("svg", { viewBox: "0 0 16 16", width: 14, height: 14 }, b);
+      b.path = svg("path", { d: ICONS[name] }, icon);
+      b.addEventListener("click", action);
+      return b;
+    };
+    button("first", "Back to step 0", () => this.go(0));
+    button("back", "Step back", () => this.go(this.step - 1));
+    this.playButton = button("play", "Play", () => (this.timer ? this.pause() : this.play()));
+    button("forward", "Step forward", () => this.go(this.step + 1));
+    button("last", "Jump to the last step", () => this.go(this.g.n_steps));
+    const slider = { class: "agl-slider", type: "range", min: 0, value: 0, "aria-label": "step" };
+    this.slider = html("input", slider, bar);
+    this.slider.addEventListener("input", () => this.go(Number(this.slider.value)));
+    this.stepLabel = html("span", { class: "agl-step" }, bar);
+    // full size (scroll to see the rest) or shrunk to fit the width (to see all of a big graph)
+    const zoom = { class: "agl-btn agl-zoom", type: "button", title: "Fit to the width, or full size" };
+    this.zoom = html("button", zoom, bar, "fit");
+    this.zoom.addEventListener("click", () => {
+      const fit = this.canvas.classList.toggle("agl-fit");
+      this.zoom.textContent = fit ? "100%" : "fit";
+    });
+  }
+
+  buildLegend() {
+    for (const [fill, stroke, text] of Object.values(ROLES)) {
+      const item = html("span", { class: "agl-legend-item" }, this.legend);
+      html("span", { class: "agl-swatch", style: `background:${fill};border-color:${stroke}` }, item);
+      item.append(text);
+    }
+    const saved = html("span", { class: "agl-legend-item" }, this.legend);
+    html("span", { class: "agl-swatch", style: `border-color:${SAVED};border-width:2.5px` }, saved);
+    saved.append("saved for backward");
+    const edge = html("span", { class: "agl-legend-item" }, this.legend);
+    html("span", { class: "agl-swatch-edge" }, edge);
+    edge.append("gradient (thicker = larger |grad|)");
+    const hint = html("span", { class: "agl-legend-item agl-hint" }, this.legend);
+    hint.append("hover: details · click: inspect · click a scope's title: collapse/expand · ← →: step");
+  }
+
+  play() {
+    if (this.step >= this.g.n_steps) this.go(0); // replay from the start
+    const tick = () => (this.step >= this.g.n_steps ? this.pause() : this.go(this.step + 1));
+    this.timer = setInterval(tick, PLAY_MS);
+    this.playButton.path.setAttribute("d", ICONS.pause);
+    this.playButton.title = "Pause";
+  }
+
+  pause() {
+    clearInterval(this.timer);
+    this.timer = null;
+    if (this.playButton) {
+      this.playButton.path.setAttribute("d", ICONS.play);
+      this.playButton.title = "Play";
+    }
+  }
+
+  onKey(e) {
+    const moves = { ArrowRight: 1, ArrowLeft: -1 };
+    if (e.key in moves) this.go(this.step + moves[e.key]);
+    else if (e.key === " ") this.timer ? this.pause() : this.play();
+    else if (e.key === "Escape") this.select(null);
+    else return;
+    e.preventDefault();
+    e.stopPropagation(); // the notebook must not act on these keys too
+  }
+
+  // ---- drawing the graph (once per layout) -----------------------------------------------------
+
+  draw() {
+    this.g = index(this.model.get("graph"));
+    const { layout } = this.g;
+    const { width, height } = layout;
+    this.slider.max = this.g.n_steps;
+    this.canvas.replaceChildren();
+    const size = { width, height, viewBox: `0 0 ${width} ${height}` };
+    const picture = svg("svg", { class: "agl-svg", ...size }, this.canvas);
+    const defs = svg("defs", {}, picture);
+    for (const kind of ["plain", "grad", "active", "forward"]) {
+      // arrowheads of a fixed size, whatever the width of the line; at a line's start they turn round
+      const size = { viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 8, markerHeight: 8 };
+      const attrs = { id: `agl-arrow-${kind}-${this.uid()}`, ...size, markerUnits: "userSpaceOnUse" };
+      const marker = svg("marker", { ...attrs, orient: "auto-start-reverse" }, defs);
+      svg("path", { d: "M0 0L10 5L0 10z", class: `agl-arrow-${kind}` }, marker);
+    }
+    const groups = svg("g", { class: "agl-groups" }, picture);
+    const edges = svg("g", { class: "agl-edges" }, picture);
+    const nodes = svg("g", { class: "agl-nodes" }, picture);
+    for (const group of layout.groups) this.drawGroup(group, groups);
+    this.edgeEls = new Map();
+    for (const e of layout.edges) {
+      const d = "M" + e.points.map((p) => p.join(" ")).join("L");
+      const path = svg("path", { d, class: "agl-edge", "data-key": edgeKey(e) }, edges);
+      this.edgeEls.set(edgeKey(e), path);
+      if (e.count > 1) {
+        const [x, y] = e.points[Math.floor(e.points.length / 2)];
+        svg("text", { x, y: y - 4, class: "agl-edge-count" }, edges, `×${e.count}`);
+      }
+    }
+    this.nodeEls = new Map();
+    for (const n of this.g.nodes) if (layout.nodes[n.id]) this.drawNode(n, layout.nodes[n.id], nodes);
+    this.update();
+  }
+
+  uid() {
+    // marker ids must be unique in the page: two views of one widget may be on screen
+    this._uid = this._uid || Math.random().toString(36).slice(2, 8);
+    return this._uid;
+  }
+
+  drawNode(n, b, parent) {
+    const [fill, stroke] = ROLES[n.role] || ROLES.intermediate;
+    const where = { transform: `translate(${b.x},${b.y})`, "data-id": n.id, "data-role": n.role };
+    const node = svg("g", { class: `agl-node agl-${n.kind}`, ...where }, parent);
+    svg("rect", { class: "agl-halo", x: -4, y: -4, width: b.w + 8, height: b.h + 8, rx: 10 }, node);
+    const border = n.is_saved ? { stroke: SAVED, "stroke-width": 2.5 } : { stroke };
+    const rx = n.kind === "op" ? 8 : 0;
+    svg("rect", { class: "agl-box", width: b.w, height: b.h, rx, fill, ...border }, node);
+    // line i of the box's text, centred, where layout.py measured it (baseline 11px below its top)
+    const line = (i, cls, text) => svg("text", { x: b.w / 2, y: PAD_Y + LINE_H * i + 11, class: cls }, node, text);
+    // a box sized for two lines has no room for a gradient: the tooltip and inspector show it
+    const roomy = b.h >= 2 * PAD_Y + 3 * LINE_H - 1;
+    const parts = {
+      label: line(0, "agl-label", n.label),
+      value: line(1, "agl-value", ""),
+      grad: roomy ? line(2, "agl-grad", "") : null,
+    };
+    node.addEventListener("mouseenter", (e) => this.showTooltip(n, e));
+    node.addEventListener("mousemove", (e) => this.moveTooltip(e));
+    node.addEventListener("mouseleave", () => (this.tooltip.hidden = true));
+    node.addEventListener("click", () => this.select(this.model.get("selected") === n.id ? null : n.id));
+    this.nodeEls.set(n.id, { node, ...parts });
+  }
+
+  // An expanded scope is a dashed frame whose title collapses it; a collapsed one is a single box.
+  drawGroup(group, parent) {
+    const where = { "data-id": group.id, transform: `translate(${group.x},${group.y})` };
+    const frame = svg("g", { class: `agl-group${group.collapsed ? " agl-collapsed" : ""}`, ...where }, parent);
+    svg("rect", { class: "agl-group-box", width: group.w, height: group.h, rx: 6 }, frame);
+    if (group.collapsed) {
+      const x = group.w / 2;
+      svg("text", { x, y: PAD_Y + 11, class: "agl-label" }, frame, group.scope);
+      svg("text", { x, y: PAD_Y + LINE_H + 11, class: "agl-value" }, frame, `${group.count} nodes`);
+      svg("title", {}, frame, `scope ${group.scope}: ${group.count} nodes, collapsed. Click to expand.`);
+    } else {
+      const title = svg("text", { x: 6, y: 11, class: "agl-group-title" }, frame, `▾ ${group.scope}`);
+      svg("title", {}, title, `scope ${group.scope}: click to collapse its ${group.count} nodes`);
+    }
+    const handle = group.collapsed ? frame : frame.querySelector("text");
+    handle.classList.add("agl-toggle");
+    handle.addEventListener("click", (e) => {
+      e.stopPropagation();
+      this.toggle(group);
+    });
+  }
+
+  // Collapse or expand a scope: JS changes `collapsed`, Python sends a new layout.
+  toggle(group) {
+    const inside = (p) => p.startsWith(group.scope + "/");
+    let collapsed = this.model.get("collapsed").filter((p) => !inside(p));
+    if (group.collapsed) {
+      collapsed = collapsed.filter((p) => p !== group.scope);
+      // a big scope opens one level at a time: its sub-scopes stay collapsed (like layout.expand)
+      const child = (p) => inside(p) && !p.slice(group.scope.length + 1).includes("/");
+      if (group.count > (this.g.max_nodes || 200)) collapsed.push(...(this.g.scopes || []).filter(child));
+    } else {
+      collapsed.push(group.scope);
+    }
+    this.model.set("collapsed", collapsed);
+    this.model.save_changes();
+  }
+
+  // ---- showing one step (every time the step or the selection changes) ----------------------------
+
+  update() {
+    const g = this.g;
+    const step = this.step;
+    const s = (this.state = replay(g, step));
+    this.slider.value = step;
+    this.stepLabel.textContent = `step ${step} / ${g.n_steps}`;
+    this.caption.textContent = s.caption;
+    const selected = this.model.get("selected");
+    for (const [id, el] of this.nodeEls) {
+      const n = g.byId[id];
+      const done = s.done.has(id);
+      el.value.textContent = done ? summaryText(n.value, n.dtype) || shapeText(n.shape) : "?";
+      const grad = s.grad.get(id);
+      if (el.grad) el.grad.textContent = grad ? `grad ${summaryText(grad, n.dtype)}` : "";
+      el.node.classList.toggle("agl-pending", !done);
+      el.node.classList.toggle("agl-active", s.active === id);
+      el.node.classList.toggle("agl-selected", selected === id);
+    }
+    for (const frame of this.canvas.querySelectorAll(".agl-collapsed")) {
+      frame.classList.toggle("agl-active", s.active === frame.dataset.id);
+    }
+    for (const [key, path] of this.edgeEls) {
+      const grad = s.flow.get(key);
+      const norm = grad && typeof grad.norm === "number" ? grad.norm : 0;
+      const active = s.activeEdges.includes(key);
+      const forward = s.forwardEdges.includes(key);
+      path.classList.toggle("agl-has-grad", Boolean(grad));
+      path.classList.toggle("agl-active-edge", active);
+      path.classList.toggle("agl-forward-edge", forward);
+      path.style.strokeWidth = grad ? (1.5 + 4.5 * Math.sqrt(norm / g.maxNorm)).toFixed(2) : "";
+      const kind = active ? "active" : forward ? "forward" : grad ? "grad" : "plain";
+      // data flows forward (arrow at the end); a gradient went back (arrow at the start)
+      const back = grad && kind !== "forward";
+      path.setAttribute(back ? "marker-start" : "marker-end", `url(#agl-arrow-${kind}-${this.uid()})`);
+      path.removeAttribute(back ? "marker-end" : "marker-start");
+    }
+    this.showInspector(selected);
+  }
+
+  // ---- tooltip and inspector -------------------------------------------------------------------
+
+  // The facts about a node at the current step, as [heading, text] rows.
+  // `long`: every value and statistic (the inspector); short: one line each (the tooltip).
+  facts(n, long) {
+    const s = this.state;
+    const text = (x) => (long ? summaryLines(x, n.dtype).join("\n") : summaryText(x, n.dtype, 8));
+    const rows = [n.kind === "op" ? ["op", n.op] : ["tensor", `${n.role}${n.name ? " " + n.name : ""}`]];
+    rows.push(["shape", `${shapeText(n.shape)} ${n.dtype}`]);
+    if (!s.done.has(n.id)) rows.push(["value", "not computed yet (step forward)"]);
+    else rows.push(["value", n.value ? text(n.value) : "not recorded (use trace())"]);
+    const grad = s.grad.get(n.id);
+    rows.push(["grad", grad ? text(grad) : "none yet"]);
+    if (n.derivative) rows.push(["local derivative", n.derivative]);
+    if (n.saved && n.saved.length) {
+      rows.push(["saves for backward", n.saved.map((t) => `${t.name} ${shapeText(t.shape)}`).join(", ")]);
+    }
+    if (n.is_saved) rows.push(["saved", "an op saved this value for its backward"]);
+    if (n.scope) rows.push(["scope", n.scope]);
+    rows.push(["id", n.id]);
+    return rows;
+  }
+
+  showTooltip(n, e) {
+    this.tooltip.replaceChildren();
+    html("div", { class: "agl-tip-title" }, this.tooltip, n.label);
+    for (const [k, v] of this.facts(n, false)) {
+      if (k === "id" || k === "saved") continue;
+      const row = html("div", { class: "agl-tip-row" }, this.tooltip);
+      html("b", {}, row, `${k}: `);
+      row.append(v);
+    }
+    this.tooltip.hidden = false;
+    this.moveTooltip(e);
+  }
+
+  moveTooltip(e) {
+    const box = this.root.getBoundingClientRect();
+    const x = Math.min(e.clientX - box.left + 14, box.width - this.tooltip.offsetWidth - 4);
+    this.tooltip.style.left = `${Math.max(0, x)}px`;
+    this.tooltip.style.top = `${e.clientY - box.top + 14}px`;
+  }
+
+  showInspector(id) {
+    const n = id && this.g.byId[id];
+    this.inspector.hidden = !n;
+    if (!n) return;
+    this.inspector.replaceChildren();
+    const head = html("div", { class: "agl-inspector-head" }, this.inspector);
+    html("span", { class: "agl-inspector-title" }, head, n.label);
+    const attrs = { class: "agl-btn agl-close", type: "button", title: "Close (Esc)" };
+    const close = html("button", attrs, head, "×");
+    close.addEventListener("click", () => this.select(null));
+    for (const [k, v] of this.facts(n, true)) {
+      html("div", { class: "agl-key" }, this.inspector, k);
+      html("div", { class: "agl-val" }, this.inspector, v);
+      if (k === "value" && this.state.done.has(n.id)) heatmap(n.value, this.inspector);
+      if (k === "grad") heatmap(this.state.grad.get(n.id), this.inspector);
+    }
+  }
+}
+
+// A small picture of a 1-D or 2-D tensor: one cell per element, blue below zero, red above.
+function heatmap(s, parent) {
+  if (!s || s.values == null || s.numel < 2 || s.shape.length > 2) return;
+  const rows = s.shape.length === 2 ? s.values : [s.values];
+  const cols = rows[0].length;
+  const cell = Math.max(6, Math.min(18, Math.floor(220 / Math.max(cols, rows.length))));
+  const big = Math.max(1e-30, ...flat(rows).map((v) => Math.abs(Number(v)) || 0));
+  const [width, height] = [cols * cell + 1, rows.length * cell + 1];
+  const pic = svg("svg", { class: "agl-heatmap", width, height }, parent);
+  svg("rect", { width, height, fill: "#d1d5db" }, pic); // shows as a grid between the cells
+  rows.forEach((row, i) =>
+    row.forEach((v, j) => {
+      const t = Math.min(1, Math.abs(Number(v)) / big) || 0;
+      const [r, g, b] = Number(v) < 0 ? [1 - t, 1 - 0.6 * t, 1] : [1, 1 - 0.7 * t, 1 - t];
+      const fill = `rgb(${(255 * r) | 0},${(255 * g) | 0},${(255 * b) | 0})`;
+      const rect = svg("rect", { x: j * cell + 1, y: i * cell + 1, width: cell - 1, height: cell - 1, fill }, pic);
+      svg("title", {}, rect, `[${s.shape.length === 2 ? `${i}, ${j}` : j}] = ${num(Number(v))}`);
+    }),
+  );
+}
+
+// anywidget calls render once per view of the widget; what it returns cleans up after the view.
+export default {
+  render({ model, el }) {
+    const view = new GraphView(model, el);
+    return () => view.destroy();
+  },
+};
