@@ -1,0 +1,249 @@
+"""The `%autograd` magics: draw the graph a notebook cell builds, and watch backward run through it.
+
+    %load_ext autograd_lab
+
+    %%autograd -b
+    a = ag.tensor(2.0, requires_grad=True)
+    b = ag.tensor(6.0, requires_grad=True)
+    c = a + b
+    d = b + 1
+    e = c * d                 # -b then calls e.backward() and records the backward pass
+
+    %autograd e               # the graph behind a tensor you already have
+
+Options: `-b/--backward`, `--root EXPR` (what to draw; default: the cell's last expression, else
+the results nothing else used), `--max-nodes N`, `--static` (an SVG picture instead of the live
+widget), `-o NAME` (keep the widget, or the Graph with --static, in a variable). `%autograd?` lists
+them. Scripts and tests have the same features as functions: `show(e)` and
+`with autograd_lab.viz.trace() as t: ...`.
+"""
+
+import ast
+import inspect
+
+from .tensor import Tensor
+from .viz.graph import snapshot, trace
+
+try:  # IPython is needed only for the magics: show() works in plain Python too
+    from IPython.core.error import UsageError
+    from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+    from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+except ImportError:
+
+    def _without_ipython(*args, **kwargs):  # stands in for IPython's decorators below
+        return lambda function: function
+
+    Magics, UsageError, magics_class = object, RuntimeError, lambda cls: cls
+    line_magic = cell_magic = magic_arguments = argument = _without_ipython
+
+
+def load_ipython_extension(ipython):
+    """Called by `%load_ext autograd_lab`: adds the `%autograd` and `%%autograd` magics."""
+    ipython.register_magics(AutogradMagics)
+
+
+# ---- the plain functions -------------------------------------------------------------------------
+
+
+def show(*roots, names=None, static=False, max_nodes=None):
+    """The graph behind `roots` as a live widget (or, with `static=True`, an SVG picture).
+
+        e = (a + b) * (b + 1)
+        autograd_lab.show(e)          # a notebook displays it when it ends the cell
+
+    Nodes are labelled with your variable names: `names` maps names to tensors (e.g.
+    `names={"loss": loss}`); by default the names of the tensors visible where show() is called.
+    `max_nodes` collapses scopes (layers) of bigger graphs into boxes you can expand.
+    """
+    if names is None:
+        names = _caller_names()
+    graph = snapshot(*roots, names=tensor_names(names))
+    return _view(graph, static, max_nodes)
+
+
+def tensor_names(namespace):
+    """The tensors in a namespace (e.g. `globals()`), by name; `_private` names are skipped."""
+    return {
+        name: value
+        for name, value in namespace.items()
+        if isinstance(value, Tensor) and not name.startswith("_")
+    }
+
+
+def _caller_names():
+    """The variables where the user called show(): of the first frame outside autograd_lab."""
+    frame = inspect.currentframe()
+    # Skip our own frames, so that wrappers such as `autograd_lab.show` do not hide the caller.
+    while frame is not None and _in_autograd_lab(frame):
+        frame = frame.f_back
+    if frame is None:
+        return {}
+    names = dict(frame.f_locals)  # local names first: they are what the caller sees
+    for name, value in frame.f_globals.items():
+        names.setdefault(name, value)
+    return names
+
+
+def _in_autograd_lab(frame):
+    module = frame.f_globals.get("__name__", "")
+    return module == "autograd_lab" or module.startswith("autograd_lab.")
+
+
+def _view(graph, static, max_nodes):
+    """The widget for a Graph, or its SVG picture (an IPython SVG object when IPython is there)."""
+    if static:
+        from .viz.svg import to_svg
+
+        svg = to_svg(graph) if max_nodes is None else to_svg(graph, threshold=max_nodes)
+        try:
+            from IPython.display import SVG
+        except ImportError:  # plain Python: the SVG text itself
+            return svg
+        return SVG(data=svg)
+    try:
+        from .viz.widget import GraphWidget
+    except ImportError as error:
+        raise ImportError(
+            "The live graph widget needs anywidget (`pip install 'autograd_lab[lab]'`). "
+            "Without it, draw a static picture: show(..., static=True) or %%autograd --static."
+        ) from error
+    return GraphWidget(graph) if max_nodes is None else GraphWidget(graph, max_nodes=max_nodes)
+
+
+# ---- the magics ----------------------------------------------------------------------------------
+
+HELP = {  # the options' help, shown by `%autograd?` and `%%autograd?`
+    "backward": "after the cell, call backward() on its result and record the backward pass",
+    "root": "draw the graph behind EXPR (default: the cell's last expression, else the results "
+    "the cell made that nothing else used)",
+    "max_nodes": "collapse scopes (layers) when the graph has more than N nodes",
+    "static": "draw an SVG picture, not the live widget",
+    "output": "keep the widget (with --static: the Graph) in the variable NAME",
+}
+
+
+@magics_class
+class AutogradMagics(Magics):
+    """`%%autograd` (run a cell and draw the graph it built) and `%autograd EXPR`."""
+
+    @magic_arguments("%autograd")  # IPython adds one more "%" when it shows help
+    @argument("-b", "--backward", action="store_true", help=HELP["backward"])
+    @argument("--root", metavar="EXPR", help=HELP["root"])
+    @argument("--max-nodes", type=int, metavar="N", help=HELP["max_nodes"])
+    @argument("--static", action="store_true", help=HELP["static"])
+    @argument("-o", "--output", metavar="NAME", help=HELP["output"])
+    @cell_magic("autograd")
+    def autograd_cell(self, line, cell):
+        """Run the cell, recording every node it builds, and draw the graph."""
+        __tracebackhide__ = True  # IPython leaves this frame out of the user's traceback
+        args = parse_argstring(self.autograd_cell, line)
+        _check(args)
+        with trace() as recorded:
+            result = _run_cell(self.shell, cell, header=f"%%autograd {line}")
+            if args.root is not None:
+                roots = _tensors_in(self.shell.ev(_unquote(args.root)), f"--root {args.root}")
+            elif _is_tensors(result):
+                roots = _tensors_in(result, "the cell's result")
+            else:  # the cell ends with a statement: draw what it left unused (its results)
+                roots = recorded.roots()
+            if args.backward:
+                _backward(roots)
+        graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
+        self._display(graph, args)
+
+    @magic_arguments("autograd")
+    @argument("--max-nodes", type=int, metavar="N", help=HELP["max_nodes"])
+    @argument("--static", action="store_true", help=HELP["static"])
+    @argument("-o", "--output", metavar="NAME", help=HELP["output"])
+    @argument("expression", nargs="+", help="the tensor to draw, e.g. loss")
+    @line_magic("autograd")
+    def autograd_line(self, line):
+        """Draw the graph behind a tensor you already have: `%autograd loss`."""
+        __tracebackhide__ = True
+        args = parse_argstring(self.autograd_line, line)
+        _check(args)
+        expression = " ".join(args.expression)
+        with (
+            trace() as recorded
+        ):  # an expression such as `c * d` makes new nodes: keep their values
+            roots = _tensors_in(self.shell.ev(_unquote(expression)), expression)
+        graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
+        self._display(graph, args)
+
+    def _display(self, graph, args):
+        from IPython.display import display
+
+        view = _view(graph, args.static, args.max_nodes)
+        display(view)
+        if args.output:
+            self.shell.user_ns[args.output] = graph if args.static else view
+        # Nothing is returned: the picture is shown once, and the cell's value is not shown again.
+
+
+def _check(args):
+    """Refuse bad option values before the cell runs."""
+    if args.max_nodes is not None and args.max_nodes < 1:
+        raise UsageError(f"--max-nodes must be a positive number of nodes; got {args.max_nodes}")
+    if args.output is not None and not args.output.isidentifier():
+        raise UsageError(f"-o needs a variable name to store the result in; got {args.output!r}")
+
+
+def _run_cell(shell, cell, header):
+    """Run the cell's code in the notebook's namespace; return its last expression's value.
+
+    Like `%%time`: IPython's own transformations (magics, `!shell` lines) and compiler, so errors
+    show the cell's lines as usual; unlike `%%time`, errors are not caught, so the cell fails like
+    any other and "Run All" stops there.
+    """
+    __tracebackhide__ = True
+    # The header line keeps line numbers in tracebacks equal to those of the notebook cell.
+    source = "#" + header + "\n" + shell.transform_cell(cell)
+    filename = shell.compile.cache(source, shell.execution_count)
+    tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):  # evaluated separately to keep its value
+        last = ast.Expression(tree.body.pop().value)
+    exec(shell.compile(tree, filename, "exec"), shell.user_global_ns, shell.user_ns)
+    if last is None:
+        return None
+    return eval(shell.compile(last, filename, "eval"), shell.user_global_ns, shell.user_ns)
+
+
+def _is_tensors(value):
+    if isinstance(value, (tuple, list)):
+        return len(value) > 0 and all(isinstance(v, Tensor) for v in value)
+    return isinstance(value, Tensor)
+
+
+def _tensors_in(value, what):
+    """A tensor, or a tuple/list of them, as a list of roots to draw."""
+    if not _is_tensors(value):
+        raise UsageError(
+            f"{what} is not a tensor (its type is {type(value).__name__}): nothing to draw"
+        )
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def _backward(roots):
+    """`-b`: call backward() on the one result, as `loss.backward()` in a training loop."""
+    if len(roots) != 1:
+        raise UsageError(
+            f"-b calls backward() on one result (a loss), but there are {len(roots)} to choose "
+            "from. "
+            "End the cell with the loss, or name it with --root loss."
+        )
+    (root,) = roots
+    if root.numel() != 1:
+        raise UsageError(
+            f"-b calls backward() without arguments, which needs a result holding one number "
+            f"(a loss); this one has shape {list(root.shape)}. Reduce it first, e.g. end the "
+            "cell with y.sum(), or call y.backward(gradient=...) in the cell yourself."
+        )
+    root.backward()
+
+
+def _unquote(text):
+    """`--root "e * 2"`: IPython keeps the quotes around an argument; an expression does not."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text

@@ -1,0 +1,260 @@
+"""The %autograd magics in an in-process IPython shell, and show() as a plain function.
+
+Cells run through `shell.run_cell`, as a notebook runs them: a failing cell reports its error in
+`result.error_in_exec` (the notebook stops there) and prints its traceback.
+"""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+import autograd_lab as ag
+
+pytest.importorskip("IPython", reason="IPython (the lab extra) is not installed")
+pytest.importorskip("anywidget", reason="anywidget (the lab extra) is not installed")
+from IPython.core.error import UsageError  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.utils.capture import capture_output  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+
+from autograd_lab.magic import load_ipython_extension, show  # noqa: E402
+from autograd_lab.viz.graph import Graph  # noqa: E402
+from autograd_lab.viz.widget import GraphWidget  # noqa: E402
+
+SEED_EXAMPLE = """\
+a = ag.tensor(2.0, requires_grad=True)
+b = ag.tensor(6.0, requires_grad=True)
+c = a + b
+d = b + 1
+e = c * d
+"""
+WIDGET = "application/vnd.jupyter.widget-view+json"
+SVG = "image/svg+xml"
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory):
+    """One IPython shell for the module: no history file, its profile in a temporary folder."""
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    config.InteractiveShell.ipython_dir = str(tmp_path_factory.mktemp("ipython"))
+    ip = InteractiveShell.instance(config=config)
+    load_ipython_extension(ip)
+    return ip
+
+
+@pytest.fixture(autouse=True)
+def _fresh_namespace(shell):
+    """Each test starts with only `ag` defined (quicker than shell.reset(), which runs the GC)."""
+    for name in [n for n in shell.user_ns if n not in shell.user_ns_hidden]:
+        del shell.user_ns[name]
+    shell.user_ns["ag"] = ag
+
+
+def run(shell, cell):
+    """Run a cell as a notebook does; returns (result, captured displays and printed text)."""
+    with capture_output() as captured:
+        result = shell.run_cell(cell)
+    return result, captured
+
+
+def displayed(captured):
+    """The mime types of each thing the cell displayed."""
+    return [set(output.data) for output in captured.outputs]
+
+
+def plain(text):
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)  # the traceback's colours, removed
+
+
+def by_name(graph):
+    """{variable name: node} for the named tensor nodes of a Graph."""
+    return {n["name"]: n for n in graph.nodes if n["kind"] == "tensor" and n["name"]}
+
+
+# ---- loading -------------------------------------------------------------------------------------
+
+
+def test_load_ext_autograd_lab_adds_both_magics(shell):
+    result, _ = run(shell, "%load_ext autograd_lab")
+    assert result.success, result.error_in_exec
+    assert shell.find_cell_magic("autograd") is not None
+    assert shell.find_line_magic("autograd") is not None
+
+
+# ---- %%autograd ----------------------------------------------------------------------------------
+
+
+def test_cell_magic_draws_the_graph_the_cell_built(shell):
+    result, captured = run(shell, "%%autograd -o w\n" + SEED_EXAMPLE)
+    assert result.success, result.error_in_exec
+    assert result.result is None  # nothing returned: only the widget is shown
+    assert len(captured.outputs) == 1 and WIDGET in captured.outputs[0].data
+    w = shell.user_ns["w"]
+    assert isinstance(w, GraphWidget)
+    graph = w.snapshot
+    ops = sorted(n["op"] for n in graph.nodes if n["kind"] == "op")
+    assert ops == ["AddBackward0", "AddBackward0", "MulBackward0"]
+    assert {n["name"] for n in graph.nodes if n["name"]} == {"a", "b", "c", "d", "e"}
+    assert {n["label"] for n in graph.nodes} == {"a", "b", "c = Add", "d = Add", "e = Mul", "e"}
+    assert graph.events == [] and by_name(graph)["a"]["grad"] is None  # no backward asked for
+    # every node the cell made was recorded, with its value: the traced intermediate results
+    assert [n["value"]["values"] for n in graph.nodes if n["kind"] == "op"] == [8.0, 7.0, 56.0]
+
+
+def test_backward_option_runs_backward_and_records_it(shell):
+    result, _ = run(shell, "%%autograd -b -o w\n" + SEED_EXAMPLE)
+    assert result.success, result.error_in_exec
+    graph = shell.user_ns["w"].snapshot
+    assert by_name(graph)["a"]["grad"]["values"] == 7.0
+    assert by_name(graph)["b"]["grad"]["values"] == 15.0  # two paths: 7 + 8
+    b_id = by_name(graph)["b"]["id"]
+    sent_to_b = [e["grad"]["values"] for e in graph.events if e["target"] == b_id]
+    assert sent_to_b == [8.0, 7.0]  # in the engine's order: through d first, then through c
+    assert shell.user_ns["b"].grad.item() == 15.0  # the notebook's own tensors got their grads
+
+
+def test_the_last_expression_is_the_root_and_is_not_shown_again(shell):
+    cell = SEED_EXAMPLE + "f = e * 2\ne\n"  # f is made, but the cell's result is e
+    result, captured = run(shell, "%%autograd -b -o w\n" + cell)
+    assert result.success and result.result is None
+    assert len(captured.outputs) == 1
+    graph = shell.user_ns["w"].snapshot
+    assert "f" not in by_name(graph) and by_name(graph)["e"]["role"] == "output"
+    assert shell.user_ns["a"].grad.item() == 7.0  # backward ran from e, not from f
+
+
+def test_root_option_picks_what_to_draw(shell):
+    result, _ = run(shell, "%%autograd --root d -o w\n" + SEED_EXAMPLE)
+    assert result.success, result.error_in_exec
+    graph = shell.user_ns["w"].snapshot
+    assert sorted(by_name(graph)) == ["b", "d"]  # only what d depends on
+    result, _ = run(shell, '%%autograd --root "e * 2" -o w\n' + SEED_EXAMPLE)
+    assert result.success, result.error_in_exec  # an expression, evaluated after the cell
+    assert [n["op"] for n in shell.user_ns["w"].snapshot.nodes][-2] == "MulBackward0"
+
+
+def test_static_option_displays_an_svg(shell):
+    result, captured = run(shell, "%%autograd --static -o g\n" + SEED_EXAMPLE)
+    assert result.success, result.error_in_exec
+    assert displayed(captured) == [{SVG, "text/plain"}]
+    svg = captured.outputs[0].data[SVG]
+    assert svg.lstrip().startswith("<svg") and "c = Add" in svg
+    assert isinstance(shell.user_ns["g"], Graph)  # --static keeps the Graph, not a widget
+
+
+def test_max_nodes_option_reaches_the_widget(shell):
+    result, _ = run(shell, "%%autograd --max-nodes 3 -o w\n" + SEED_EXAMPLE)
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["w"].max_nodes == 3
+
+
+def test_an_error_in_the_cell_fails_the_cell_like_any_other(shell):
+    result, captured = run(shell, "%%autograd\nx = 1\ny = x / 0\nz = 2\n")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)  # the notebook stops here
+    assert captured.outputs == []  # no picture of a half-built graph
+    assert shell.user_ns["x"] == 1 and "z" not in shell.user_ns  # ran up to the error, as usual
+    traceback = plain(captured.stdout)
+    assert "y = x / 0" in traceback  # the user's line, numbered as in the cell
+    assert "line 3" in traceback
+    with pytest.raises(ZeroDivisionError):  # called directly, the user's exception comes out
+        shell.run_cell_magic("autograd", "", "1 / 0")
+
+
+@pytest.mark.parametrize(
+    "line, cell, message",
+    [
+        ("--bogus", SEED_EXAMPLE, "unrecognized arguments: --bogus"),
+        ("--max-nodes many", SEED_EXAMPLE, "invalid int value"),
+        ("--max-nodes 0", SEED_EXAMPLE, "--max-nodes must be a positive"),
+        ("-o 2w", SEED_EXAMPLE, "-o needs a variable name"),
+        ("--root 3", SEED_EXAMPLE, r"--root 3 is not a tensor \(its type is int\)"),
+        ("-b", SEED_EXAMPLE + "e * ag.ones(3)\n", r"has shape \[3\]. Reduce it first"),
+        ("-b", SEED_EXAMPLE + "f = e * 2\ng = e * 3\n", "there are 2 to choose from"),
+    ],
+)
+def test_bad_options_are_usage_errors(shell, line, cell, message):
+    with pytest.raises(UsageError, match=message):
+        shell.run_cell_magic("autograd", line, cell)
+    result, captured = run(shell, f"%%autograd {line}\n{cell}")
+    assert isinstance(result.error_in_exec, UsageError)  # IPython shows just the message
+    assert "Traceback" not in plain(captured.stdout + captured.stderr)
+
+
+def test_bad_options_are_refused_before_the_cell_runs(shell):
+    run(shell, "%%autograd --max-nodes 0\nran = True\n")
+    assert "ran" not in shell.user_ns
+
+
+# ---- %autograd EXPR ------------------------------------------------------------------------------
+
+
+def test_line_magic_draws_an_existing_tensor(shell):
+    run(shell, SEED_EXAMPLE + "e.backward()\n")
+    result, captured = run(shell, "%autograd -o w e")
+    assert result.success, result.error_in_exec
+    assert result.result is None and len(captured.outputs) == 1
+    graph = shell.user_ns["w"].snapshot
+    assert sorted(by_name(graph)) == ["a", "b", "e"]
+    assert by_name(graph)["b"]["grad"]["values"] == 15.0
+    result, captured = run(shell, "%autograd -o w c * d")  # an expression, made now
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["w"].snapshot.nodes[-2]["value"]["values"] == 56.0  # its value is known
+    result, captured = run(shell, "%autograd --static e")
+    assert result.success and displayed(captured) == [{SVG, "text/plain"}]
+
+
+def test_line_magic_usage_errors(shell):
+    run(shell, "x = 3")
+    with pytest.raises(UsageError, match=r"x is not a tensor \(its type is int\)"):
+        shell.run_line_magic("autograd", "x")
+    with pytest.raises(UsageError, match="arguments are required: expression"):
+        shell.run_line_magic("autograd", "")
+
+
+def test_help_lists_the_options(shell):
+    doc = shell.find_cell_magic("autograd").__doc__
+    for option in ("--backward", "--root EXPR", "--max-nodes N", "--static", "-o NAME"):
+        assert option in doc
+
+
+# ---- show() --------------------------------------------------------------------------------------
+
+
+def test_show_names_nodes_after_the_callers_variables():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * x).sum()
+    w = show(loss)
+    assert isinstance(w, GraphWidget)
+    assert sorted(by_name(w.snapshot)) == ["loss", "x"]
+    assert sorted(by_name(show(loss, names={"total": loss}).snapshot)) == ["total"]
+
+
+def test_top_level_show_reads_the_same_names():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    assert sorted(by_name(ag.show(y).snapshot)) == ["x", "y"]  # through autograd_lab.show
+
+
+def test_show_static_returns_an_svg_and_passes_max_nodes():
+    from IPython.display import SVG as SVGImage
+
+    x = ag.tensor(3.0, requires_grad=True)
+    y = x.exp()
+    picture = show(y, static=True)
+    assert isinstance(picture, SVGImage) and "y = Exp" in picture.data
+    assert show(y, max_nodes=5).max_nodes == 5
+
+
+def test_show_works_in_a_script_without_ipython():
+    script = (
+        "import sys; sys.modules['IPython'] = None  # as if IPython were not installed\n"
+        "import autograd_lab as ag\n"
+        "x = ag.tensor(3.0, requires_grad=True); y = x.exp()\n"
+        "svg = ag.show(y, static=True)\n"
+        "print(type(svg).__name__, 'y = Exp' in svg)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == ["str", "True"], done.stderr
