@@ -51,14 +51,14 @@ from .viz import trace  # noqa: F401 - `with autograd_lab.trace(): ...` records 
 __version__ = "0.1.0"
 
 
-def show(*roots, **options):
+def show(*roots, names=None, static=False, max_nodes=None):
     """Draw the graph behind tensors: the live widget in a notebook (`static=True`: an SVG).
 
     The plain-function twin of the `%autograd` magic; see autograd_lab.magic.show.
     """
     from .magic import show as _show  # IPython is only needed once something is shown
 
-    return _show(*roots, **options)
+    return _show(*roots, names=names, static=static, max_nodes=max_nodes)
 
 
 def load_ipython_extension(ipython):

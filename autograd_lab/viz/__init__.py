@@ -1,11 +1,32 @@
 """Seeing the graph: a snapshot of it as data, and the viewers that draw it.
 
-from autograd_lab.viz import trace, snapshot
-with trace() as t:
-    loss = ...; loss.backward()
-t.graph()        # nodes, edges and the backward pass in the engine's order
+    from autograd_lab.viz import trace, to_svg
+    with trace() as t:
+        loss = ...; loss.backward()
+    graph = t.graph()        # nodes, edges and the backward pass in the engine's order
+    to_svg(graph)            # a deterministic picture; GraphWidget(graph) is the live one
+
+graph.py (the snapshot), layout.py (where boxes go), svg.py (static pictures), widget.py + graph.js
+(the live widget), plots.py (matplotlib figures). The widget needs anywidget, the plots
+matplotlib: both come with the `lab` extra and are imported only when used.
 """
 
 from .graph import LOCAL_DERIVATIVES, Graph, Trace, snapshot, summarize, trace
+from .layout import default_collapsed, expand, layout, scope_counts
+from .svg import render_svg, step_count, to_matplotlib, to_png, to_svg
 
-__all__ = ["LOCAL_DERIVATIVES", "Graph", "Trace", "snapshot", "summarize", "trace"]
+
+def __getattr__(name):
+    # The widget pulls in anywidget/ipywidgets: load it on first use, not with the package.
+    if name == "GraphWidget":
+        from .widget import GraphWidget
+
+        return GraphWidget
+    raise AttributeError(f"module 'autograd_lab.viz' has no attribute {name!r}")
+
+
+__all__ = [
+    "LOCAL_DERIVATIVES", "Graph", "GraphWidget", "Trace", "default_collapsed", "expand", "layout",
+    "render_svg", "scope_counts", "snapshot", "step_count", "summarize", "to_matplotlib", "to_png",
+    "to_svg", "trace",
+]  # fmt: skip

@@ -156,6 +156,7 @@ class Trace:
         self.outputs = {}  # node -> [weak reference to each output tensor]
         self.scopes = {}  # node -> "outer/inner"
         self.saved = {}  # node -> what it saved, read at creation (backward frees it later)
+        self.values = {}  # node -> summary of its first output, taken when it was computed
         self.events = []  # (kind, node, target node or None, gradient summary)
 
     def __enter__(self):
@@ -172,6 +173,8 @@ class Trace:
         self.nodes.append(node)
         self.outputs[node] = [weakref.ref(t) if isinstance(t, Tensor) else None for t in outputs]
         self.saved[node] = (_saved_list(node), _saved_keys(node))
+        if isinstance(outputs[0], Tensor):  # temporaries like the x * w in x * w + b die soon
+            self.values[node] = summarize(outputs[0], self.max_values)
         if current_scope():
             self.scopes[node] = "/".join(current_scope())
 
@@ -376,7 +379,7 @@ def _op_node(op, node_id, order, label_of, saved, trace, last_grad, max_values):
     short = name.rsplit("Backward", 1)[0] or name
     output_name = label_of.get((op, 0))
     shape, dtype = op._outputs[0]
-    output = trace.output(op) if trace is not None else None
+    value = trace.values.get(op) if trace is not None else None
     return {
         "id": node_id,
         "kind": "op",
@@ -386,7 +389,7 @@ def _op_node(op, node_id, order, label_of, saved, trace, last_grad, max_values):
         "role": "intermediate",
         "shape": list(shape),
         "dtype": np.dtype(dtype).name,
-        "value": summarize(output, max_values) if output is not None else None,
+        "value": value,
         "grad": last_grad.get(op),
         "saved": trace.saved[op][0] if trace is not None and op in trace.saved else _saved_list(op),
         "saved_freed": op._saved is None,
