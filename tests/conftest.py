@@ -53,3 +53,19 @@ def values(t):
 def to_numpy(t):
     """Values of an autograd_lab or torch tensor as a float64/int numpy array."""
     return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())
+
+
+def traced_seed_example(backward=True):
+    """The classic graph, recorded by viz.trace(): a = 2, b = 6, c = a + b, d = b + 1, e = c * d,
+    then e.backward() (a.grad = 7, b.grad = 15). Returns the Trace and the tensors by name."""
+    from autograd_lab.viz import trace
+
+    with trace() as t:
+        a = ag.tensor(2.0, requires_grad=True)
+        b = ag.tensor(6.0, requires_grad=True)
+        c = a + b
+        d = b + 1
+        e = c * d
+        if backward:
+            e.backward()
+    return t, dict(a=a, b=b, c=c, d=d, e=e)

@@ -4,21 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from conftest import traced_seed_example as seed_example
 
 import autograd_lab as ag
 from autograd_lab.viz import snapshot, summarize, trace
-
-
-def seed_example():
-    """The classic a, b example, traced, with backward run inside the trace."""
-    with trace() as t:
-        a = ag.tensor(2.0, requires_grad=True)
-        b = ag.tensor(6.0, requires_grad=True)
-        c = a + b
-        d = b + 1
-        e = c * d
-        e.backward()
-    return t, dict(a=a, b=b, c=c, d=d, e=e)
 
 
 def test_seed_example_nodes_roles_values_and_grads():

@@ -21,24 +21,13 @@ except ImportError:  # the widget needs the lab extra; CI installs it, so there 
         raise
     pytest.skip("anywidget is not installed: pip install -e .[lab]", allow_module_level=True)
 
+from conftest import traced_seed_example as seed_example  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 
 from autograd_lab.viz.svg import step_count, to_svg  # noqa: E402
 from autograd_lab.viz.widget import GraphWidget  # noqa: E402
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def seed_example():
-    """a = 2, b = 6, c = a + b, d = b + 1, e = c * d, then e.backward(), all traced."""
-    with trace() as t:
-        a = ag.tensor(2.0, requires_grad=True)
-        b = ag.tensor(6.0, requires_grad=True)
-        c = a + b
-        d = b + 1
-        e = c * d
-        e.backward()
-    return t, dict(a=a, b=b, c=c, d=d, e=e)
 
 
 def scoped_example():
