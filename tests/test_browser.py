@@ -56,6 +56,17 @@ NOTEBOOK_CELLS = [
     "    loss = h.sum()\n"
     "    loss.backward()\n"
     "GraphWidget(t2)",
+    # a 10,000-node graph in 20 scopes: it must open collapsed and leave the page responsive
+    "with trace() as t3:\n"
+    "    z = ag.ones(1, requires_grad=True)\n"
+    "    for layer in range(20):\n"
+    '        with ag.autograd.scope(f"layer{layer}"):\n'
+    "            for _ in range(250):\n"
+    "                z = (z * 1.001 + 0.001).tanh()\n"
+    "    z.sum().backward()\n"
+    "big = GraphWidget(t3)\n"
+    "print(len(big.snapshot.nodes), 'nodes')\n"
+    "big",
 ]
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -234,6 +245,11 @@ def _drive(lab, page):
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
+    # every cell has run (the last one builds a 10,000-node graph) before anything is clicked:
+    # clicks sent while the kernel is busy would race with the cells still queued
+    expect(page.locator(".agl-widget")).to_have_count(3)
+    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
+
     # the graph is drawn: six nodes with the names used in the cell
     widget = page.locator(".agl-widget").first
     nodes = widget.locator(".agl-node")
@@ -289,6 +305,17 @@ def _drive(lab, page):
     expect(scoped.locator(".agl-node")).to_have_count(2)  # loss = Sum, loss: the rest is inside
     scoped.locator(".agl-group.agl-collapsed").click()
     expect(scoped.locator(".agl-node")).to_have_count(5)
+
+    # the 10,000-node graph opens with its 20 scopes collapsed, and still steps at once
+    big = page.locator(".agl-widget").nth(2)
+    expect(page.locator(".jp-OutputArea-output").filter(has_text="nodes").last).to_contain_text(
+        re.compile(r"1\d{4} nodes")
+    )
+    expect(big.locator(".agl-group.agl-collapsed")).to_have_count(20)
+    assert big.locator(".agl-node").count() < 30
+    big_step = big.locator(".agl-step")
+    big.get_by_role("button", name="Step forward").click()
+    expect(big_step).to_contain_text("step 1 /")
 
     # hovering a node shows its tooltip
     widget.locator('.agl-node[data-id="n4"]').hover()

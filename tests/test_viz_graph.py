@@ -174,3 +174,13 @@ def test_unknown_node_id_is_a_clear_error():
     t, v = seed_example()
     with pytest.raises(KeyError, match="no node 'n99'"):
         t.graph(v["e"]).node("n99")
+
+
+def test_trace_graph_keeps_results_that_are_already_gone():
+    with trace() as t:
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()  # neither x * x nor its sum is kept in a variable
+    g = t.graph()
+    assert [n["label"] for n in g.nodes] == ["tensor", "Mul", "Sum"]
+    assert g.node("n2")["value"]["values"] == 5.0  # summarized when it was computed
+    assert [e["kind"] for e in g.events][:2] == ["run", "send"]

@@ -194,14 +194,20 @@ class Trace:
         refs = self.outputs.get(node)
         return refs[output_nr]() if refs and refs[output_nr] is not None else None
 
-    def roots(self):
-        """The traced results that no later traced op consumed: the natural roots of the graph."""
+    def sinks(self):
+        """The traced nodes whose results no later traced op consumed: where the graph ends."""
         consumed = {n for node in self.nodes for n, _ in node.next_functions if n is not None}
-        sinks = [node for node in self.nodes if node not in consumed]
-        return [t for node in sinks if (t := self.output(node)) is not None]
+        return [node for node in self.nodes if node not in consumed]
+
+    def roots(self):
+        """The results of the sinks that are still alive (`loss.sum().backward()` keeps none)."""
+        return [t for node in self.sinks() if (t := self.output(node)) is not None]
 
     def graph(self, *roots, names=None):
-        return snapshot(*(roots or self.roots()), names=names, trace=self)
+        """The Graph behind `roots`; by default everything traced, even results already gone."""
+        if roots:
+            return snapshot(*roots, names=names, trace=self)
+        return snapshot(*self.roots(), names=names, trace=self, start=self.sinks())
 
 
 def trace(max_values=16):
@@ -212,15 +218,18 @@ def trace(max_values=16):
 # ---- the snapshot ------------------------------------------------------------------------------------
 
 
-def snapshot(*roots, names=None, trace=None, max_values=16):
-    """The graph behind `roots` (tensors) as a Graph. `names` maps variable names to tensors."""
+def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
+    """The graph behind `roots` (tensors) as a Graph. `names` maps variable names to tensors.
+
+    `start` adds op nodes to draw from whose result tensors are gone (Trace.graph uses it).
+    """
     roots = [r for r in roots if r is not None]
     for r in roots:
         if not isinstance(r, Tensor):
             raise TypeError(f"snapshot() draws tensors; got a {type(r).__name__}")
     if trace is not None:
         max_values = trace.max_values
-    ops, leaves = _collect(roots)
+    ops, leaves = _collect(roots, start)
     label_of = _names_by_node(names or {})
 
     # Deterministic ids: ops in creation order, each preceded by the leaves it is the first to use.
@@ -279,9 +288,9 @@ def snapshot(*roots, names=None, trace=None, max_values=16):
     return graph
 
 
-def _collect(roots):
+def _collect(roots, start=()):
     """Every op node reachable from the roots (in creation order) and the leaves used as roots."""
-    seen, stack, ops, leaves = set(), [], [], []
+    seen, stack, ops, leaves = set(), list(start), [], []
     for root in roots:
         if root._grad_fn is not None:
             stack.append(root._grad_fn)
