@@ -19,10 +19,9 @@ them. Scripts and tests have the same features as functions: `show(e)` and
 """
 
 import ast
-import inspect
 
 from .tensor import Tensor
-from .viz.graph import snapshot, trace
+from .viz.graph import caller_tensor_names, snapshot, tensor_names, trace
 
 try:  # IPython is needed only for the magics: show() works in plain Python too
     from IPython.core.error import UsageError
@@ -56,37 +55,9 @@ def show(*roots, names=None, static=False, max_nodes=None):
     `max_nodes` collapses scopes (layers) of bigger graphs into boxes you can expand.
     """
     if names is None:
-        names = _caller_names()
+        names = caller_tensor_names()
     graph = snapshot(*roots, names=tensor_names(names))
     return _view(graph, static, max_nodes)
-
-
-def tensor_names(namespace):
-    """The tensors in a namespace (e.g. `globals()`), by name; `_private` names are skipped."""
-    return {
-        name: value
-        for name, value in namespace.items()
-        if isinstance(value, Tensor) and not name.startswith("_")
-    }
-
-
-def _caller_names():
-    """The variables where the user called show(): of the first frame outside autograd_lab."""
-    frame = inspect.currentframe()
-    # Skip our own frames, so that wrappers such as `autograd_lab.show` do not hide the caller.
-    while frame is not None and _in_autograd_lab(frame):
-        frame = frame.f_back
-    if frame is None:
-        return {}
-    names = dict(frame.f_locals)  # local names first: they are what the caller sees
-    for name, value in frame.f_globals.items():
-        names.setdefault(name, value)
-    return names
-
-
-def _in_autograd_lab(frame):
-    module = frame.f_globals.get("__name__", "")
-    return module == "autograd_lab" or module.startswith("autograd_lab.")
 
 
 def _view(graph, static, max_nodes):

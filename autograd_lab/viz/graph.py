@@ -19,6 +19,7 @@ pass as the engine really ran it (which node ran, which gradient went where, wha
 The format (`Graph.to_dict()` is JSON-safe) is described in CONTRACT.md beside this file.
 """
 
+import inspect
 import math
 import weakref
 from dataclasses import dataclass, field
@@ -286,6 +287,29 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
                 "grad": summary,
             })  # fmt: skip
     return graph
+
+
+def tensor_names(namespace):
+    """The tensors in a namespace (e.g. `globals()`), by name; `_private` names are skipped."""
+    return {
+        name: value
+        for name, value in namespace.items()
+        if isinstance(value, Tensor) and not name.startswith("_")
+    }
+
+
+def caller_tensor_names():
+    """The tensors visible where the user called us: the first frame outside autograd_lab, its
+    local names first, then its globals. How `show(e)` and `GraphWidget(e)` label a, b, c, ..."""
+    frame = inspect.currentframe()
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "autograd_lab":
+        frame = frame.f_back  # wrappers such as autograd_lab.show must not hide the caller
+    if frame is None:
+        return {}
+    names = tensor_names(frame.f_locals)
+    for name, value in tensor_names(frame.f_globals).items():
+        names.setdefault(name, value)
+    return names
 
 
 def _collect(roots, start=()):

@@ -25,13 +25,12 @@ keeps the state (which step, which node, which scopes are collapsed) in four syn
 Where no widget can be shown (nbconvert, GitHub, nbval), the static SVG stands in for it.
 """
 
-import sys
 from pathlib import Path
 
 import anywidget
 import traitlets
 
-from .graph import Graph, Trace, snapshot
+from .graph import Graph, Trace, caller_tensor_names, snapshot
 
 HERE = Path(__file__).parent
 
@@ -66,7 +65,7 @@ class GraphWidget(anywidget.AnyWidget):
         **kwargs,
     ):
         if names is None:  # `GraphWidget(e)` labels a, b, c, ... like the cell that made them
-            names = _caller_tensors(sys._getframe(1))
+            names = caller_tensor_names()
         self._snapshot = _as_graph(roots, trace, names, max_values)
         self._ids = {node["id"] for node in self._snapshot.nodes}
         self.max_nodes = max_nodes
@@ -213,15 +212,3 @@ def _as_graph(roots, trace, names, max_values):
     if trace is not None:
         return trace.graph(*roots, names=names)
     return snapshot(*roots, names=names, max_values=max_values)
-
-
-def _caller_tensors(frame):
-    """The caller's variables that hold tensors, by name (locals first, then globals)."""
-    from ..tensor import Tensor
-
-    names = {}
-    for scope in (frame.f_locals, frame.f_globals):
-        for name, value in scope.items():
-            if isinstance(value, Tensor) and not name.startswith("_"):
-                names.setdefault(name, value)
-    return names
