@@ -195,3 +195,18 @@ def test_matches_pytorch(torch, spec, shapes, dtype, data):
     expected.backward(torch.tensor(upstream, dtype=getattr(torch, dtype)))
     for i, (x, t) in enumerate(zip(ours, theirs)):
         assert_same(x.grad, t.grad, rtol, atol, f"gradient of input {i}")
+
+
+# ---- inputs that random draws never hit --------------------------------------------------------
+
+
+@pytest.mark.parametrize("zeros", [[0], [0, 2], [1, 3, 4]], ids=["one-zero", "two-zeros", "three"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_prod_first_and_second_derivatives_at_exact_zeros(zeros, dim):
+    # random inputs are never exactly 0, where prod's gradient cannot divide by the element
+    data = np.arange(1.0, 7.0).reshape(2, 3)
+    data.flat[zeros] = 0.0
+    x = ag.tensor(data, dtype=ag.float64, requires_grad=True)
+    fn = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))

@@ -95,18 +95,29 @@ class Prod(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        # d(prod)/dx_i is the product of all the *other* elements; computed without dividing by x_i
-        # so that zeros are handled: with one zero, only that element gets a gradient.
+        # d(prod)/dx_i is the product of all the *other* elements. Without zeros that is
+        # prod / x_i; with a zero, dividing would give 0/0, so each product is taken explicitly.
         (x,) = ctx.saved_tensors
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
-        is_zero = x == 0
-        nonzero = where(is_zero, 1.0, x)
-        prod_nonzero = nonzero.prod(dim=ctx.dims, keepdim=True)
-        zeros = is_zero.sum(dim=ctx.dims, keepdim=True)
-        others = where(
-            zeros == 0, prod_nonzero / nonzero, where((zeros == 1) & is_zero, prod_nonzero, 0.0)
-        )
-        return grad * others
+        if not (x._data == 0).any():
+            return grad * (x.prod(dim=ctx.dims, keepdim=True) / x)
+        return grad * _products_of_others(x, ctx.dims)
+
+
+def _products_of_others(x, dims):
+    """For each element, the product of the other elements reduced with it, in differentiable
+    ops (so second derivatives are right at zeros too): the reduced dims are flattened into one
+    axis of length n, copied n times with a 1 on the diagonal, and multiplied along that axis."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    order = kept + list(dims)
+    moved = x.permute(order) if order != list(range(x.ndim)) else x
+    kept_shape = [x.shape[d] for d in kept]
+    n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    flat = moved.reshape(kept_shape + [n])
+    diagonal = _make(np.eye(n, dtype=bool))
+    others = where(diagonal, 1.0, flat.unsqueeze(-2)).prod(dim=-1)  # row i leaves out element i
+    others = others.reshape(moved.shape)
+    return others.permute(tuple(np.argsort(order))) if order != list(range(x.ndim)) else others
 
 
 class ProdDim(Prod):
