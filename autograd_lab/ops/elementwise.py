@@ -463,6 +463,20 @@ class Abs(Op):
         return grad * sign(x)
 
 
+class Sign(Op):
+    """-1, 0 or 1: flat everywhere, so its gradient is 0 (PyTorch records it all the same)."""
+
+    node_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.sign(x._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
 class Reciprocal(Op):
     node_name = "ReciprocalBackward0"
     saved_names = ("result",)
@@ -765,7 +779,7 @@ def where(condition, input, other):
 
 
 def sign(input):
-    return _make(np.sign(input._data))
+    return Sign.apply(input)
 
 
 def clone(input):

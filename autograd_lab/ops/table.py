@@ -83,6 +83,8 @@ OPS = [
         second_order=False),
     _op("abs", lambda lib, a: lib.abs(a), "elementwise", "AbsBackward0", domain="nonzero",
         second_order=False),
+    _op("sign", lambda lib, a: lib.sign(a), "elementwise", "SignBackward0", domain="nonzero",
+        second_order=False),
     _op("reciprocal", lambda lib, a: lib.reciprocal(a), "elementwise", "ReciprocalBackward0",
         domain="nonzero"),
     _op("clamp", lambda lib, a: lib.clamp(a, -0.55, 0.65), "elementwise", "ClampBackward1",

@@ -53,6 +53,7 @@ LOCAL_DERIVATIVES = {
     "ReluBackward0": "d relu(x)/dx = 1 where x > 0, else 0",
     "AbsBackward0": "d |x|/dx = sign(x)",
     "ReciprocalBackward0": "d (1/x)/dx = -1/x²",
+    "SignBackward0": "d sign(x)/dx = 0: the output is flat almost everywhere",
     "ClampBackward1": "1 where min <= x <= max, else 0",
     "MaximumBackward0": "1 to the larger input (half each at a tie)",
     "MinimumBackward0": "1 to the smaller input (half each at a tie)",
