@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Set up autograd_lab and run it: the README's two commands.
 
-    python3 dev.py lab     # create .venv, install, open the lessons in JupyterLab
+    python3 dev.py lab     # create .venv, install, open the lessons (notebooks/) in JupyterLab
     python3 dev.py test    # create .venv, install, run every check (ruff + pytest)
 
 Needs only Python >= 3.10 with pip and venv. Everything goes into ./.venv; delete it to start over.
@@ -74,7 +74,8 @@ def lab(args):
     ensure_installed("lab")
     (ROOT / "notebooks").mkdir(exist_ok=True)
     os.chdir(ROOT)
-    command = [str(BIN / "jupyter"), "lab", "notebooks/", *args]
+    # Serve the whole course (notebooks/, exercises/) and open the browser on the lessons.
+    command = [str(BIN / "jupyter"), "lab", "--LabApp.default_url=/lab/tree/notebooks", *args]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in args:
         command.append("--allow-root")  # containers and Binder often run as root; Jupyter refuses
     say(" ".join(command))
