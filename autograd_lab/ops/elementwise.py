@@ -61,11 +61,6 @@ def _scalar_or_array(value):
     return array.astype(types.default_numpy_dtype(array), copy=False)
 
 
-def _result(x, array):
-    """Wrap `array` as a new tensor (ops that save their own output create it themselves)."""
-    return _make(array if type(array) is np.ndarray else np.asarray(array))
-
-
 # ---- arithmetic ------------------------------------------------------------------------------------
 
 

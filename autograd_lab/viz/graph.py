@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..autograd.function import AccumulateGrad
+from ..autograd.function import AccumulateGrad, grad_accumulator_of
 from ..autograd.graph import current_scope, observe
 from ..tensor import Tensor
 
@@ -320,8 +320,6 @@ def _collect(roots, start=()):
         if root._grad_fn is not None:
             stack.append(root._grad_fn)
         elif root.requires_grad:
-            from ..autograd.function import grad_accumulator_of
-
             leaves.append(grad_accumulator_of(root))
     while stack:  # iterative: graphs can be deeper than Python's recursion limit
         node = stack.pop()
