@@ -1,0 +1,1 @@
+"""Stateless neural-network functions, as in torch.nn.functional (being written)."""

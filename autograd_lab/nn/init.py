@@ -1,0 +1,1 @@
+"""Weight initialisation, as in torch.nn.init (being written)."""

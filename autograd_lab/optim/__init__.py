@@ -1,0 +1,1 @@
+"""Optimizers, as in torch.optim (being written)."""
