@@ -30,6 +30,7 @@ from .grad_mode import _state
 
 _sequence = itertools.count()  # creation order: backward runs the newest ready node first
 _NO_EDGE = (None, 0)  # next_functions entry for an input that needs no gradient
+_ONE_INPUT = (True,)  # needs_input_grad of an op with one input (that requires grad)
 _NEVER_MODIFIED = (0,)  # the version "counter" of a tensor that has none yet: version 0
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -225,16 +226,11 @@ def _record(cls, args, kwargs):
     """Function.apply while recording: forward, then a node wired to the inputs' nodes."""
     node = _new(cls._node_class)
     node._saved = ()
-    edges, needs = [], []
-    for arg in args:
-        if isinstance(arg, Tensor) and arg._requires_grad:
-            fn = arg._grad_fn
-            edges.append((fn, arg._output_nr) if fn is not None else (grad_accumulator_of(arg), 0))
-            needs.append(True)
-        else:
-            edges.append(_NO_EDGE)
-            needs.append(False)
-    node.needs_input_grad = _shared(tuple(needs))
+    if len(args) == 1:  # one input (that requires grad: apply checked), the commonest case
+        edges, node.needs_input_grad = (_edge(args[0]),), _ONE_INPUT
+    else:
+        edges = tuple([_edge(arg) for arg in args])
+        node.needs_input_grad = _shared(tuple([edge is not _NO_EDGE for edge in edges]))
     if cls._numpy_forward:  # a built-in op computes with numpy only: nothing to keep from recording
         out = cls.forward(node, *args, **kwargs)
     else:
@@ -243,7 +239,7 @@ def _record(cls, args, kwargs):
             out = cls.forward(node, *args, **kwargs)
         finally:
             _state.enabled = True
-    node.next_functions = tuple(edges)
+    node.next_functions = edges
     node._seq = next(_sequence)
     if type(out) is np.ndarray:  # the common case: one new array (integer results need no grad)
         outputs = _make(out, node) if out.dtype.kind == "f" else _make(out)
@@ -255,13 +251,22 @@ def _record(cls, args, kwargs):
             out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
     else:
         outputs = _wrap_outputs(out, args, node)
-    if node._saved:
-        node._saved = tuple([_pack(t, outputs) for t in node._saved])
+    saved = node._saved
+    if saved:
+        node._saved = tuple([_pack(t, outputs) for t in saved])
     if _state.anomaly:
         node._trace = _user_stack()
     if _state.on_node is not None:  # a viewer is watching (grad_mode.observe)
         _state.on_node(node, outputs)
     return outputs
+
+
+def _edge(arg):
+    """The `next_functions` entry for one forward argument: where its gradient must go."""
+    if isinstance(arg, Tensor) and arg._requires_grad:
+        fn = arg._grad_fn
+        return (fn, arg._output_nr) if fn is not None else (grad_accumulator_of(arg), 0)
+    return _NO_EDGE
 
 
 def _is_new(out, args):
