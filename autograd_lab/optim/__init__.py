@@ -1,1 +1,18 @@
-"""Optimizers, as in torch.optim (being written)."""
+"""Optimizers, as in `torch.optim`: they move parameters along their gradients.
+
+    import autograd_lab.optim as optim
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for x, y in batches:
+        opt.zero_grad()                  # forget the previous step's gradients
+        loss_fn(model(x), y).backward()  # fill every parameter's .grad
+        opt.step()                       # update the parameters in place
+
+Where things live: `optimizer.py` (Optimizer: parameter groups, state, zero_grad, state_dict),
+`sgd.py` (SGD, with momentum and Nesterov), `adam.py` (Adam, AdamW).
+"""
+
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Adam", "AdamW", "Optimizer", "SGD"]
