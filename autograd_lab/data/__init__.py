@@ -1,0 +1,20 @@
+"""Data for training: small synthetic datasets, and mini-batches as in `torch.utils.data`.
+
+    from autograd_lab.data import DataLoader, TensorDataset, make_moons, train_test_split
+
+    X, y = make_moons(200, noise=0.1, seed=0)                  # (200, 2) float32, (200,) int64
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, seed=0)
+    for xb, yb in DataLoader(TensorDataset(X_train, y_train), batch_size=32, shuffle=True):
+        ...
+
+datasets.py (make_moons, make_circles, make_spirals, make_xor, make_blobs, train_test_split: seeded,
+no downloads) and loader.py (Dataset, TensorDataset, DataLoader, default_collate).
+"""
+
+from .datasets import make_blobs, make_circles, make_moons, make_spirals, make_xor, train_test_split
+from .loader import DataLoader, Dataset, TensorDataset, default_collate
+
+__all__ = [
+    "DataLoader", "Dataset", "TensorDataset", "default_collate", "make_blobs", "make_circles",
+    "make_moons", "make_spirals", "make_xor", "train_test_split",
+]  # fmt: skip
