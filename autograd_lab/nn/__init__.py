@@ -3,9 +3,18 @@
     import autograd_lab.nn as nn
     import autograd_lab.nn.functional as F
 
-Where things live: `parameter.py` (Parameter), `module.py` (Module: the container every layer is),
-`modules.py` (Linear, Sequential, activations, Dropout, losses), `functional.py` (the stateless
-functions the modules call), `init.py` (weight initialisation, PyTorch's defaults).
+Where things live: `parameter.py` (Parameter), `module.py` (Module: the base every layer is built
+on; `state.py` holds its state_dict/load_state_dict), `modules.py` (Linear, Identity, Flatten,
+Dropout), `container.py` (Sequential, ModuleList), `activation.py` (ReLU, Tanh, Sigmoid, GELU,
+Softmax, LogSoftmax), `loss.py` (MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss),
+`functional.py` (the stateless functions the modules call), `init.py` (weight initialisation,
+PyTorch's defaults).
 """
 
 from . import functional, init  # noqa: F401
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
+from .container import ModuleList, Sequential  # noqa: F401
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss  # noqa: F401
+from .module import Module  # noqa: F401
+from .modules import Dropout, Flatten, Identity, Linear  # noqa: F401
+from .parameter import Parameter  # noqa: F401

@@ -1,1 +1,168 @@
-"""Weight initialisation, as in torch.nn.init (being written)."""
+"""Weight initialisation, as in `torch.nn.init`: fill a tensor in place with well-scaled values.
+
+    >>> import autograd_lab as ag
+    >>> w = ag.empty(3, 4)
+    >>> _ = ag.nn.init.kaiming_uniform_(w, nonlinearity="relu")  # U(-b, b), b = sqrt(2) * sqrt(3/4)
+    >>> bool((w.abs() <= 1.5 ** 0.5).all())
+    True
+
+Why the scale matters: a layer with `fan_in` inputs sums fan_in products, so weights of a fixed
+size make activations grow (or shrink) layer after layer. Xavier/Glorot keeps the variance
+steady through linear/tanh layers, Kaiming/He through ReLU layers; `calculate_gain` is the
+correction factor for each nonlinearity.
+
+Every function writes into the tensor under no_grad (initialisation is not part of any graph) and
+draws from autograd_lab's generator, so `ag.manual_seed(0)` makes a model reproducible. The numbers
+differ from PyTorch's for the same seed: the generators are different.
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..creation import _rng
+from ..tensor import _make
+
+_GAINS = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
+_LINEAR_LIKE = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                "conv_transpose3d")  # fmt: skip
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended scale factor for weights feeding `nonlinearity` (e.g. 'relu' -> sqrt(2))."""
+    if nonlinearity in _LINEAR_LIKE:
+        return 1.0
+    if nonlinearity in _GAINS:
+        return _GAINS[nonlinearity]
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope**2))
+    known = ", ".join(["linear", "sigmoid", "tanh", "relu", "leaky_relu", "selu", "conv1d", "..."])
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}. Fix: use one of {known}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    """(fan_in, fan_out) of a weight: inputs and outputs per unit, times the kernel size if any.
+
+    Linear weights are (out_features, in_features); conv weights (out, in, *kernel).
+    """
+    if tensor.dim() < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions "
+            f"(this one has shape {list(tensor.shape)}). Fix: initialise 1-d tensors such as "
+            "biases with uniform_, normal_ or zeros_ instead."
+        )
+    receptive_field = math.prod(tensor.shape[2:])  # 1 for a Linear weight
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _fill(tensor, values):
+    """Write the float64 numpy `values` into `tensor` in place (cast to its dtype)."""
+    with no_grad():
+        tensor.copy_(_make(values))
+    return tensor
+
+
+# ---- plain distributions ---------------------------------------------------------------------
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill with values drawn uniformly from [a, b)."""
+    return _fill(tensor, _rng(generator).uniform(a, b, tuple(tensor.shape)))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill with values drawn from the normal distribution N(mean, std²)."""
+    return _fill(tensor, _rng(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with N(mean, std²) values redrawn until they fall in [a, b] (a and b are absolute
+    values, not multiples of std)."""
+    # Rejection sampling: draw normals, keep those in [a, b]. `kept` is the fraction that survives,
+    # so drawing missing / kept values at a time needs one or two rounds.
+    low, high = (a - mean) / (std * math.sqrt(2)), (b - mean) / (std * math.sqrt(2))
+    kept = 0.5 * (math.erf(high) - math.erf(low))
+    if not kept > 1e-4:
+        raise ValueError(
+            f"trunc_normal_: the interval [a, b] = [{a}, {b}] holds almost none of N({mean}, "
+            f"{std}²), so no values can be drawn from it. Fix: choose a < b near the mean; "
+            "a and b are absolute bounds, e.g. a=-2*std, b=2*std."
+        )
+    rng, n, values = _rng(generator), tensor.numel(), []
+    while n > 0:
+        draw = rng.normal(mean, std, min(int(n / kept * 1.1) + 16, 1 << 22))
+        draw = draw[(draw >= a) & (draw <= b)][:n]
+        values.append(draw)
+        n -= draw.size
+    return _fill(tensor, np.concatenate(values).reshape(tuple(tensor.shape)))
+
+
+def constant_(tensor, val):
+    """Fill with the value `val`."""
+    return _fill(tensor, np.full(tuple(tensor.shape), val, dtype=np.float64))
+
+
+def zeros_(tensor):
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1.0)
+
+
+# ---- scaled by the fans: Xavier/Glorot and Kaiming/He --------------------------------------------
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """U(-bound, bound) with bound = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))  # a uniform's std is bound / sqrt(3)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """N(0, std²) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan = _calculate_correct_fan(tensor, mode)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015).
+
+    `a` is the negative slope of a leaky ReLU; `mode='fan_out'` keeps the backward pass steady
+    instead of the forward one. nn.Linear uses this with a=sqrt(5) for its default weights.
+    """
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std²) with std = gain / sqrt(fan) (He et al., 2015)."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
