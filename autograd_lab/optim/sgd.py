@@ -50,8 +50,8 @@ class SGD(Optimizer):
             )
         if momentum < 0.0:
             raise ValueError(
-                f"Invalid momentum value: {momentum}. momentum must be >= 0; 0.9 is common, 0 "
-                "turns it off."
+                f"Invalid momentum value: {momentum}. momentum must be >= 0; pass e.g. "
+                "momentum=0.9 (0 turns it off)."
             )
         if weight_decay < 0.0:
             raise ValueError(
