@@ -9,28 +9,20 @@ Two recipes: "arithmetic" (multiply and add a number: pure per-op overhead) and 
 tanh and exp, whose backward formulas are one or more ops themselves). Both libraries run the same
 recipe, interleaved (ours, PyTorch, ours, PyTorch, ...) so that a slower moment of the machine hits
 both. We report medians. The garbage collector stays on, as in a learner's notebook; `--no-gc`
-switches it off while a chain is timed, as `timeit` does.
+switches it off while a chain is timed, as `timeit` does. `benchmarks/run.py` shows the same
+numbers as row 1 of its table.
 """
 
 import argparse
 import gc
 import json
-import os
-import platform
-import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import Row, Target, compare, interleaved, machine_info, torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout, uninstalled
-import autograd_lab  # noqa: E402
-
-try:
-    import torch
-except ImportError:
-    torch = None
+import autograd_lab
 
 # The recipes: one step per op, repeated until the chain is `--ops` long.
 RECIPES = {
@@ -47,43 +39,63 @@ RECIPES = {
     ],
 }
 START = np.array([0.1, -0.5, 1.0, 2.0], dtype=np.float32)
+TARGET = Target(1.0)  # the issue's: per op, no slower than PyTorch
 
 
-def time_chain(lib, steps, n_ops, gc_off):
-    """Seconds for the forward chain and for its backward, plus the output and the leaf's grad."""
-    x = lib.tensor(START, requires_grad=True)
-    seed = lib.ones(4)
-    if gc_off:
-        gc.disable()
-    try:
-        t0 = time.perf_counter()
-        y = x
-        for i in range(n_ops):
-            y = steps[i % len(steps)](y)
-        t1 = time.perf_counter()
-        y.backward(seed)
-        t2 = time.perf_counter()
-    finally:
-        gc.enable()
-    return t1 - t0, t2 - t1, y.detach().numpy(), x.grad.numpy()
+def chain_runner(lib, steps, n_ops, gc_off, results):
+    """A runner timing one chain (forward, then backward); it leaves the output and the leaf's
+    grad in `results`, for the check that both libraries computed the same numbers."""
+
+    def run():
+        x = lib.tensor(START, requires_grad=True)
+        seed = lib.ones(4)
+        if gc_off:
+            gc.disable()
+        try:
+            t0 = time.perf_counter()
+            y = x
+            for i in range(n_ops):
+                y = steps[i % len(steps)](y)
+            t1 = time.perf_counter()
+            y.backward(seed)
+            t2 = time.perf_counter()
+        finally:
+            gc.enable()
+        results[:] = [y.detach().numpy(), x.grad.numpy()]
+        return {"forward": t1 - t0, "backward": t2 - t1}
+
+    return run
 
 
-def measure(libs, steps, args):
-    """Median µs/op (forward, backward, total) per library, and each library's output and grad."""
-    times = {name: {"forward": [], "backward": [], "total": []} for name in libs}
-    outputs = {}
-    for run in range(args.warmup + args.repeats):
-        for name, lib in libs.items():  # interleaved: one chain each, in turn
-            gc.collect()
-            forward, backward, *outputs[name] = time_chain(lib, steps, args.ops, args.no_gc)
-            if run >= args.warmup:
-                for column, seconds in zip(times[name], (forward, backward, forward + backward)):
-                    times[name][column].append(seconds)
-    medians = {
-        name: {column: statistics.median(v) / args.ops * 1e6 for column, v in t.items()}
-        for name, t in times.items()
+def measure(recipe, n_ops, repeats, warmup, gc_off=False):
+    """{library: {"forward"/"backward": median µs/op}} and the check text, for one recipe."""
+    libs = {"ours": autograd_lab} | ({"torch": torch} if torch else {})
+    results = {name: [] for name in libs}
+    runners = {
+        name: chain_runner(lib, RECIPES[recipe], n_ops, gc_off, results[name])
+        for name, lib in libs.items()
     }
-    return medians, outputs
+    medians = interleaved(runners, repeats, warmup)
+    per_op = {name: {c: s / n_ops * 1e6 for c, s in m.items()} for name, m in medians.items()}
+    check, ok = ("", True)
+    if torch:  # the same recipe must give the same numbers, or we are not timing the same work
+        ours, theirs = np.concatenate(results["ours"]), np.concatenate(results["torch"])
+        check, ok = compare("ours", ours, "torch", theirs, tolerance=1e-4)
+    return per_op, check, ok
+
+
+def rows(settings):
+    """Row 1 of run.py's table: forward and backward µs/op of each recipe, ours vs torch."""
+    n_ops = 200 if settings.quick else 2000
+    table = []
+    for recipe in RECIPES:
+        per_op, check, ok = measure(recipe, n_ops, settings.repeats, settings.warmup)
+        for column in ("forward", "backward"):
+            table.append(Row(
+                "1", f"tiny-op chain '{recipe}', {column}", "µs/op", per_op["ours"][column],
+                "torch", per_op.get("torch", {}).get(column), TARGET, check=check, check_ok=ok,
+            ))  # fmt: skip
+    return table
 
 
 def main():
@@ -95,37 +107,28 @@ def main():
     parser.add_argument("--json", metavar="PATH", help="also write the results to this file")
     args = parser.parse_args()
 
-    libs = {"autograd_lab": autograd_lab} | ({"torch": torch} if torch else {})
-    machine = {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "torch": torch.__version__ if torch else None,
-    }
-    print("machine: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in machine.items()))
+    machine = machine_info()
+    print("machine: " + ", ".join(f"{k} {v}" for k, v in machine.items() if v is not None))
     print(f"chain: {args.ops} ops on a 4-element float32 leaf, {args.repeats} repeats after "
           f"{args.warmup} warm-up, interleaved; medians; garbage collector "
           f"{'off' if args.no_gc else 'on'}")  # fmt: skip
     report = {"machine": machine, "settings": vars(args), "recipes": {}}
-    for recipe, steps in RECIPES.items():
-        results, outputs = measure(libs, steps, args)
+    for recipe in RECIPES:
+        per_op, check, _ = measure(recipe, args.ops, args.repeats, args.warmup, args.no_gc)
+        for times in per_op.values():
+            times["total"] = times["forward"] + times["backward"]
         print(f"\nrecipe {recipe!r}")
         print(f"{'':14}{'forward µs/op':>16}{'backward µs/op':>16}{'total µs/op':>16}")
-        for name in libs:
-            print(f"{name:14}" + "".join(f"{v:16.2f}" for v in results[name].values()))
+        for name, times in per_op.items():
+            print(f"{name:14}" + "".join(f"{v:16.2f}" for v in times.values()))
         if torch:
-            ours, theirs = results["autograd_lab"], results["torch"]
-            results["ratio_ours_over_torch"] = {c: ours[c] / theirs[c] for c in ours}
-            print(f"{'ours / torch':14}" + "".join(
-                f"{r:15.2f}x" for r in results["ratio_ours_over_torch"].values()))  # fmt: skip
-            # The same recipe must give the same numbers, or we are not timing the same work.
-            value_diff = np.abs(outputs["autograd_lab"][0] - outputs["torch"][0]).max()
-            grad_diff = np.abs(outputs["autograd_lab"][1] - outputs["torch"][1]).max()
-            print(f"check, max |ours - PyTorch|: output {value_diff:.1e}, grad {grad_diff:.1e}")
+            ratio = {c: per_op["ours"][c] / per_op["torch"][c] for c in per_op["ours"]}
+            per_op["ratio_ours_over_torch"] = ratio
+            print(f"{'ours / torch':14}" + "".join(f"{r:15.2f}x" for r in ratio.values()))
+            print(f"check, max |output and grad difference|: {check}")
         else:
             print("ratio unavailable: PyTorch is not installed")
-        report["recipes"][recipe] = results
+        report["recipes"][recipe] = per_op
 
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
