@@ -72,9 +72,9 @@ def _calculate_correct_fan(tensor, mode):
 
 
 def _fill(tensor, values):
-    """Write the float64 numpy `values` into `tensor` in place (cast to its dtype)."""
+    """Write the float64 numpy `values` into `tensor` in place (cast to its dtype, on its device)."""
     with no_grad():
-        tensor.copy_(_make(values))
+        tensor.copy_(_make(values).to(tensor.device))
     return tensor
 
 

@@ -87,7 +87,10 @@ class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise ValueError(
+                f"dropout probability has to be between 0 and 1, but got {p}. Fix: p is the "
+                "chance that an element is zeroed, e.g. nn.Dropout(p=0.5)."
+            )
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
