@@ -23,8 +23,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # run from a checkout, uninstalled
 
+# BENCHMARKS_WITHOUT_TORCH=1 runs the suite as if PyTorch were not installed (the memory children
+# for ours and the floor use it too: PyTorch loaded in a process would only blur its memory).
 try:
     import torch
+
+    if os.environ.get("BENCHMARKS_WITHOUT_TORCH") == "1":
+        torch = None
 except ImportError:
     torch = None
 
@@ -34,18 +39,31 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 def interleaved(runners, repeats, warmup):
     """Median seconds of each runner: {name: {column: seconds}}, taken in turn, after warm-up.
 
-    The garbage collector stays on (as in a notebook); a full collection before each sample keeps
-    one runner's garbage from being collected on the next runner's clock.
+    The runners take turns, and the one that starts a round rotates, so that no runner always
+    follows the same other one (whose leftovers, say freed memory, it would inherit). The garbage
+    collector stays on (as in a notebook); a collection before each sample keeps one runner's
+    garbage from being collected on the next runner's clock. gc.freeze() first sets aside the
+    objects that exist already (torch's and numpy's modules: ~180,000 objects, 70 ms per full
+    collection), for every runner alike, so that the collections only look at new objects.
     """
     samples = {name: {} for name in runners}
-    for repeat in range(warmup + repeats):
-        for name, runner in runners.items():
-            gc.collect()
-            seconds = runner()
-            if repeat < warmup:
-                continue
-            for column, value in (seconds if isinstance(seconds, dict) else {"": seconds}).items():
-                samples[name].setdefault(column, []).append(value)
+    names = list(runners)
+    gc.collect()
+    gc.freeze()
+    try:
+        for repeat in range(warmup + repeats):
+            start = repeat % len(names) if names else 0
+            for name in names[start:] + names[:start]:
+                gc.collect()
+                seconds = runners[name]()
+                if repeat < warmup:
+                    continue
+                for column, value in (
+                    seconds if isinstance(seconds, dict) else {"": seconds}
+                ).items():
+                    samples[name].setdefault(column, []).append(value)
+    finally:
+        gc.unfreeze()
     return {
         name: {column: statistics.median(values) for column, values in columns.items()}
         for name, columns in samples.items()

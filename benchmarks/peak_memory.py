@@ -10,7 +10,7 @@ returned to the system when freed, so that resident memory follows the live arra
 For ours and the numpy floor, `tracemalloc` (numpy reports its buffers to it) gives a second,
 independent number; it cannot see PyTorch's allocator. Off Linux the RSS numbers are "n/a".
 
-    .venv/bin/python benchmarks/peak_memory.py ours [--quick]    # one child: prints JSON
+    .venv/bin/python benchmarks/peak_memory.py ours    # one child (ours, torch or floor): prints JSON
 """
 
 import gc
@@ -62,12 +62,12 @@ def traced_peak(step):
     return peak - before
 
 
-def child(kind, quick):
+def child(kind):
     """Measure one library's step in this process; print {"rss": bytes, "traced": ..., "loss": ...}."""
     from big_mlp import LEARNING_RATE, module_runner, problem
     from numpy_floor import NumpyMLP
 
-    _, weights, x, labels = problem(quick)
+    _, weights, x, labels = problem(quick=False)
     result = []
     if kind == "floor":
         net, kept = NumpyMLP(weights), {}
@@ -88,9 +88,11 @@ def child(kind, quick):
     print(json.dumps({"rss": rss, "traced": traced, "loss": loss}))
 
 
-def run_child(kind, quick):
+def run_child(kind):
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    command = [sys.executable, __file__, kind] + (["--quick"] if quick else [])
+    if kind != "torch":
+        env["BENCHMARKS_WITHOUT_TORCH"] = "1"
+    command = [sys.executable, __file__, kind]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
@@ -107,7 +109,7 @@ def rows(settings):
         return [Row("5", what, "MiB", None, "torch", None, TARGET,
                     note=f"not run: {missing_api(autograd_lab)} missing")]  # fmt: skip
     kinds = ["ours", "floor"] + (["torch"] if torch else [])
-    got = {kind: run_child(kind, settings.quick) for kind in kinds}
+    got = {kind: run_child(kind) for kind in kinds}  # full size even with --quick: it is cheap
     mib = {
         k: {m: None if v[m] is None else v[m] / MiB for m in ("rss", "traced")}
         for k, v in got.items()
@@ -131,4 +133,4 @@ def rows(settings):
 
 
 if __name__ == "__main__":
-    child(sys.argv[1], "--quick" in sys.argv[2:])
+    child(sys.argv[1])
