@@ -7,12 +7,14 @@
     to_svg(graph)            # a deterministic picture; GraphWidget(graph) is the live one
 
 graph.py (the snapshot), layout.py (where boxes go), svg.py (static pictures), widget.py + graph.js
-(the live widget), plots.py (matplotlib figures). The widget needs anywidget, the plots
-matplotlib: both come with the `lab` extra and are imported only when used.
+(the live widget), plots.py (matplotlib figures), live.py (progress bars and a live training
+figure). The widget needs anywidget, the plots matplotlib: both come with the `lab` extra and are
+imported only when used.
 """
 
 from .graph import LOCAL_DERIVATIVES, Graph, Trace, snapshot, summarize, trace
 from .layout import default_collapsed, expand, layout, scope_counts
+from .live import LiveTraining, progress, set_progress
 from .svg import render_svg, step_count, to_matplotlib, to_png, to_svg
 
 
@@ -26,7 +28,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "LOCAL_DERIVATIVES", "Graph", "GraphWidget", "Trace", "default_collapsed", "expand", "layout",
-    "render_svg", "scope_counts", "snapshot", "step_count", "summarize", "to_matplotlib", "to_png",
-    "to_svg", "trace",
+    "LOCAL_DERIVATIVES", "Graph", "GraphWidget", "LiveTraining", "Trace", "default_collapsed",
+    "expand", "layout", "progress", "render_svg", "scope_counts", "set_progress", "snapshot",
+    "step_count", "summarize", "to_matplotlib", "to_png", "to_svg", "trace",
 ]  # fmt: skip

@@ -60,7 +60,7 @@ def _scalar(value):
 # ---- loss curve ----------------------------------------------------------------------------------
 
 
-def loss_curve(losses, ax=None, smoothing=None, label=None):
+def loss_curve(losses, ax=None, smoothing=None, label=None, steps=None):
     """Plot the loss at each training step.
 
         losses = []
@@ -70,7 +70,8 @@ def loss_curve(losses, ax=None, smoothing=None, label=None):
 
     `losses`: numbers or one-element tensors. `smoothing` (0 <= s < 1) adds an exponential moving
     average, as TensorBoard draws it: the raw curve stays behind it, faint. `label` names the curve
-    in a legend, to compare runs on one `ax`.
+    in a legend, to compare runs on one `ax`. `steps`: the step number of each loss, when you
+    recorded them only every few steps (default 0, 1, 2, ...).
     """
     if hasattr(losses, "detach") or isinstance(losses, np.ndarray):
         values = _as_array(losses, "losses").astype(np.float64)
@@ -84,8 +85,12 @@ def loss_curve(losses, ax=None, smoothing=None, label=None):
     if smoothing is not None and not 0 <= smoothing < 1:
         raise ValueError(f"smoothing must be in [0, 1) (0 = none, 0.9 = strong); got {smoothing}")
 
+    if steps is None:
+        steps = np.arange(len(values))
+    elif len(steps) != len(values):
+        raise ValueError(f"steps has {len(steps)} numbers but losses has {len(values)}: one each")
+
     ax = _new_axes(ax, figsize=(6, 4))
-    steps = np.arange(len(values))
     if smoothing:
         (line,) = ax.plot(steps, _moving_average(values, smoothing), label=label)
         ax.plot(steps, values, color=line.get_color(), alpha=0.3, linewidth=1)
