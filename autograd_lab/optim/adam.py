@@ -25,7 +25,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import _make
-from .optimizer import Optimizer, evaluate, gradient, written
+from .optimizer import Optimizer, bump_version, gradient, run_closure
 
 
 class Adam(Optimizer):
@@ -83,7 +83,7 @@ class Adam(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a `.grad`; returns the closure's loss, if any."""
-        loss = evaluate(closure)
+        loss = run_closure(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
@@ -105,7 +105,7 @@ class Adam(Optimizer):
 
                 if weight_decay != 0 and decoupled:  # AdamW: shrink p, apart from the gradient
                     np.multiply(param, 1 - lr * weight_decay, out=param)
-                    written(p)
+                    bump_version(p)
                 g_buf, work = np.empty_like(param), np.empty_like(param)  # two scratch arrays
                 g = gradient(p, 0 if decoupled else weight_decay, group["maximize"], out=g_buf)
 
@@ -127,7 +127,7 @@ class Adam(Optimizer):
                 # p <- p - lr / (1 - beta1^t) * m / denom
                 update = np.multiply(m, lr / (1 - beta1**t), out=g_buf)
                 np.subtract(param, np.divide(update, denom, out=update), out=param)
-                written(p)
+                bump_version(p)
         return loss
 
 

@@ -14,12 +14,13 @@ averages). Each `step()` reads every parameter's `.grad` and moves the parameter
     >>> opt.zero_grad()                 # w.grad is None again, ready for the next backward()
 
 How the updates are written: the subclasses compute on the numpy storage (`p._data`) with ufuncs
-and `out=`, so one step makes no Tensor objects and few temporary arrays (a training step is
-benchmarked against PyTorch, whose optimizers are C++ loops). Writing the storage directly skips
-`Tensor._inplace`, so `_written(p)` bumps the version counter exactly as it would: a tensor saved
-for backward and then changed by `step()` is still caught. Only ufuncs (`np.multiply(a, b,
-out=a)`) and `np.empty_like`/`np.zeros_like` touch the arrays, so any array type that speaks
-numpy's ufunc and array-function protocols (a GPU array) runs the same code.
+and `out=`, so a step makes no Tensor objects (after the first, which creates the state) and few
+temporary arrays: a training step is benchmarked against PyTorch, whose optimizers are C++ loops.
+Writing the storage directly skips `Tensor._inplace`, so `bump_version(p)` counts the write as
+every in-place op does: a tensor saved for backward and then changed by `step()` is still caught.
+Only ufuncs (`np.multiply(a, b, out=a)`) and `np.empty_like`/`np.zeros_like` touch the arrays, so
+any array type that speaks numpy's ufunc and array-function protocols (the GPU's CudaArray) runs
+the same code.
 """
 
 import copy
@@ -204,7 +205,7 @@ def _copy_state(param, key, value):
 
 
 # ---- helpers for the subclasses' step() ---------------------------------------------------------
-def evaluate(closure):
+def run_closure(closure):
     """Run step()'s closure, if any, with recording on (it calls backward), and return its loss."""
     if closure is None:
         return None
@@ -225,6 +226,6 @@ def gradient(p, weight_decay, maximize, out):
     return np.subtract(out, grad, out=out) if maximize else np.add(out, grad, out=out)
 
 
-def written(p):
+def bump_version(p):
     """Bump p's version counter after writing its storage, as every in-place op does."""
     p._version_box()[0] += 1

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import _make
-from .optimizer import Optimizer, evaluate, gradient, written
+from .optimizer import Optimizer, bump_version, gradient, run_closure
 
 
 class SGD(Optimizer):
@@ -76,7 +76,7 @@ class SGD(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a `.grad`; returns the closure's loss, if any."""
-        loss = evaluate(closure)
+        loss = run_closure(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             for p in group["params"]:
@@ -100,5 +100,5 @@ class SGD(Optimizer):
                         g = buf._data
                 # p <- p - lr * g
                 np.subtract(param, np.multiply(g, lr, out=scratch), out=param)
-                written(p)
+                bump_version(p)
         return loss
