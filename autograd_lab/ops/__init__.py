@@ -4,6 +4,7 @@
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
+    nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
 
 `table.py` lists the differentiable ones with the inputs to test them on; the tests are generated
 from it.
@@ -115,3 +116,9 @@ TENSOR_METHODS = (
     "squeeze unsqueeze expand expand_as broadcast_to split chunk unbind narrow matmul mm mv bmm "
     "dot outer multiply subtract divide negative true_divide"
 ).split()
+
+# Loaded here and unbound: `from .ops import *` in autograd_lab/__init__.py copies every submodule
+# bound in this namespace, and `ops.nn` would take the place of the `autograd_lab.nn` package.
+from . import loss, nn  # noqa: E402
+
+del loss, nn

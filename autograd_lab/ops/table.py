@@ -172,6 +172,113 @@ OPS = [
         shapes=(((4,), (4,)),)),
     _op("outer", lambda lib, a, b: lib.outer(a, b), "linalg", "MulBackward0", arity=2,
         shapes=(((3,), (2,)),)),
+    # ---- neural-network functions (autograd_lab.nn.functional) ----------------------------------
+    # Integer targets and constant weights are built inside the call; probabilities come from
+    # sigmoid/softmax of a drawn input, so they are differentiable and lie in [0, 1].
+    _op("F_relu", lambda lib, a: lib.nn.functional.relu(a), "nn", "ReluBackward0",
+        domain="nonzero", second_order=False),
+    _op("F_sigmoid", lambda lib, a: lib.nn.functional.sigmoid(a), "nn", "SigmoidBackward0"),
+    _op("F_tanh", lambda lib, a: lib.nn.functional.tanh(a), "nn", "TanhBackward0"),
+    _op("F_softmax", lambda lib, a: lib.nn.functional.softmax(a, dim=-1), "nn", "SoftmaxBackward0",
+        shapes="nonempty"),
+    _op("F_softmax_dtype", lambda lib, a: lib.nn.functional.softmax(a, 0, dtype=lib.float64), "nn",
+        "SoftmaxBackward0", shapes="nonempty"),
+    _op("F_log_softmax", lambda lib, a: lib.nn.functional.log_softmax(a, dim=0), "nn",
+        "LogSoftmaxBackward0", shapes="nonempty"),
+    _op("gelu", lambda lib, a: lib.nn.functional.gelu(a), "nn", "GeluBackward0"),
+    _op("gelu_tanh", lambda lib, a: lib.nn.functional.gelu(a, approximate="tanh"), "nn",
+        "GeluBackward0"),
+    _op("linear", lambda lib, a, w, b: lib.nn.functional.linear(a, w, b), "nn", "AddmmBackward0",
+        arity=3, shapes=(((3, 4), (2, 4), (2,)), ((1, 3), (4, 3), (1, 4)))),
+    _op("linear_no_bias", lambda lib, a, w: lib.nn.functional.linear(a, w), "nn", "MmBackward0",
+        arity=2, shapes=(((3, 4), (2, 4)),)),
+    _op("linear_1d", lambda lib, a, w, b: lib.nn.functional.linear(a, w, b), "nn", "ViewBackward0",
+        arity=3, shapes=(((4,), (2, 4), (2,)),)),
+    _op("linear_1d_no_bias", lambda lib, a, w: lib.nn.functional.linear(a, w), "nn",
+        "SqueezeBackward4", arity=2, shapes=(((4,), (2, 4)),)),
+    _op("linear_3d", lambda lib, a, w, b: lib.nn.functional.linear(a, w, b), "nn", "ViewBackward0",
+        arity=3, shapes=(((2, 3, 4), (2, 4), (2,)),)),
+    _op("linear_3d_no_bias", lambda lib, a, w: lib.nn.functional.linear(a, w), "nn",
+        "UnsafeViewBackward0", arity=2, shapes=(((2, 3, 4), (2, 4)),)),
+    _op("linear_3d_matrix_bias", lambda lib, a, w, b: lib.nn.functional.linear(a, w, b), "nn",
+        "AddBackward0", arity=3, shapes=(((2, 3, 4), (2, 4), (3, 2)),)),
+    _op("mse_loss", lambda lib, a, b: lib.nn.functional.mse_loss(a, b), "nn", "MseLossBackward0",
+        arity=2, shapes=(((3, 4), (3, 4)), ((5,), (5,)), ((), ()))),
+    _op("mse_loss_sum", lambda lib, a, b: lib.nn.functional.mse_loss(a, b, reduction="sum"), "nn",
+        "MseLossBackward0", arity=2, shapes=(((3, 4), (3, 4)),)),
+    _op("mse_loss_none", lambda lib, a, b: lib.nn.functional.mse_loss(a, b, reduction="none"),
+        "nn", "MseLossBackward0", arity=2, shapes=(((3, 4), (3, 4)), ((2, 1, 3), (2, 1, 3)))),
+    _op("mse_loss_weight", lambda lib, a, b, w: lib.nn.functional.mse_loss(a, b, weight=w), "nn",
+        "DivBackward0", arity=3, shapes=(((3, 4), (3, 4), (3, 4)),), domain="positive"),
+    _op("binary_cross_entropy", lambda lib, a, b: lib.nn.functional.binary_cross_entropy(
+        a.sigmoid(), b.sigmoid()), "nn", "BinaryCrossEntropyBackward0", arity=2,
+        shapes=(((3, 4), (3, 4)), ((5,), (5,)))),
+    _op("binary_cross_entropy_sum", lambda lib, a, b: lib.nn.functional.binary_cross_entropy(
+        a.sigmoid(), b.sigmoid(), reduction="sum"), "nn", "BinaryCrossEntropyBackward0", arity=2,
+        shapes=(((3, 4), (3, 4)),)),
+    _op("binary_cross_entropy_none_weight", lambda lib, a, b: lib.nn.functional
+        .binary_cross_entropy(a.sigmoid(), b.sigmoid(), lib.tensor([0.5, 2.0, 1.0], dtype=a.dtype),
+                              reduction="none"),
+        "nn", "BinaryCrossEntropyBackward0", arity=2, shapes=(((2, 3), (2, 3)),)),
+    _op("bce_with_logits", lambda lib, a, b: lib.nn.functional.binary_cross_entropy_with_logits(
+        a, b.sigmoid()), "nn", "BinaryCrossEntropyWithLogitsBackward0", arity=2,
+        shapes=(((3, 4), (3, 4)), ((5,), (5,)))),
+    _op("bce_with_logits_none", lambda lib, a, b: lib.nn.functional
+        .binary_cross_entropy_with_logits(a, b.sigmoid(), reduction="none"), "nn",
+        "BinaryCrossEntropyWithLogitsBackward0", arity=2, shapes=(((3, 4), (3, 4)),)),
+    _op("bce_with_logits_weights", lambda lib, a, b: lib.nn.functional
+        .binary_cross_entropy_with_logits(a, b.sigmoid(), lib.tensor([0.5, 2.0, 1.0], dtype=a.dtype),
+                                          reduction="sum",
+                                          pos_weight=lib.tensor([3.0, 1.0, 0.25], dtype=a.dtype)),
+        "nn", "BinaryCrossEntropyWithLogitsBackward0", arity=2, shapes=(((2, 3), (2, 3)),)),
+    _op("nll_loss", lambda lib, a: lib.nn.functional.nll_loss(a, lib.tensor([0, 2, 1, 2])), "nn",
+        "NllLossBackward0", shapes=(((4, 3),),)),
+    _op("nll_loss_sum_weight", lambda lib, a: lib.nn.functional.nll_loss(
+        a, lib.tensor([0, 2, 1, 2]), lib.tensor([0.5, 2.0, 1.0], dtype=a.dtype), reduction="sum"),
+        "nn", "NllLossBackward0", shapes=(((4, 3),),)),
+    _op("nll_loss_ignore_index", lambda lib, a: lib.nn.functional.nll_loss(
+        a, lib.tensor([0, -100, 1, 2]), lib.tensor([0.5, 2.0, 1.0], dtype=a.dtype)), "nn",
+        "NllLossBackward0", shapes=(((4, 3),),)),
+    _op("nll_loss_none", lambda lib, a: lib.nn.functional.nll_loss(
+        a, lib.tensor([0, 2, 1, 2]), ignore_index=2, reduction="none"), "nn", "NllLossBackward0",
+        shapes=(((4, 3),),)),
+    _op("nll_loss_1d", lambda lib, a: lib.nn.functional.nll_loss(a, lib.tensor(1)), "nn",
+        "NllLossBackward0", shapes=(((3,),),)),
+    _op("nll_loss_3d", lambda lib, a: lib.nn.functional.nll_loss(a, lib.tensor([[0, 2], [1, 1]])),
+        "nn", "NllLoss2DBackward0", shapes=(((2, 3, 2),),)),
+    _op("nll_loss_3d_none", lambda lib, a: lib.nn.functional.nll_loss(
+        a, lib.tensor([[0, 2], [1, 1]]), reduction="none"), "nn", "ViewBackward0",
+        shapes=(((2, 3, 2),),)),
+    _op("nll_loss_4d", lambda lib, a: lib.nn.functional.nll_loss(
+        a, lib.tensor([[[0], [2]], [[1], [1]]])), "nn", "NllLoss2DBackward0",
+        shapes=(((2, 3, 2, 1),),)),
+    _op("cross_entropy", lambda lib, a: lib.nn.functional.cross_entropy(a, lib.tensor([0, 2, 1])),
+        "nn", "NllLossBackward0", shapes=(((3, 4),),)),
+    _op("cross_entropy_sum", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([0, 2, 1]), reduction="sum"), "nn", "NllLossBackward0", shapes=(((3, 4),),)),
+    _op("cross_entropy_none_weight", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([0, 2, 1]), lib.tensor([1.0, 0.5, 2.0, 1.5], dtype=a.dtype),
+        reduction="none"), "nn", "NllLossBackward0", shapes=(((3, 4),),)),
+    _op("cross_entropy_ignore_index", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([0, 3, 1]), ignore_index=3), "nn", "NllLossBackward0", shapes=(((3, 4),),)),
+    _op("cross_entropy_1d", lambda lib, a: lib.nn.functional.cross_entropy(a, lib.tensor(2)), "nn",
+        "NllLossBackward0", shapes=(((4,),),)),
+    _op("cross_entropy_3d", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([[0, 2], [1, 3]])), "nn", "NllLoss2DBackward0", shapes=(((2, 4, 2),),)),
+    _op("cross_entropy_label_smoothing", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([0, 2, 1]), label_smoothing=0.2), "nn", "AddBackward0",
+        shapes=(((3, 4),),)),
+    _op("cross_entropy_label_smoothing_all", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([0, -100, 1, 3]), lib.tensor([1.0, 0.5, 2.0, 1.5], dtype=a.dtype),
+        label_smoothing=0.3), "nn", "AddBackward0", shapes=(((4, 4),),)),
+    _op("cross_entropy_label_smoothing_none", lambda lib, a: lib.nn.functional.cross_entropy(
+        a, lib.tensor([0, 2, 1]), ignore_index=2, label_smoothing=0.1, reduction="none"), "nn",
+        "AddBackward0", shapes=(((3, 4),),)),
+    _op("cross_entropy_probabilities", lambda lib, a, b: lib.nn.functional.cross_entropy(
+        a, b.softmax(-1)), "nn", "DivBackward1", arity=2, shapes=(((3, 4), (3, 4)), ((4,), (4,)))),
+    _op("cross_entropy_probabilities_none", lambda lib, a, b: lib.nn.functional.cross_entropy(
+        a, b.softmax(1), lib.tensor([1.0, 0.5, 2.0], dtype=a.dtype), reduction="none",
+        label_smoothing=0.25), "nn", "NegBackward0", arity=2, shapes=(((2, 3, 2), (2, 3, 2)),)),
 ]  # fmt: skip
 
 BY_NAME = {spec.name: spec for spec in OPS}

@@ -1,0 +1,241 @@
+"""The Functions behind the losses of `autograd_lab.nn.functional` (checks of the arguments live there).
+
+A loss reduces per-element losses with `reduction` = "none" (keep them), "sum" or "mean". Its
+backward first spreads the incoming gradient back over the elements (`_spread`: divided by their
+count for "mean"), then applies the derivative of the per-element loss.
+"""
+
+import numpy as np
+
+from ..autograd.function import Op
+from .elementwise import Div, MulNumber, log, log1p, operands, sigmoid
+
+
+def _reduce(losses, reduction):
+    if reduction == "none":
+        return losses
+    with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is nan, silently
+        return np.asarray(np.mean(losses) if reduction == "mean" else np.sum(losses))
+
+
+def _spread(grad, reduction, count):
+    """The gradient of each element's loss, from the gradient of the reduced loss."""
+    return grad * (1 / count if count else float("nan")) if reduction == "mean" else grad
+
+
+class MulScalar(MulNumber):
+    """`tensor * number` as PyTorch's C++ code records it (the Scalar overload): MulBackward1."""
+
+    node_name = "MulBackward1"
+
+
+class DivScalar(Div):
+    """`tensor / number` as PyTorch's C++ code records it (the Scalar overload): DivBackward1."""
+
+    node_name = "DivBackward1"
+
+
+# ---- mean squared error -----------------------------------------------------------------------------
+
+
+class MseLoss(Op):
+    node_name = "MseLossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, input, target, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        x, t = operands(input, target)
+        diff = x - t
+        return _reduce(diff * diff, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        grad_input = MseLossGrad.apply(grad, input, target, reduction=ctx.reduction)
+        return grad_input, -grad_input if ctx.needs_input_grad[1] else None
+
+
+class MseLossGrad(Op):
+    """mse_loss's backward, 2·(input - target)·grad (/ count for "mean"), as one op."""
+
+    node_name = "MseLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input, target, reduction):
+        ctx.save_for_backward(grad, input, target)
+        ctx.reduction = reduction
+        x, t = operands(input, target)
+        count = x.size
+        scale = (2 / count if count else float("nan")) if reduction == "mean" else 2.0
+        return (x - t) * (grad._data * scale)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, input, target = ctx.saved_tensors
+        count = input._data.size
+        grad2 = _spread(grad2, ctx.reduction, count) * 2.0
+        grad_grad = grad_input = None
+        if ctx.needs_input_grad[0]:  # linear in grad: the adjoint sums back what forward spread
+            grad_grad = grad2 * (input - target)
+            grad_grad = grad_grad if ctx.reduction == "none" else grad_grad.sum()
+        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+            grad_input = grad2 * grad
+        grad_target = -grad_input if ctx.needs_input_grad[2] else None
+        return grad_grad, grad_input if ctx.needs_input_grad[1] else None, grad_target
+
+
+# ---- binary cross-entropy ---------------------------------------------------------------------------
+
+
+class BinaryCrossEntropy(Op):
+    """-w·(t·log(x) + (1 - t)·log(1 - x)), each log clamped at -100 as PyTorch does (no -inf)."""
+
+    node_name = "BinaryCrossEntropyBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.reduction = weight, reduction
+        x, t = input._data, target._data
+        with np.errstate(divide="ignore"):
+            log_x, log_rest = np.maximum(np.log(x), -100), np.maximum(np.log1p(-x), -100)
+        losses = (t - 1) * log_rest - t * log_x
+        return _reduce(losses if weight is None else losses * weight._data, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        grad = _spread(grad, ctx.reduction, input._data.size)
+        if ctx.weight is not None:
+            grad = grad * ctx.weight
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:  # (x - t) / (x (1 - x)), the denominator kept >= 1e-12
+            grad_input = grad * (input - target) / (input * (1 - input)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            grad_target = grad * (log1p(-input).clamp(min=-100) - log(input).clamp(min=-100))
+        return grad_input, grad_target
+
+
+class BinaryCrossEntropyWithLogits(Op):
+    """binary_cross_entropy(sigmoid(x), t) computed from x directly, so it never overflows:
+    (1 - t)·x + (1 + (pos_weight - 1)·t)·softplus(-x), where softplus(-x) = log(1 + e^-x)."""
+
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
+        x, t = operands(input, target)
+        softplus = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+        if pos_weight is not None:
+            softplus = softplus * ((pos_weight._data - 1) * t + 1)
+        losses = (1 - t) * x + softplus
+        return _reduce(losses if weight is None else losses * weight._data, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        pos_weight = ctx.pos_weight
+        grad = _spread(grad, ctx.reduction, input._data.size)
+        if ctx.weight is not None:
+            grad = grad * ctx.weight
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            if pos_weight is None:
+                grad_input = grad * (sigmoid(input) - target)
+            else:  # d/dx of (1 - t)·x + c·softplus(-x), c = 1 + (pos_weight - 1)·t
+                c = (pos_weight - 1) * target + 1
+                grad_input = grad * (c * (sigmoid(input) - 1) + 1 - target)
+        if ctx.needs_input_grad[1]:
+            if pos_weight is None:
+                grad_target = grad * -input
+            else:
+                softplus = (-input).clamp(min=0) + log1p((-input.abs()).exp())
+                grad_target = grad * ((pos_weight - 1) * softplus - input)
+        return grad_input, grad_target
+
+
+# ---- negative log-likelihood ------------------------------------------------------------------------
+
+
+class NllPlan:
+    """What nll_loss needs besides its input, worked out once from the target.
+
+    The loss picks, for each target element, the input's value at the target class along
+    `class_axis`, times the class weight (0 where target == ignore_index): `coefficients`. For
+    "mean" the coefficients are divided by their sum, so the loss is a weighted mean.
+    """
+
+    def __init__(self, target, weight, ignore_index, reduction, class_axis, dtype):
+        kept = target != ignore_index
+        index = np.where(kept, target, 0)  # any valid class: its coefficient is 0 anyway
+        if weight is None:
+            coefficients = kept.astype(dtype)
+        else:
+            coefficients = np.where(kept, weight[index], 0).astype(dtype, copy=False)
+        self.index = np.expand_dims(index, class_axis)
+        self.undefined = False  # "mean" over no element (all ignored): nan, but gradients are 0
+        if reduction == "mean":
+            total = coefficients.sum()
+            self.undefined = not total
+            coefficients = coefficients / total if total else coefficients
+        self.coefficients, self.class_axis, self.reduction = coefficients, class_axis, reduction
+
+    def gather(self, x):
+        picked = np.take_along_axis(x, self.index, axis=self.class_axis).squeeze(self.class_axis)
+        losses = -(picked * self.coefficients)
+        return losses if self.reduction == "none" else np.asarray(losses.sum())
+
+    def scatter(self, grad, shape):
+        out = np.zeros(shape, dtype=self.coefficients.dtype)
+        values = np.expand_dims(-self.coefficients * grad, self.class_axis)
+        np.put_along_axis(out, self.index, values, axis=self.class_axis)
+        return out
+
+
+class NllLoss(Op):
+    """-input[target] (times the class weight), reduced. Linear in the input, so its backward
+    (NllLossGrad: put -weight·grad at each target) and this forward are each other's adjoints."""
+
+    node_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, plan, primal=True):
+        ctx.plan, ctx.shape = plan, input._data.shape
+        if primal and plan.undefined:
+            return np.asarray(np.nan, dtype=input._data.dtype)
+        return plan.gather(input._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return NllLossGrad.apply(grad, plan=ctx.plan, shape=ctx.shape)
+
+
+class NllLoss2d(NllLoss):
+    """nll_loss of an (N, C, H, W) input, under PyTorch's name for that case."""
+
+    node_name = "NllLoss2DBackward0"
+
+
+class NllLossGrad(Op):
+    node_name = "NllLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, plan, shape):
+        ctx.plan = plan
+        return plan.scatter(grad._data, shape)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        return NllLoss.apply(grad2, plan=ctx.plan, primal=False)
+
+
+def nll_plan(target, weight, ignore_index, reduction, class_axis, dtype):
+    """An NllPlan from tensors (the target's values are checked by the caller)."""
+    weight = None if weight is None else weight._data
+    return NllPlan(target._data, weight, ignore_index, reduction, class_axis, dtype)
