@@ -15,6 +15,7 @@ import pytest
 import autograd_lab as ag
 from autograd_lab import nn
 from autograd_lab.autograd.gradcheck import gradcheck, gradgradcheck
+from autograd_lab.nn import init
 
 
 def values(t):
@@ -841,3 +842,19 @@ def test_a_deeper_module_called_directly_is_named_by_its_path():
     with ag.viz.trace() as t:
         Skipper()(ag.ones(1, 2))
     assert [t.scopes.get(node) for node in t.nodes] == ["Skipper/block.0 (Linear)"]
+
+
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="no CUDA device (nor numba's simulator)")
+def test_to_cuda_moves_parameters_grads_and_buffers_in_place():
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    model.register_buffer("steps", ag.tensor(0))
+    model(ag.ones(1, 3)).sum().backward()
+    params, expected = list(model.parameters()), values(model[0].weight).copy()
+    assert model.to("cuda") is model and list(model.parameters()) == params
+    assert all(t.is_cuda for t in params + [p.grad for p in params] + [model.steps])
+    init.zeros_(model[0].bias)  # init writes into a GPU tensor too
+    model(ag.ones(1, 3).cuda()).sum().backward()
+    assert model[0].weight.grad.is_cuda
+    model.cpu()
+    assert not model[0].weight.is_cuda and values(model[0].bias).tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(values(model[0].weight), expected)
