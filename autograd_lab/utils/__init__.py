@@ -1,0 +1,4 @@
+"""`autograd_lab.utils.data` mirrors `torch.utils.data`, so `from torch.utils.data import ...` survives
+the import swap. The code lives in `autograd_lab.data`."""
+
+from . import data  # noqa: F401
