@@ -141,7 +141,7 @@ def _linear_any_rank(input, weight, bias):
         return input @ weight
     out_features, in_features = weight.shape
     if input.shape[-1] != in_features:
-        LinearMm.apply(input.reshape(1, -1), weight)  # raises its explanation of the mismatch
+        LinearMm.apply(input.reshape(-1, input.shape[-1]), weight)  # raises: explains the mismatch
     batch = tuple(input.shape[:-1])
     rows = int(np.prod(batch))
     if bias is not None:

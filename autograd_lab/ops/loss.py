@@ -14,8 +14,11 @@ from .elementwise import Div, MulNumber, log, log1p, operands, sigmoid
 def _reduce(losses, reduction):
     if reduction == "none":
         return losses
+    total = np.sum(losses)
+    if reduction == "sum":
+        return np.asarray(total)
     with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is nan, silently
-        return np.asarray(np.mean(losses) if reduction == "mean" else np.sum(losses))
+        return np.asarray(total / losses.size)
 
 
 def _spread(grad, reduction, count):
@@ -89,6 +92,9 @@ class MseLossGrad(Op):
 # ---- binary cross-entropy ---------------------------------------------------------------------------
 
 
+_EPSILON = float(np.float32(1e-12))  # PyTorch's bound, a float32 constant (9.9999999600e-13)
+
+
 class BinaryCrossEntropy(Op):
     """-w·(t·log(x) + (1 - t)·log(1 - x)), each log clamped at -100 as PyTorch does (no -inf)."""
 
@@ -113,7 +119,7 @@ class BinaryCrossEntropy(Op):
             grad = grad * ctx.weight
         grad_input = grad_target = None
         if ctx.needs_input_grad[0]:  # (x - t) / (x (1 - x)), the denominator kept >= 1e-12
-            grad_input = grad * (input - target) / (input * (1 - input)).clamp(min=1e-12)
+            grad_input = grad * (input - target) / (input * (1 - input)).clamp(min=_EPSILON)
         if ctx.needs_input_grad[1]:
             grad_target = grad * (log1p(-input).clamp(min=-100) - log(input).clamp(min=-100))
         return grad_input, grad_target
