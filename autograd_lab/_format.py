@@ -108,6 +108,9 @@ def tensor_repr(t):
     data = t._data
     prefix = "tensor("
     suffixes = []
+    if type(data) is not np.ndarray:  # on the GPU: printing copies the values to the host
+        data = np.asarray(data)
+        suffixes.append(f"device='{t.device}'")
     if data.size == 0:
         body = "[]"
         if data.ndim != 1:  # only the shape (0,) goes without saying

@@ -7,19 +7,33 @@
 Random numbers come from numpy's generator seeded by `manual_seed`: reproducible, but *not* the
 same numbers PyTorch draws for the same seed (its generator is different). To compare with
 PyTorch, make the data once with numpy and give it to both.
+
+`device="cuda"` makes the values on the host, as for the CPU, and copies them to the GPU once: the
+same seed gives the same numbers on both devices (PyTorch's CUDA generator differs from its CPU one).
 """
 
 import numpy as np
 
-from . import types
-from .tensor import Tensor, _make, check_device
+from . import storage, types
+from .tensor import Tensor, _make
+
+
+def _device(device):
+    """The `device=` argument, or the default device (`with autograd_lab.device("cuda"):`)."""
+    return storage.resolve_device(device if device is not None else types.default_device())
+
+
+def _new(make, *args, device, **kwargs):
+    return storage.new(make, *args, device=_device(device), **kwargs)
 
 
 def _finish(array, dtype, requires_grad, device):
     """Apply the options every creation function shares."""
-    check_device(device)
+    device = _device(device)
     if dtype is not None:
         array = array.astype(types.to_dtype(dtype).numpy, copy=False)
+    if device is not None:
+        array = storage.move(array, device)
     out = _make(array)
     if requires_grad:
         out.requires_grad_(True)
@@ -59,8 +73,8 @@ def _flat(data):
 
 def as_tensor(data, dtype=None, device=None):
     """Like tensor(), but shares memory with a numpy array (or Tensor) when no conversion is needed."""
-    if isinstance(data, Tensor) and dtype is None:
-        return data
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device)
     if isinstance(data, np.ndarray) and data.dtype in types._BY_NUMPY:
         return _finish(data, dtype, False, device)
     return tensor(data, dtype=dtype, device=device)
@@ -84,12 +98,17 @@ def _dtype_or(dtype, default):
     return types.to_dtype(dtype).numpy if dtype is not None else default
 
 
+# zeros, ones, full, arange and eye fill their array on the device itself (see storage.new)
+
+
 def zeros(*size, dtype=None, requires_grad=False, device=None):
-    return _finish(np.zeros(_size(size), _dtype_or(dtype, np.float32)), None, requires_grad, device)
+    array = _new(np.zeros, _size(size), _dtype_or(dtype, np.float32), device=device)
+    return _finish(array, None, requires_grad, device)
 
 
 def ones(*size, dtype=None, requires_grad=False, device=None):
-    return _finish(np.ones(_size(size), _dtype_or(dtype, np.float32)), None, requires_grad, device)
+    array = _new(np.ones, _size(size), _dtype_or(dtype, np.float32), device=device)
+    return _finish(array, None, requires_grad, device)
 
 
 def empty(*size, dtype=None, requires_grad=False, device=None):
@@ -98,13 +117,16 @@ def empty(*size, dtype=None, requires_grad=False, device=None):
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
     default = types.default_numpy_dtype(np.asarray(fill_value))
-    array = np.full(_size((size,)), fill_value, _dtype_or(dtype, default))
+    array = _new(np.full, _size((size,)), fill_value, _dtype_or(dtype, default), device=device)
     return _finish(array, None, requires_grad, device)
 
 
 def _like(fill, input, dtype, requires_grad, device):
+    """zeros_like & co: input's shape, and input's dtype and device unless told otherwise."""
     dtype = input._data.dtype if dtype is None else types.to_dtype(dtype).numpy
-    return _finish(np.full(input._data.shape, fill, dtype), None, requires_grad, device)
+    device = input.device if device is None else device
+    array = _new(np.full, input._data.shape, fill, dtype, device=device)
+    return _finish(array, None, requires_grad, device)
 
 
 def zeros_like(input, dtype=None, requires_grad=False, device=None):
@@ -130,9 +152,8 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
     start, end, step = (float(v) if is_float else int(v) for v in numbers)
     if step == 0:
         raise RuntimeError("arange() step must not be zero")
-    array = np.arange(
-        start, end, step, dtype=_dtype_or(dtype, np.float32 if is_float else np.int64)
-    )
+    dtype = _dtype_or(dtype, np.float32 if is_float else np.int64)
+    array = _new(np.arange, start, end, step, dtype=dtype, device=device)
     return _finish(array, None, requires_grad, device)
 
 
@@ -144,7 +165,8 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
-    return _finish(np.eye(n, m, dtype=_dtype_or(dtype, np.float32)), None, requires_grad, device)
+    array = _new(np.eye, n, m, dtype=_dtype_or(dtype, np.float32), device=device)
+    return _finish(array, None, requires_grad, device)
 
 
 # ---- random numbers ---------------------------------------------------------------------------------
@@ -218,13 +240,13 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 
 def rand_like(input, dtype=None, requires_grad=False, device=None):
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                device=device or input.device)  # fmt: skip
 
 
 def randn_like(input, dtype=None, requires_grad=False, device=None):
-    return randn(
-        input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device
-    )
+    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 device=device or input.device)  # fmt: skip
 
 
 def normal(mean, std, size, generator=None, dtype=None, requires_grad=False, device=None):

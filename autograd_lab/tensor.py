@@ -22,9 +22,9 @@ import warnings
 
 import numpy as np
 
-from . import types
+from . import storage, types
 from .autograd.grad_mode import _state
-from .types import CPU, Size
+from .types import CPU, CUDA, Size
 
 
 class Tensor:
@@ -50,11 +50,11 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        return CPU if type(self._data) is np.ndarray else CUDA  # a CudaArray (see storage.py)
 
     @property
     def is_cuda(self):
-        return False
+        return type(self._data) is not np.ndarray
 
     @property
     def ndim(self):
@@ -95,6 +95,11 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
+        if type(self._data) is not np.ndarray:
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
         if self._requires_grad and not force:
             raise RuntimeError(
                 "numpy() would hand out this tensor's storage without its graph, so it refuses while "
@@ -264,17 +269,24 @@ class Tensor:
                 target_device = arg
             else:
                 target_dtype = arg
-        if target_device is not None:
-            check_device(target_device)
-        if target_dtype is not None and types.to_dtype(target_dtype).numpy != self._data.dtype:
-            return _ops.to_dtype(self, dtype=types.to_dtype(target_dtype).numpy)
+        target_device = storage.resolve_device(target_device)
+        if target_device == self.device:
+            target_device = None
+        if target_dtype is not None:
+            target_dtype = types.to_dtype(target_dtype).numpy
+            if target_dtype == self._data.dtype:
+                target_dtype = None
+        if target_dtype is not None or target_device is not None:  # one recorded ToCopyBackward0
+            return _ops.to_dtype(self, dtype=target_dtype, device=target_device)
         return self.clone() if copy else self
 
     def cpu(self):
-        return self
+        """This tensor on the CPU (itself if it is there): a copy the gradient flows back through."""
+        return self.to(CPU)
 
     def cuda(self, device=None):
-        check_device("cuda")
+        """This tensor on the GPU, `cuda:0` (itself if it is there); see autograd_lab.cuda."""
+        return self.to("cuda" if device is None else types.device(device))
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -501,9 +513,7 @@ def init(tensor, data, requires_grad=False):
 def _make(data, grad_fn=None, output_nr=0):
     """Wrap a numpy array in a Tensor without copying (the engine's and the ops' fast path)."""
     t = _new(Tensor)
-    t._data = (
-        data if type(data) is np.ndarray else np.asarray(data)
-    )  # numpy gives 0-d results as scalars
+    t._data = data if type(data) is np.ndarray else storage.as_storage(data)
     t._requires_grad = grad_fn is not None
     t._grad_fn = grad_fn
     t._output_nr = output_nr
@@ -519,16 +529,6 @@ def _rebuild(data, requires_grad):
     t = _make(data)
     t._requires_grad = requires_grad
     return t
-
-
-def check_device(device):
-    """Accept 'cpu'; explain clearly that CUDA is not available (yet)."""
-    if device is None or types.device(device).type == "cpu":
-        return
-    raise RuntimeError(
-        f"device {str(device)!r} is not available: autograd_lab.cuda.is_available() is False in this "
-        "version (the numba-CUDA backend is not built yet). Keep tensors on 'cpu', the default."
-    )
 
 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)

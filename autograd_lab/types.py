@@ -95,13 +95,20 @@ def result_type(a, b):
 
 
 class device:
-    """Where a tensor's storage lives. Only 'cpu' exists for now; 'cuda' arrives with the GPU backend."""
+    """Where a tensor's storage lives: 'cpu' (numpy) or 'cuda' (numba-CUDA, `autograd_lab.cuda`).
+
+    `device("cuda:0")`, `device("cuda", 0)` and `device(0)` name the same GPU, as in PyTorch.
+    As in PyTorch, `with device("cuda"):` makes it the default device of the creation functions
+    (tensor, zeros, arange, ...) inside the block.
+    """
 
     __slots__ = ("type", "index")
 
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool):  # device(0) is cuda:0
+            type, index = "cuda", type
         name, _, number = str(type).partition(":")
         if name not in ("cpu", "cuda"):
             raise RuntimeError(f"unknown device {type!r}; expected 'cpu' or 'cuda'")
@@ -124,8 +131,24 @@ class device:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
+    def __enter__(self):
+        _default_devices.append(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        _default_devices.pop()
+
+
+_default_devices = [None]  # innermost `with device(...)` last; None: the CPU
+
+
+def default_device():
+    """The device creation functions use when given no `device=` (None: the CPU)."""
+    return _default_devices[-1]
+
 
 CPU = device("cpu")
+CUDA = device("cuda", 0)  # what `tensor.device` says for a tensor on the GPU
 
 
 class Size(tuple):

@@ -2,6 +2,11 @@
 
 import os
 
+# CUDA tests run in numba's CUDA simulator (no GPU needed), which must be switched on before numba
+# is first imported; AUTOGRAD_LAB_REAL_CUDA=1 runs them on a real GPU instead.
+if os.environ.get("AUTOGRAD_LAB_REAL_CUDA") != "1":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 import numpy as np
 import pytest
 from hypothesis import settings

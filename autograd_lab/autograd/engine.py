@@ -254,8 +254,9 @@ def _call_backward(node, grads, check_nan):
     """Run one node's backward, turning failures and NaNs into errors that point at the user's line."""
     fn = node._fn
     if len(grads) > 1 and node._materialize_grads and any(g is None for g in grads):
+        present = next(g._data for g in grads if g is not None)  # zeros on the same device
         grads = [
-            _make(np.zeros(shape, dtype)) if g is None else g
+            _make(np.zeros_like(present, dtype, shape=shape)) if g is None else g
             for g, (shape, dtype) in zip(grads, node._outputs)
         ]
     try:
@@ -350,7 +351,7 @@ def _accumulate(variable, g, create_graph):
     """AccumulateGrad: `.grad` is set by the first backward and added to by later ones."""
     if variable._grad is None:
         # Without create_graph we copy, so no other tensor shares the storage we later add into.
-        variable._grad = g if create_graph else _make(np.array(g._data, copy=True))
+        variable._grad = g if create_graph else _make(g._data.copy())
     elif create_graph:
         variable._grad = variable._grad + g
     else:

@@ -25,6 +25,7 @@ import weakref
 
 import numpy as np
 
+from .. import storage
 from ..tensor import Tensor, _make
 from .grad_mode import _state
 
@@ -306,8 +307,8 @@ def _wrap_outputs(out, args, node):
             if not _is_new(value, args):  # forward returned an input: the output is a new alias
                 value = _make(value._data)
                 value._vbox = outs[output_nr]._version_box()
-        elif isinstance(value, (np.ndarray, np.generic)):
-            value = _make(value if type(value) is np.ndarray else np.asarray(value))
+        elif isinstance(value, (np.ndarray, np.generic)) or storage.is_device_array(value):
+            value = _make(value)
         else:
             results.append(value)  # a non-tensor output (an int, say) passes through untouched
             continue
