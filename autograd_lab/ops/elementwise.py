@@ -7,7 +7,7 @@ gradient of the broadcast shape and the engine sums it back to each input's shap
 
 import numpy as np
 
-from .. import types
+from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 
@@ -26,7 +26,7 @@ def operands(a, b, elementwise=True):
             return x, b
     x = a._data if isinstance(a, Tensor) else _scalar_or_array(a)
     y = b._data if isinstance(b, Tensor) else _scalar_or_array(b)
-    x_is_array, y_is_array = type(x) is np.ndarray, type(y) is np.ndarray
+    x_is_array, y_is_array = not _is_number(x), not _is_number(y)  # numpy or CUDA arrays
     if x_is_array and y_is_array:
         if x.dtype != y.dtype:
             dtype = types.result_type(x, y)
@@ -50,6 +50,15 @@ def check_broadcastable(shape_a, shape_b):
                 f"compared from the right, sizes {m} and {n} differ and neither is 1. Fix: reshape "
                 "or unsqueeze one of them so that each pair of sizes is equal or 1."
             )
+
+
+def _is_number(value):
+    return type(value) is float or type(value) is int or type(value) is bool
+
+
+def _kind(value):
+    """numpy's dtype kind ('f', 'i', 'b', ...) of an operand: an array, or a Python number."""
+    return np.asarray(value).dtype.kind if _is_number(value) else value.dtype.kind
 
 
 def _scalar_or_array(value):
@@ -150,9 +159,9 @@ class Div(Op):
                               b if isinstance(b, Tensor) else None)  # fmt: skip
         ctx.b = None if isinstance(b, Tensor) else b
         x, y = operands(a, b)
-        if x.dtype.kind != "f" and np.asarray(y).dtype.kind != "f":
+        if x.dtype.kind != "f" and _kind(y) != "f":
             x = x.astype(np.float32)  # true division of integers gives float32, as in PyTorch
-            y = y.astype(np.float32) if type(y) is np.ndarray else y
+            y = y if _is_number(y) else y.astype(np.float32)
         with np.errstate(divide="ignore", invalid="ignore"):  # x/0 = inf, 0/0 = nan, silently
             return x / y
 
@@ -233,7 +242,7 @@ class RPow(Op):
     @staticmethod
     def forward(ctx, x, base):
         b, e = operands(base, x)
-        result = _make(np.asarray(b**e))
+        result = _make(b**e)
         ctx.save_for_backward(x, result)
         ctx.base = base
         return result
@@ -505,7 +514,7 @@ class Clamp(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         low, high = ctx.bounds
-        inside = _make(np.ones(x._data.shape, dtype=bool))
+        inside = _make(np.ones_like(x._data, dtype=bool))
         if low is not None:
             inside = inside & (x >= low)
         if high is not None:
@@ -532,7 +541,7 @@ class ClampTensor(Op):
     @staticmethod
     def backward(ctx, grad):
         x, low, high = ctx.saved_tensors
-        inside = _make(np.ones(x._data.shape, dtype=bool))
+        inside = _make(np.ones_like(x._data, dtype=bool))
         grad_low = grad_high = None
         if low is not None:
             inside = inside & (x >= low)
@@ -607,17 +616,20 @@ class Clone(Op):
 
 
 class ToCopy(Op):
-    """A dtype conversion; the engine converts the gradient back to the input's dtype."""
+    """A dtype and/or device conversion. The gradient goes back to the input's device (a move
+    recorded like any op, so it is differentiable); the engine converts it back to its dtype."""
 
     node_name = "ToCopyBackward0"
 
     @staticmethod
-    def forward(ctx, x, dtype):
-        return x._data.astype(dtype)
+    def forward(ctx, x, dtype, device=None):
+        data = x._data if dtype is None else x._data.astype(dtype)
+        ctx.device = None if device is None else x.device
+        return data if device is None else storage.move(data, device)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        return grad if ctx.device is None else grad.to(ctx.device)
 
 
 class CopyFrom(Op):
@@ -627,12 +639,15 @@ class CopyFrom(Op):
 
     @staticmethod
     def forward(ctx, x, src):
-        value = src._data if isinstance(src, Tensor) else np.asarray(src)
+        if not isinstance(src, Tensor):
+            return np.full_like(x._data, src)
+        ctx.src_device = src.device  # copy_ copies across devices, as in PyTorch
+        value = storage.move(src._data, x.device)
         return np.broadcast_to(value, x._data.shape).astype(x._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad
+        return grad * 0, grad.to(ctx.src_device)
 
 
 def _float(data):
@@ -781,8 +796,8 @@ def clone(input):
     return Clone.apply(input)
 
 
-def to_dtype(input, dtype):
-    return ToCopy.apply(input, dtype=dtype)
+def to_dtype(input, dtype, device=None):
+    return ToCopy.apply(input, dtype=dtype, device=device)
 
 
 def copy_from(input, src):
@@ -794,7 +809,7 @@ def copy_from(input, src):
 
 def _compare(ufunc):
     def compare(input, other):
-        return _make(np.asarray(ufunc(*operands(input, other))))
+        return _make(ufunc(*operands(input, other)))
 
     compare.__name__ = ufunc.__name__
     return compare

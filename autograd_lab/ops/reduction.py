@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _float, exp, where
@@ -114,7 +115,7 @@ def _products_of_others(x, dims):
     kept_shape = [x.shape[d] for d in kept]
     n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
     flat = moved.reshape(kept_shape + [n])
-    diagonal = _make(np.eye(n, dtype=bool))
+    diagonal = _make(storage.new(np.eye, n, dtype=bool, device=x.device))
     others = where(diagonal, 1.0, flat.unsqueeze(-2)).prod(dim=-1)  # row i leaves out element i
     others = others.reshape(moved.shape)
     return others.permute(tuple(np.argsort(order))) if order != list(range(x.ndim)) else others
@@ -185,7 +186,7 @@ class MaxAll(Op):
     def forward(ctx, x):
         if x._data.size == 0:
             raise RuntimeError("max()/min() of an empty tensor has no value; give a non-empty one")
-        result = _make(np.asarray(ctx._fn._reduce(x._data)))
+        result = _make(ctx._fn._reduce(x._data))
         ctx.save_for_backward(x, result)
         return result
 
@@ -246,7 +247,7 @@ class MaxDim(Op):
             return grad
         grad = _unreduce(grad, ctx.shape, (ctx.axis,), ctx.keepdim)
         index = _unreduce(indices, ctx.shape, (ctx.axis,), ctx.keepdim)
-        positions = np.arange(ctx.shape[ctx.axis]).reshape(
+        positions = storage.new(np.arange, ctx.shape[ctx.axis], device=index.device).reshape(
             [-1 if i == ctx.axis else 1 for i in range(len(ctx.shape))]
         )
         return grad * (index == _make(positions))
@@ -385,12 +386,12 @@ def amin(input, dim=None, keepdim=False):
 def _arg(fn, input, dim, keepdim):
     data = input._data
     if dim is None:
-        out = fn(data.reshape(-1))
-        return _make(np.asarray(out, dtype=np.int64).reshape((1,) * data.ndim if keepdim else ()))
+        out = fn(data.reshape(-1))  # numpy gives a numpy scalar: it has astype and reshape too
+        return _make(out.astype(np.int64).reshape((1,) * data.ndim if keepdim else ()))
     axis = _dims(dim, data.ndim)[0] if data.ndim else 0
     out = fn(data if data.ndim else data.reshape(1), axis=axis)
     out = np.expand_dims(out, axis) if keepdim and data.ndim else out
-    return _make(np.asarray(out, dtype=np.int64))
+    return _make(out.astype(np.int64, copy=False))
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -414,8 +415,8 @@ def log_softmax(input, dim, dtype=None):
 
 
 def any(input, dim=None, keepdim=False):
-    return _make(np.asarray(np.any(input._data, axis=dim, keepdims=keepdim)))
+    return _make(np.any(input._data, axis=dim, keepdims=keepdim))
 
 
 def all(input, dim=None, keepdim=False):
-    return _make(np.asarray(np.all(input._data, axis=dim, keepdims=keepdim)))
+    return _make(np.all(input._data, axis=dim, keepdims=keepdim))

@@ -7,6 +7,7 @@ in-place change through a view is noticed by backward.
 
 import numpy as np
 
+from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .reduction import _dims
@@ -185,7 +186,7 @@ class Split(Op):
     @staticmethod
     def forward(ctx, x, sizes, dim):
         ctx.dim = dim
-        cuts = np.cumsum(sizes)[:-1]
+        cuts = np.cumsum(sizes)[:-1].tolist()  # numbers, not an array: they say where, not what
         return tuple(_view(x, piece) for piece in np.split(x._data, cuts, axis=dim))
 
     @staticmethod
@@ -196,12 +197,19 @@ class Split(Op):
 # ---- indexing ---------------------------------------------------------------------------------------
 
 
-def _numpy_index(index):
-    """Translate a PyTorch index (ints, slices, None, ..., tensors, lists) into a numpy index."""
+def _numpy_index(index, device):
+    """Translate a PyTorch index (ints, slices, None, ..., tensors, lists) into a numpy index
+    for a tensor on `device`."""
     parts = index if isinstance(index, tuple) else (index,)
     out = []
     for part in parts:
         if isinstance(part, Tensor):
+            if part.is_cuda and device.type == "cpu":  # numpy would quietly copy them to the host
+                raise RuntimeError(
+                    "indices should be either on cpu or on the same device as the indexed tensor "
+                    "(cpu), but they are on cuda:0. Fix: move the indices with .cpu(), or the "
+                    "tensor with .to('cuda')."
+                )
             part = part._data
             if part.dtype.kind == "f":
                 raise IndexError(
@@ -216,7 +224,7 @@ def _numpy_index(index):
 
 def _index_kind(index):
     """PyTorch's node name for an indexing expression (it records one node per kind)."""
-    if any(isinstance(p, (np.ndarray, bool)) for p in index):
+    if any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index):
         return Index
     if any(isinstance(p, slice) for p in index):
         return Slice
@@ -272,7 +280,7 @@ class IndexGrad(Op):
     @staticmethod
     def forward(ctx, grad, shape, index):
         ctx.index = index
-        out = np.zeros(shape, dtype=grad._data.dtype)
+        out = np.zeros_like(grad._data, shape=shape)  # on grad's device
         np.add.at(out, index, grad._data)
         return out
 
@@ -290,7 +298,10 @@ class IndexPut(Op):
     def forward(ctx, x, value, index):
         ctx.index = index
         out = x._data.copy()
-        out[index] = value._data if isinstance(value, Tensor) else value
+        if isinstance(value, Tensor):
+            storage.check_same_device(x._data, value._data)
+            value = value._data
+        out[index] = value
         return out
 
     @staticmethod
@@ -416,12 +427,12 @@ def unbind(input, dim=0):
 
 
 def index(input, index):
-    index = _numpy_index(index)
+    index = _numpy_index(index, input.device)
     return _index_kind(index).apply(input, index=index)
 
 
 def index_put(input, value, index):
-    return IndexPut.apply(input, value, index=_numpy_index(index))
+    return IndexPut.apply(input, value, index=_numpy_index(index, input.device))
 
 
 def narrow(input, dim, start, length):
