@@ -15,24 +15,20 @@ The files, for a reader:
     dispatch.py       which numpy ufunc / function runs which of the above
     launch.py         launch sizes; the simulator; transfers.py counts host<->device copies
 
-numba is imported the first time something here is used (not by `import autograd_lab`), so the
-choice between a GPU and numba's simulator (NUMBA_ENABLE_CUDASIM=1) stays open until then.
+Importing this package imports numba (`import autograd_lab` does not: autograd_lab.cuda loads this
+package the first time CUDA is used), so NUMBA_ENABLE_CUDASIM=1 must be set before that.
 """
 
-from .transfers import count_transfers  # noqa: F401  (no numba needed)
-
-_FROM_ARRAY = ("CudaArray", "from_numpy", "empty", "zeros", "ones", "full", "arange", "eye",
-               "SUPPORTED_DTYPES")  # fmt: skip
-
-
-def __getattr__(name):
-    """Load the numba parts on first use: `cuda.CudaArray`, `cuda.from_numpy`, `cuda.softmax`."""
-    if name in _FROM_ARRAY:
-        from . import array
-
-        return getattr(array, name)
-    if name == "softmax":
-        from .reductions import softmax
-
-        return softmax
-    raise AttributeError(f"module 'autograd_lab.backend.cuda' has no attribute {name!r}")
+from .array import (  # noqa: F401  (array first: it loads the other modules in a working order)
+    SUPPORTED_DTYPES,
+    CudaArray,
+    arange,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    ones,
+    zeros,
+)
+from .reductions import softmax  # noqa: F401
+from .transfers import count_transfers  # noqa: F401

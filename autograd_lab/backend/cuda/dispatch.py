@@ -15,9 +15,8 @@ next to a CudaArray is refused, as PyTorch refuses tensors on two devices; Pytho
 
 import numpy as np
 
-from . import elementwise, indexing, reductions, shapes
+from . import elementwise, indexing, matmul, reductions, shapes
 from .array import CudaArray, empty, full
-from .matmul import matmul
 
 _SCALARS = (int, float, bool, np.generic)
 
@@ -57,7 +56,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if method == "__call__" and ufunc is np.matmul:
         _no_options(name, kwargs)
-        return matmul(*inputs, out=out)
+        return matmul.matmul(*inputs, out=out)
     if method == "__call__":
         dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
         _no_options(name, kwargs)

@@ -38,6 +38,12 @@ def operand_args(x, shape):
     return x.buffer, x.offset, broadcast_strides(x, shape) or (0,)
 
 
+def broadcasts_to(shape, target):
+    """Can an array of `shape` be broadcast to `target` (without changing target)?"""
+    pairs = zip(reversed(shape), reversed(target))
+    return len(shape) <= len(target) and all(n in (1, t) for n, t in pairs)
+
+
 def constant(value, dtype, shape=()):
     """A device array holding one number (cached when 0-d: constants recur)."""
     dtype = check_dtype(dtype)
@@ -61,6 +67,11 @@ def dtype_for_numpy(value):
     return type(value)  # int or float: "weak", they take the array's dtype (NEP 50)
 
 
+def weak(value):
+    """For np.result_type: a CudaArray's dtype; a Python number as itself (so it stays weak)."""
+    return value.dtype if isinstance(value, CudaArray) else value
+
+
 def on_device(value, dtype):
     """`value` as a CudaArray of `dtype`: converted by a kernel, or made on the device."""
     if isinstance(value, CudaArray):
@@ -72,6 +83,8 @@ def on_device(value, dtype):
 def call(ufunc, inputs, out=None, dtype=None, casting="same_kind"):
     """`ufunc(*inputs, out=out, dtype=dtype, casting=casting)` for one- and two-input ufuncs."""
     name = ufunc.__name__
+    if name == "invert" and dtype_for_numpy(inputs[0]) == np.bool_:
+        name = "logical_not"  # ~ of bools is "not", as in numpy
     table = kernels.MAP_KERNELS if ufunc.nin == 1 else kernels.ZIP_KERNELS
     if name not in table or ufunc.nout != 1 or name in ("copy", "not_zero"):
         raise NotImplementedError(
@@ -94,7 +107,7 @@ def _output(out, shape, dtype, name, casting):
         return empty(shape, dtype)
     if not isinstance(out, CudaArray):
         raise TypeError(f"out= of a CUDA {name} must be a CudaArray, got {type(out).__name__}")
-    if np.broadcast_shapes(shape, out.shape) != out.shape:
+    if not broadcasts_to(shape, out.shape):
         raise ValueError(
             f"non-broadcastable output operand with shape {out.shape} doesn't match the "
             f"broadcast shape {shape}"
@@ -143,7 +156,7 @@ def assign(out, value):
         if np.ndim(value) == 0:
             return fill(out, np.asarray(value).item())
         value = on_device(value, out.dtype)
-    if np.broadcast_shapes(value.shape, out.shape) != out.shape:
+    if not broadcasts_to(value.shape, out.shape):
         raise ValueError(
             f"could not broadcast input array from shape {value.shape} into shape {out.shape}"
         )
@@ -170,7 +183,7 @@ def arange(out, start, step):
 
 def where(condition, a, b):
     """numpy's three-argument where: the result dtype is numpy's result_type of a and b."""
-    dtype = np.result_type(dtype_for_numpy(a), dtype_for_numpy(b))
+    dtype = np.result_type(weak(a), weak(b))
     condition = on_device(condition, np.bool_)
     a, b = on_device(a, dtype), on_device(b, dtype)
     shape = np.broadcast_shapes(condition.shape, a.shape, b.shape)

@@ -256,7 +256,7 @@ def _scatter(view, picks, values, kernel):
     values = elementwise.on_device(values, view.dtype)
     if values.buffer is view.buffer:
         values = elementwise.copy(values)  # read everything before anything is overwritten
-    if np.broadcast_shapes(values.shape, shape) != shape:
+    if not elementwise.broadcasts_to(values.shape, shape):
         raise ValueError(
             f"shape mismatch: value array of shape {values.shape} could not be broadcast to "
             f"indexing result of shape {shape}"

@@ -136,6 +136,11 @@ def isfinite(x):
 
 
 @cuda.jit(device=True)
+def invert(x):  # ~ of integers (for bools the host picks logical_not)
+    return ~x
+
+
+@cuda.jit(device=True)
 def add(a, b):
     return a + b
 
@@ -258,7 +263,7 @@ def make_zip_kernel(fn):
 
 
 UNARY = {f.__name__: f for f in (copy, not_zero, negative, absolute, sign, square, exp, expm1,
-         log, log1p, sqrt, sin, cos, tanh, logical_not, isnan, isinf, isfinite)}  # fmt: skip
+         log, log1p, sqrt, sin, cos, tanh, logical_not, isnan, isinf, isfinite, invert)}  # fmt: skip
 BINARY = {f.__name__: f for f in (add, subtract, multiply, divide, power, maximum, minimum, equal,
           not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
           logical_xor, bitwise_and, bitwise_or, bitwise_xor)}  # fmt: skip

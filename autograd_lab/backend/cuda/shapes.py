@@ -107,7 +107,7 @@ def expand_dims(x, axis):
 def broadcast_to(x, shape):
     """A read-only view (stride 0 along the broadcast dims), as numpy's broadcast_to."""
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    if len(shape) < x.ndim or np.broadcast_shapes(x.shape, shape) != shape:
+    if not elementwise.broadcasts_to(x.shape, shape):
         raise ValueError(
             f"operands could not be broadcast together with remapped shapes "
             f"[original->remapped]: {x.shape} and requested shape {shape}"
