@@ -348,19 +348,24 @@ def _nll_loss(input, target, weight, ignore_index, reduction, fn):
     classes = input.shape[class_dim]
     if weight is not None:
         _checks.check_class_weight(fn, weight, input, classes)
-    invalid = (t != ignore_index) & ((t < 0) | (t >= classes))
-    if invalid.any():
+    in_range = t.size == 0 or (t.min() >= 0 and t.max() < classes)  # the quick common case
+    invalid = None if in_range else (t != ignore_index) & ((t < 0) | (t >= classes))
+    if invalid is not None and invalid.any():
         raise IndexError(
             f"Target {t[invalid].flat[0]} is out of bounds. Fix: class indices go from 0 to "
             f"{classes - 1} for an input with {classes} classes in dim {class_dim} (or use "
             f"ignore_index={ignore_index} for samples that should not count)."
         )
     w = None if weight is None else weight._data
+    if in_range and not 0 <= ignore_index < classes:
+        ignore_index = None  # no target can be ignored: the plan skips looking for them
     if input.ndim == 3 or input.ndim > 4:  # PyTorch views these as (N, C, 1, rest) inputs
         n, rest = input.shape[0], int(np.prod(input.shape[2:]))
         flat = View.apply(input, shape=(n, classes, 1, rest), copy_ok=True)
-        plan = NllPlan(t.reshape(n, 1, rest), w, ignore_index, reduction, 1, input._data.dtype)
+        plan = NllPlan(
+            t.reshape(n, 1, rest), w, ignore_index, reduction, flat.shape, input._data.dtype
+        )
         out = NllLoss2d.apply(flat, plan=plan)
         return View.apply(out, shape=t.shape) if reduction == "none" else out
-    plan = NllPlan(t, w, ignore_index, reduction, class_dim, input._data.dtype)
+    plan = NllPlan(t, w, ignore_index, reduction, input.shape, input._data.dtype)
     return (NllLoss2d if input.ndim == 4 else NllLoss).apply(input, plan=plan)

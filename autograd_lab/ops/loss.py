@@ -1,4 +1,4 @@
-"""The Functions behind the losses of `autograd_lab.nn.functional` (checks of the arguments live there).
+"""The Functions behind the losses of `autograd_lab.nn.functional` (which checks the arguments).
 
 A loss reduces per-element losses with `reduction` = "none" (keep them), "sum" or "mean". Its
 backward first spreads the incoming gradient back over the elements (`_spread`: divided by their
@@ -173,34 +173,53 @@ class NllPlan:
     """What nll_loss needs besides its input, worked out once from the target.
 
     The loss picks, for each target element, the input's value at the target class along
-    `class_axis`, times the class weight (0 where target == ignore_index): `coefficients`. For
-    "mean" the coefficients are divided by their sum, so the loss is a weighted mean.
+    `class_axis`, times a coefficient: the class weight, 0 where target == ignore_index (one
+    number for all when every weight is 1). For "mean" the coefficients are divided by their sum,
+    so the loss is a weighted mean.
     """
 
-    def __init__(self, target, weight, ignore_index, reduction, class_axis, dtype):
-        kept = target != ignore_index
-        index = np.where(kept, target, 0)  # any valid class: its coefficient is 0 anyway
-        if weight is None:
-            coefficients = kept.astype(dtype)
+    def __init__(self, target, weight, ignore_index, reduction, shape, dtype):
+        class_axis = 0 if len(shape) == 1 else 1  # shape: the scores', classes along class_axis
+        kept = None if ignore_index is None else target != ignore_index  # None: nothing ignored
+        everything_kept = kept is None or bool(kept.all())
+        index = target if everything_kept else np.where(kept, target, 0)  # 0: any valid class
+        if weight is None and everything_kept:
+            coefficients, total = np.ones((), dtype), target.size
         else:
-            coefficients = np.where(kept, weight[index], 0).astype(dtype, copy=False)
-        self.index = np.expand_dims(index, class_axis)
+            coefficients = kept.astype(dtype) if weight is None else weight[index]
+            coefficients = coefficients if everything_kept else np.where(kept, coefficients, 0)
+            coefficients = coefficients.astype(dtype, copy=False)
+            total = coefficients.sum()
         self.undefined = False  # "mean" over no element (all ignored): nan, but gradients are 0
         if reduction == "mean":
-            total = coefficients.sum()
             self.undefined = not total
-            coefficients = coefficients / total if total else coefficients
+            coefficients = coefficients / coefficients.dtype.type(total) if total else coefficients
         self.coefficients, self.class_axis, self.reduction = coefficients, class_axis, reduction
+        if target.ndim <= 1:  # (C,) or (N, C) scores: positions in the flattened scores (fastest)
+            rows = np.arange(target.size) * shape[-1]
+            self.positions = index if target.ndim == 0 else rows + index
+        else:
+            self.positions, self.index = None, np.expand_dims(index, class_axis)
+            self.target_shape = target.shape
 
     def gather(self, x):
-        picked = np.take_along_axis(x, self.index, axis=self.class_axis).squeeze(self.class_axis)
+        if self.positions is not None:
+            picked = np.asarray(np.take(x, self.positions))
+        else:
+            picked = np.take_along_axis(x, self.index, self.class_axis).squeeze(self.class_axis)
         losses = -(picked * self.coefficients)
         return losses if self.reduction == "none" else np.asarray(losses.sum())
 
     def scatter(self, grad, shape):
         out = np.zeros(shape, dtype=self.coefficients.dtype)
-        values = np.expand_dims(-self.coefficients * grad, self.class_axis)
-        np.put_along_axis(out, self.index, values, axis=self.class_axis)
+        values = -self.coefficients * grad
+        if self.positions is not None:
+            np.put(out, self.positions, values)
+        else:
+            values = np.broadcast_to(values, self.target_shape)  # coefficient and grad may be 0-d
+            np.put_along_axis(
+                out, self.index, np.expand_dims(values, self.class_axis), self.class_axis
+            )
         return out
 
 
@@ -239,9 +258,3 @@ class NllLossGrad(Op):
     @staticmethod
     def backward(ctx, grad2):
         return NllLoss.apply(grad2, plan=ctx.plan, primal=False)
-
-
-def nll_plan(target, weight, ignore_index, reduction, class_axis, dtype):
-    """An NllPlan from tensors (the target's values are checked by the caller)."""
-    weight = None if weight is None else weight._data
-    return NllPlan(target._data, weight, ignore_index, reduction, class_axis, dtype)
