@@ -13,6 +13,8 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
+from ..tensor import _make
 from .elementwise import _float, exp, tanh
 from .linalg import Mm
 from .shape import SqueezeDim, Transpose, View
@@ -41,6 +43,10 @@ def _times_weight_t(ctx, input, weight):
 
 def _input_and_weight_grads(ctx, grad, needs_input, needs_weight):
     input, weight = ctx.saved_tensors
+    if not is_grad_enabled():  # a plain backward (no create_graph): the two products in numpy,
+        g = grad._data  # without the bookkeeping of two recorded-op calls per layer
+        return (_make(g @ weight._data) if needs_input else None,
+                _make(g.T @ input._data) if needs_weight else None)  # fmt: skip
     grad_input = Mm.apply(grad, weight) if needs_input else None
     grad_weight = Mm.apply(Transpose.apply(grad, dim0=0, dim1=1), input) if needs_weight else None
     return grad_input, grad_weight
@@ -208,8 +214,10 @@ def erf(x):
     >>> erf(np.array([0.0, 0.5, -3.0]))  # doctest: +ELLIPSIS
     array([ 0.        ,  0.52049988, -0.99997791...])
     """
+    if x.ndim == 0:  # boolean masks below need a dimension (the CUDA backend's indexing does)
+        return erf(x.reshape(1)).reshape(())
     y = np.abs(x)
-    out = np.array(y, copy=True)  # NaN falls in no branch below and stays NaN
+    out = y.copy()  # NaN falls in no branch below and stays NaN
     small = y <= 0.46875
     out[small] = y[small] * _ratio(_R1, y[small] * y[small])
     middle = (y > 0.46875) & (y <= 4.0)
