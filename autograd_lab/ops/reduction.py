@@ -13,6 +13,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _float, exp, where
+from .fast_reduce import max_array, sum_array
 
 
 def _dims(dim, ndim):
@@ -51,7 +52,7 @@ class Sum(Op):
         data = x._data
         if dtype is None and data.dtype.kind in "bu":
             dtype = np.int64  # summing bools counts them, as in PyTorch
-        return np.sum(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype)
+        return sum_array(data, ctx.dims, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -267,9 +268,9 @@ class LogSumExp(Op):
     def forward(ctx, x, dim, keepdim=False):
         ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
         data = _float(x._data)
-        peak = np.max(data, axis=ctx.dims, keepdims=True)
+        peak = max_array(data, ctx.dims)
         peak = np.where(np.isfinite(peak), peak, 0)  # subtract the max, so exp never overflows
-        out = np.log(np.sum(np.exp(data - peak), axis=ctx.dims, keepdims=True)) + peak
+        out = np.log(sum_array(np.exp(data - peak), ctx.dims, True)) + peak
         result = _make(out if keepdim else np.squeeze(out, axis=ctx.dims))
         ctx.save_for_backward(x, result)
         return result
@@ -290,8 +291,8 @@ class Softmax(Op):
     def forward(ctx, x, dim):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
-        shifted = np.exp(data - np.max(data, axis=ctx.dim, keepdims=True))
-        result = _make(shifted / np.sum(shifted, axis=ctx.dim, keepdims=True))
+        shifted = np.exp(data - max_array(data, ctx.dim))
+        result = _make(shifted / sum_array(shifted, ctx.dim, True))
         ctx.save_for_backward(result)
         return result
 
@@ -309,8 +310,8 @@ class LogSoftmax(Op):
     def forward(ctx, x, dim):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
-        shifted = data - np.max(data, axis=ctx.dim, keepdims=True)
-        result = _make(shifted - np.log(np.sum(np.exp(shifted), axis=ctx.dim, keepdims=True)))
+        shifted = data - max_array(data, ctx.dim)
+        result = _make(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True)))
         ctx.save_for_backward(result)
         return result
 
