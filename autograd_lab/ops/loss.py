@@ -7,6 +7,7 @@ count for "mean"), then applies the derivative of the per-element loss.
 
 import numpy as np
 
+from .. import storage
 from ..autograd.function import Op
 from .elementwise import Div, MulNumber, log, log1p, operands, sigmoid
 
@@ -14,11 +15,11 @@ from .elementwise import Div, MulNumber, log, log1p, operands, sigmoid
 def _reduce(losses, reduction):
     if reduction == "none":
         return losses
-    total = np.sum(losses)
+    total = np.sum(losses)  # numpy gives a scalar, the CUDA backend a 0-d array: Op takes both
     if reduction == "sum":
-        return np.asarray(total)
+        return total
     with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is nan, silently
-        return np.asarray(total / losses.size)
+        return total / losses.size
 
 
 def _spread(grad, reduction, count):
@@ -196,7 +197,7 @@ class NllPlan:
             coefficients = coefficients / coefficients.dtype.type(total) if total else coefficients
         self.coefficients, self.class_axis, self.reduction = coefficients, class_axis, reduction
         if target.ndim <= 1:  # (C,) or (N, C) scores: positions in the flattened scores (fastest)
-            rows = np.arange(target.size) * shape[-1]
+            rows = storage.new(np.arange, target.size, device=storage.device_of(target)) * shape[-1]
             self.positions = index if target.ndim == 0 else rows + index
         else:
             self.positions, self.index = None, np.expand_dims(index, class_axis)
@@ -204,15 +205,15 @@ class NllPlan:
 
     def gather(self, x):
         if self.positions is not None:
-            picked = np.asarray(np.take(x, self.positions))
+            picked = np.take(x, self.positions)
         else:
             picked = np.take_along_axis(x, self.index, self.class_axis).squeeze(self.class_axis)
         losses = -(picked * self.coefficients)
-        return losses if self.reduction == "none" else np.asarray(losses.sum())
+        return losses if self.reduction == "none" else losses.sum()
 
     def scatter(self, grad, shape):
-        out = np.zeros(shape, dtype=self.coefficients.dtype)
         values = -self.coefficients * grad
+        out = np.zeros_like(values, self.coefficients.dtype, shape=shape)  # on grad's device
         if self.positions is not None:
             np.put(out, self.positions, values)
         else:
@@ -233,7 +234,7 @@ class NllLoss(Op):
     def forward(ctx, input, plan, primal=True):
         ctx.plan, ctx.shape = plan, input._data.shape
         if primal and plan.undefined:
-            return np.asarray(np.nan, dtype=input._data.dtype)
+            return np.full_like(input._data, np.nan, shape=())
         return plan.gather(input._data)
 
     @staticmethod
