@@ -170,6 +170,12 @@ class Tensor:
                 f"grad of shape {list(value._data.shape)} does not fit a tensor of shape "
                 f"{list(self._data.shape)}; a gradient always has the shape of its tensor"
             )
+        if value is not None and type(value._data) is not type(self._data):
+            raise RuntimeError(
+                f"assigned grad is on {value.device} but the tensor is on {self.device}; a "
+                "gradient lives on its tensor's device. Fix: move it first, e.g. "
+                "t.grad = g.to(t.device)"
+            )
         self._grad = value
 
     @property
@@ -461,6 +467,8 @@ class Tensor:
         return tensor_repr(self)
 
     def __reduce__(self):  # pickling keeps values and requires_grad, as PyTorch does for leaves
+        if type(self._data) is not np.ndarray:  # the values travel via the host, back to the GPU
+            return (_rebuild, (np.asarray(self._data), self._requires_grad, "cuda"))
         return (_rebuild, (self._data, self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -525,8 +533,8 @@ def _make(data, grad_fn=None, output_nr=0):
 _new = object.__new__
 
 
-def _rebuild(data, requires_grad):
-    t = _make(data)
+def _rebuild(data, requires_grad, device=None):
+    t = _make(data if device is None else storage.move(data, storage.resolve_device(device)))
     t._requires_grad = requires_grad
     return t
 

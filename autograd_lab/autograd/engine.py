@@ -119,6 +119,12 @@ def _roots(tensors, grads, caller):
                 f"{caller}: the gradient for output {i} has shape {list(g._data.shape)} but the "
                 f"output has shape {list(t._data.shape)}; they must match exactly."
             )
+        if type(g._data) is not type(t._data):
+            raise RuntimeError(
+                f"{caller}: invalid gradient at index {i} - expected device {t.device} but got "
+                f"{g.device}. Fix: make the gradient on the output's device, e.g. "
+                "gradient.to(output.device)."
+            )
         roots.append((_edge_of(t), g))
     return roots
 
