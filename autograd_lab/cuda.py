@@ -17,6 +17,8 @@ import importlib.util
 import os
 import sys
 
+from . import types
+
 _SIMULATOR_VARIABLE = "NUMBA_ENABLE_CUDASIM"
 _gpu_count_cache = None
 
@@ -147,7 +149,8 @@ def _backend():
 
 
 def _check_device_index(device):
-    index = 0 if device is None else getattr(device, "index", device)
+    """Accept None, 0, 'cuda', 'cuda:0' or device('cuda', 0): the one device we use."""
+    index = None if device is None else types.device(device).index
     if index not in (None, 0):
         raise RuntimeError(
             f"CUDA device {index} does not exist: autograd_lab uses one CUDA device, cuda:0"
