@@ -80,3 +80,22 @@ def check_same_device(array, other):
             "cuda:0 and cpu! Fix: move one with .to('cuda') / .cpu() so that both are on the "
             "same device."
         )
+
+
+def check_on_host(array):
+    """Tensor.numpy() hands out the numpy array itself: only CPU tensors have one."""
+    if type(array) is not np.ndarray:
+        raise TypeError(
+            f"can't convert {device_of(array)} device type tensor to numpy. Use Tensor.cpu() to "
+            "copy the tensor to host memory first."
+        )
+
+
+def check_grad_device(grad, array, what):
+    """A gradient lives on its tensor's device."""
+    if type(grad) is not type(array):
+        raise RuntimeError(
+            f"{what} is on {device_of(grad)} but the tensor is on {device_of(array)}: expected "
+            f"device {device_of(array)} but got {device_of(grad)}. A gradient lives on its "
+            "tensor's device. Fix: move it first, e.g. gradient.to(tensor.device)."
+        )

@@ -95,11 +95,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
-        if type(self._data) is not np.ndarray:
-            raise TypeError(
-                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
-                "copy the tensor to host memory first."
-            )
+        storage.check_on_host(self._data)
         if self._requires_grad and not force:
             raise RuntimeError(
                 "numpy() would hand out this tensor's storage without its graph, so it refuses while "
@@ -170,12 +166,8 @@ class Tensor:
                 f"grad of shape {list(value._data.shape)} does not fit a tensor of shape "
                 f"{list(self._data.shape)}; a gradient always has the shape of its tensor"
             )
-        if value is not None and type(value._data) is not type(self._data):
-            raise RuntimeError(
-                f"assigned grad is on {value.device} but the tensor is on {self.device}; a "
-                "gradient lives on its tensor's device. Fix: move it first, e.g. "
-                "t.grad = g.to(t.device)"
-            )
+        if value is not None:
+            storage.check_grad_device(value._data, self._data, "assigned grad")
         self._grad = value
 
     @property
@@ -275,15 +267,12 @@ class Tensor:
                 target_device = arg
             else:
                 target_dtype = arg
-        target_device = storage.resolve_device(target_device)
-        if target_device == self.device:
-            target_device = None
-        if target_dtype is not None:
-            target_dtype = types.to_dtype(target_dtype).numpy
-            if target_dtype == self._data.dtype:
-                target_dtype = None
-        if target_dtype is not None or target_device is not None:  # one recorded ToCopyBackward0
-            return _ops.to_dtype(self, dtype=target_dtype, device=target_device)
+        device = storage.resolve_device(target_device)
+        device = None if device == self.device else device
+        dtype = None if target_dtype is None else types.to_dtype(target_dtype).numpy
+        dtype = None if dtype == self._data.dtype else dtype
+        if dtype is not None or device is not None:  # one recorded ToCopyBackward0
+            return _ops.to_dtype(self, dtype=dtype, device=device)
         return self.clone() if copy else self
 
     def cpu(self):
@@ -466,10 +455,8 @@ class Tensor:
 
         return tensor_repr(self)
 
-    def __reduce__(self):  # pickling keeps values and requires_grad, as PyTorch does for leaves
-        if type(self._data) is not np.ndarray:  # the values travel via the host, back to the GPU
-            return (_rebuild, (np.asarray(self._data), self._requires_grad, "cuda"))
-        return (_rebuild, (self._data, self._requires_grad))
+    def __reduce__(self):  # pickling keeps values, requires_grad and device, as PyTorch does
+        return (_rebuild, (np.asarray(self._data), self._requires_grad, str(self.device)))
 
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
@@ -533,8 +520,8 @@ def _make(data, grad_fn=None, output_nr=0):
 _new = object.__new__
 
 
-def _rebuild(data, requires_grad, device=None):
-    t = _make(data if device is None else storage.move(data, storage.resolve_device(device)))
+def _rebuild(data, requires_grad, device="cpu"):  # values travel via the host, back to device
+    t = _make(storage.move(data, storage.resolve_device(device)))
     t._requires_grad = requires_grad
     return t
 

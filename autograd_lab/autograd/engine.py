@@ -22,6 +22,7 @@ import heapq
 
 import numpy as np
 
+from .. import storage
 from ..tensor import Tensor, _make
 from .function import AccumulateGrad, grad_accumulator_of
 from .grad_mode import _state
@@ -119,12 +120,7 @@ def _roots(tensors, grads, caller):
                 f"{caller}: the gradient for output {i} has shape {list(g._data.shape)} but the "
                 f"output has shape {list(t._data.shape)}; they must match exactly."
             )
-        if type(g._data) is not type(t._data):
-            raise RuntimeError(
-                f"{caller}: invalid gradient at index {i} - expected device {t.device} but got "
-                f"{g.device}. Fix: make the gradient on the output's device, e.g. "
-                "gradient.to(output.device)."
-            )
+        storage.check_grad_device(g._data, t._data, f"{caller}: the gradient for output {i}")
         roots.append((_edge_of(t), g))
     return roots
 
