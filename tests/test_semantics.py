@@ -609,3 +609,21 @@ def test_no_grad_and_enable_grad_work_as_bare_decorators(lib):
     assert not frozen(x).requires_grad
     with lib.no_grad():
         assert recorded(x).requires_grad
+
+
+def test_observe_on_call_sees_each_recorded_op_with_its_arguments():
+    """The tracer's hook: every recorded op arrives with its arguments, enough to replay it."""
+    x = ag.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    calls, nodes = [], []
+    with ag.autograd.observe(
+        on_node=lambda node, outputs: nodes.append(node.name()),
+        on_call=lambda node, outputs, args, kwargs: calls.append((node, outputs, args, kwargs)),
+    ):
+        y = (x * 2).sum(0)
+    assert [node.name() for node, *_ in calls] == nodes == ["MulBackward0", "SumBackward1"]
+    for node, outputs, args, kwargs in calls:
+        replayed = node._fn.apply(*args, **kwargs)
+        assert np.array_equal(replayed.detach().numpy(), outputs.detach().numpy())
+    assert calls[-1][1] is y
+    with ag.autograd.observe(on_backward=lambda *event: None):  # no node observers: nothing called
+        assert ag.autograd.grad_mode._state.on_node is None

@@ -257,8 +257,8 @@ def _record(cls, args, kwargs):
         node._saved = tuple([_pack(t, outputs) for t in saved])
     if _state.anomaly:
         node._trace = _user_stack()
-    if _state.on_node is not None:  # a viewer is watching (grad_mode.observe)
-        _state.on_node(node, outputs)
+    if _state.on_node is not None:  # a viewer or a tracer is watching (graph.observe)
+        _state.on_node(node, outputs, args, kwargs)
     return outputs
 
 

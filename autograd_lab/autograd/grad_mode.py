@@ -19,7 +19,7 @@ class _State(threading.local):
     anomaly = False  # do nodes remember the user's line that created them?
     anomaly_check_nan = True
     scope = ()  # the names of the enclosing `scope(...)` blocks, outermost first
-    on_node = None  # observe(): called with (node, outputs) for every node recorded
+    on_node = None  # observe(): called with (node, outputs, args, kwargs) for every node recorded
     on_backward = None  # observe(): called with (event, node, detail) as backward runs
 
 

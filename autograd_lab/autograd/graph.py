@@ -19,14 +19,22 @@ class observe:
         with observe(on_node=print_new_node, on_backward=print_event):
             loss = model(x); loss.backward()
 
-    `on_node(node, outputs)` is called for every node recorded. `on_backward(event, node, detail)`
+    `on_node(node, outputs)` is called for every node recorded. `on_call(node, outputs, args,
+    kwargs)` is the same moment with the arguments the operation was called with (what a tracer
+    needs to replay it: `node._fn.apply(*args, **kwargs)`). `on_backward(event, node, detail)`
     is called as backward runs, in the engine's order: ("run", node, grads it received),
     ("send", node, (next_node, input_nr, grad)) and ("accumulate", node, grad) at a leaf.
     Observers are per thread; an inner `observe` replaces an outer one until it exits.
     """
 
-    def __init__(self, on_node=None, on_backward=None):
-        self._mine = (on_node, on_backward)
+    def __init__(self, on_node=None, on_backward=None, on_call=None):
+        def watch(node, outputs, args, kwargs):
+            if on_node is not None:
+                on_node(node, outputs)
+            if on_call is not None:
+                on_call(node, outputs, args, kwargs)
+
+        self._mine = (watch if on_node or on_call else None, on_backward)
 
     def __enter__(self):
         self._prev = (_state.on_node, _state.on_backward)
