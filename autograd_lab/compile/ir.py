@@ -1,0 +1,254 @@
+"""The IR: a traced function as a flat list of calls on numbered values.
+
+    >>> import autograd_lab as ag
+    >>> from autograd_lab.compile import trace
+    >>> g = trace(lambda x: (x * 2).tanh(), ag.ones(3))
+    >>> g
+    graph(%0: float32[3]):
+      %1 = MulBackward0(%0, 2)
+      %2 = TanhBackward0(%1)
+      return %2
+
+A `Value` is one tensor of the program (an input, a constant, or what a call produced); a `Call`
+is one recorded operation: the `Function` class to replay (`fn.apply(*args, **kwargs)`), its
+arguments with tensors replaced by Values, and the Values it produced. A `Graph` lists the calls in
+the order they ran, so running them in that order is always valid. Everything else in
+`autograd_lab.compile` (fusion, the memory planner, parallel levels) reads or rewrites this one
+structure, and `Graph.to_viz()` hands it to the graph viewer.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class Value:
+    """One tensor of the traced program: `%id`. `producer` is the Call that made it (None for an
+    input or a constant); `const` holds the tensor itself for a constant (a parameter, say)."""
+
+    id: int
+    shape: tuple
+    dtype: np.dtype
+    device: object
+    producer: "Call | None" = None
+    const: object = None  # a Tensor for a constant Value, else None
+    requires_grad: bool = False  # as traced: inputs keep the caller's flag, results are True
+
+    @property
+    def kind(self):
+        """'input', 'const' or 'result' (made by a call)."""
+        if self.producer is not None:
+            return "result"
+        return "const" if self.const is not None else "input"
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    def type_str(self):
+        """`float32[2, 3]`: how the listing writes a value's type."""
+        return f"{np.dtype(self.dtype).name}[{', '.join(str(s) for s in self.shape)}]"
+
+    def __repr__(self):
+        return f"%{self.id}"
+
+
+@dataclass(eq=False)
+class Call:
+    """One recorded operation: `outputs = fn.apply(*args, **kwargs)` with Values for tensors.
+
+    `args`/`kwargs` hold Values where the operation received a tensor (also inside lists and
+    tuples, e.g. an index) and plain Python constants elsewhere. `outputs` has one entry per
+    result of `apply` (None for a result that is not a tensor). `index` is the call's position in
+    its Graph's `calls`.
+    """
+
+    fn: type
+    name: str
+    args: tuple
+    kwargs: dict
+    outputs: tuple
+    index: int = 0
+    metadata: dict = field(default_factory=dict)  # e.g. a fused call's group of op names
+
+    def inputs(self):
+        """The Values this call reads, in argument order, each once."""
+        seen, found = set(), []
+        for value in _values_in((self.args, self.kwargs)):
+            if value.id not in seen:
+                seen.add(value.id)
+                found.append(value)
+        return found
+
+    def __repr__(self):
+        outs = ", ".join("_" if v is None else repr(v) for v in self.outputs)
+        shown = {k: v for k, v in self.kwargs.items() if v is not None and not _names_call(v, self)}
+        parts = [_show(a) for a in self.args] + [f"{k}={_show(v)}" for k, v in shown.items()]
+        return f"{outs} = {self.name}({', '.join(parts)})"
+
+
+@dataclass(eq=False)
+class Graph:
+    """Inputs, calls in execution order, outputs; `output_tree` rebuilds fn's result structure."""
+
+    inputs: list
+    calls: list
+    outputs: list
+    output_tree: object = None  # fn's result with Values for tensors: a Value, tuple, list, dict
+
+    # ---- questions the planners ask ----------------------------------------------------------
+    def consumers(self):
+        """{value id: [calls that read it]}, calls in execution order."""
+        readers = {}
+        for call in self.calls:
+            for value in call.inputs():
+                readers.setdefault(value.id, []).append(call)
+        return readers
+
+    def last_use(self):
+        """{value id: index of the last call reading it}; a value nobody reads is absent.
+
+        Graph outputs are not counted as "used" here: whoever frees a value after its last use
+        must also keep the outputs (see `run`).
+        """
+        last = {}
+        for call in self.calls:
+            for value in call.inputs():
+                last[value.id] = call.index
+        return last
+
+    def levels(self):
+        """Calls grouped by depth: a call's level is one more than the deepest call it reads from.
+
+        Calls of one level read only values made at earlier levels, so they are independent of
+        each other and may run in any order, or at the same time.
+        """
+        depth, levels = {}, []
+        for call in self.calls:
+            level = 0
+            for value in call.inputs():
+                if value.producer is not None:
+                    level = max(level, depth[value.producer.index] + 1)
+            depth[call.index] = level
+            if level == len(levels):
+                levels.append([])
+            levels[level].append(call)
+        return levels
+
+    def values(self):
+        """Every Value: inputs, constants read by calls, then results, by id."""
+        found = {v.id: v for v in self.inputs}
+        for call in self.calls:
+            for value in call.inputs():
+                found.setdefault(value.id, value)
+            for value in call.outputs:
+                if value is not None:
+                    found[value.id] = value
+        for value in self.outputs:
+            found.setdefault(value.id, value)
+        return [found[i] for i in sorted(found)]
+
+    # ---- showing it ------------------------------------------------------------------------------
+    def __repr__(self):
+        head = ", ".join(f"{v!r}: {v.type_str()}" for v in self.inputs)
+        lines = [f"graph({head}):"]
+        for value in self.values():
+            if value.kind == "const":
+                lines.append(f"  {value!r} = constant {value.type_str()}")
+        lines += [f"  {call!r}" for call in self.calls]
+        lines.append(f"  return {', '.join(repr(v) for v in self.outputs)}")
+        return "\n".join(lines)
+
+    def to_viz(self, plan=None):
+        """This graph in the format of `autograd_lab.viz` (draw it with `GraphWidget(g.to_viz())`).
+
+        Inputs and constants become tensor nodes, calls become op nodes (the value of an op node
+        is its output), the outputs become tensor nodes at the right. With a fusion `plan`, the
+        calls of each fused group share a scope `fused0`, `fused1`, ... so the viewer draws each
+        group as one box.
+        """
+        from ..viz.graph import Graph as VizGraph  # imported here: compile does not need viz
+
+        group_of = {}
+        for number, group in enumerate(getattr(plan, "groups", ()) or ()):
+            for call in group.calls:
+                group_of[call.index] = f"fused{number}"
+        nodes, edges, source = [], [], {}
+
+        def add(kind, label, op, value, role, scope=None):
+            node_id = f"n{len(nodes)}"
+            nodes.append({"id": node_id, "kind": kind, "label": label, "op": op, "name": None,
+                          "role": role, "shape": list(value.shape) if value else [],
+                          "dtype": np.dtype(value.dtype).name if value else None, "value": None,
+                          "grad": None, "saved": [], "is_saved": False, "scope": scope,
+                          "order": len(nodes), "derivative": None})  # fmt: skip
+            return node_id
+
+        for value in self.values():
+            if value.kind != "result":
+                label = f"%{value.id}" if value.kind == "input" else f"const %{value.id}"
+                role = "input" if value.kind == "input" else "parameter"
+                source[value.id] = add("tensor", label, None, value, role)
+        for call in self.calls:
+            first = next((v for v in call.outputs if v is not None), None)
+            label = call.name.replace("Backward0", "").replace("Backward1", "")
+            node_id = add("op", label, call.name, first, "intermediate", group_of.get(call.index))
+            for k, value in enumerate(call.inputs()):
+                edges.append({"source": source[value.id], "target": node_id, "input": k})
+            for value in call.outputs:
+                if value is not None:
+                    source[value.id] = node_id
+        for value in self.outputs:
+            node_id = add("tensor", f"%{value.id}", None, value, "output")
+            edges.append({"source": source[value.id], "target": node_id, "input": 0})
+        return VizGraph(nodes, edges, [])
+
+
+def _values_in(obj):
+    """Every Value inside an argument structure (Values, tuples, lists, dicts, slices)."""
+    if isinstance(obj, Value):
+        yield obj
+    elif isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from _values_in(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _values_in(item)
+
+
+def map_values(obj, fn):
+    """`obj` with every Value v inside it replaced by fn(v) (tuples, lists and dicts rebuilt)."""
+    if isinstance(obj, Value):
+        return fn(obj)
+    if type(obj) is tuple:
+        return tuple(map_values(item, fn) for item in obj)
+    if type(obj) is list:
+        return [map_values(item, fn) for item in obj]
+    if type(obj) is dict:
+        return {key: map_values(item, fn) for key, item in obj.items()}
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple, e.g. (values, indices)
+        return type(obj)(*(map_values(item, fn) for item in obj))
+    return obj
+
+
+def _names_call(obj, call):
+    """Is this keyword the call's own name (a Compare's op, a WholeCall's function)? Not shown."""
+    return obj == call.name or getattr(obj, "__name__", None) == call.name
+
+
+def _show(obj):
+    """An argument as the listing writes it: %3 for a Value, short text for constants."""
+    if isinstance(obj, Value):
+        return repr(obj)
+    if isinstance(obj, (tuple, list)):
+        inner = ", ".join(_show(item) for item in obj)
+        return (
+            f"({inner}{',' if len(obj) == 1 else ''})" if isinstance(obj, tuple) else f"[{inner}]"
+        )
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return f"array{list(np.shape(obj))}"
+    if isinstance(obj, type) or callable(obj):
+        return getattr(obj, "__name__", type(obj).__name__)
+    text = repr(obj)
+    return text if len(text) <= 40 and " at 0x" not in text else f"<{type(obj).__name__}>"

@@ -1,0 +1,238 @@
+"""trace(fn, *example_inputs): run fn once and write down every operation it did, as a Graph.
+
+    >>> import autograd_lab as ag
+    >>> from autograd_lab.compile import trace
+    >>> trace(lambda x, y: (x + y).exp(), ag.ones(2), ag.ones(2))
+    graph(%0: float32[2], %1: float32[2]):
+      %2 = AddBackward0(%0, %1)
+      %3 = ExpBackward0(%2)
+      return %3
+
+How: fn runs on fresh leaf copies of the inputs that require grad, inside
+`autograd.observe(on_call=...)`, so autograd records every operation that touches an input and
+hands the tracer its node, outputs and arguments. Integer inputs (class targets, indices) cannot
+require grad, so the tracer sets the private flag `_requires_grad` on their tracing copies (and on
+integer results computed from them): only then does autograd record the ops that use them. Tensors
+fn reads that are not inputs (parameters, constant tensors) become constant Values.
+
+What a trace cannot see (NB: torch.jit.trace has the same limits):
+- Python control flow is recorded as the branch taken: `if x.sum() > 0:` picks one path for good.
+  Reading a traced tensor as a Python value (`.item()`, `bool(t)`, `float(t)`, `.tolist()`) warns
+  with a `TracerWarning`, because the number is baked into the graph as a constant.
+- Work done under `no_grad()` inside fn, or by numpy on `t.detach().numpy()`, is a constant.
+Comparisons (`x > 0`, `&`, `~`), which autograd never records, and indexing with a tensor computed
+from the inputs (`x[x > 0]`) are recorded by the tracer itself, so masks follow new inputs.
+nll_loss / cross_entropy with an integer target that is an input are recorded as one call (their
+target is read in Python to plan the gather), so new targets give new losses.
+"""
+
+import threading
+
+import numpy as np
+
+from ..autograd.grad_mode import _state
+from ..autograd.graph import observe
+from ..nn import functional as F
+from ..tensor import Tensor, _make
+from .ir import Call, Graph, Value, map_values
+from .traced import TracedTensor, TracerWarning, WholeCall  # noqa: F401 - TracerWarning re-exported
+
+_WHOLE_FUNCTIONS = ("nll_loss", "cross_entropy")  # of nn.functional: they plan from the target
+_lock = threading.Lock()  # one trace at a time: tracing swaps nn.functional's two loss functions
+
+
+class Tracer:
+    """Builds a Graph from the calls autograd reports while fn runs (see `trace`)."""
+
+    def __init__(self):
+        self.calls, self.inputs = [], []
+        self._by_tensor = {}  # id(tensor) -> Value, for tensors without grad_fn
+        self._by_node = {}  # (id(node), output_nr) -> Value, for results: survives in-place ops
+        self._alive = []  # every tensor seen: keeps ids unique while tracing
+        self._next_id = 0
+        self._inside_whole_call = 0
+
+    # ---- values ------------------------------------------------------------------------------------
+    def _new_value(self, tensor, producer=None, const=None, requires_grad=False):
+        data = tensor._data
+        value = Value(self._next_id, tuple(data.shape), data.dtype, tensor.device, producer, const,
+                      requires_grad)  # fmt: skip
+        self._next_id += 1
+        self._alive.append(tensor)
+        return value
+
+    def _bind(self, tensor, value):
+        if tensor._grad_fn is not None:
+            self._by_node[(id(tensor._grad_fn), tensor._output_nr)] = value
+            self._alive.append(tensor._grad_fn)
+        else:
+            self._by_tensor[id(tensor)] = value
+
+    def lookup(self, tensor):
+        """The Value of a traced tensor, or None for a tensor from outside (a constant)."""
+        if tensor._grad_fn is not None:
+            found = self._by_node.get((id(tensor._grad_fn), tensor._output_nr))
+            if found is not None:
+                return found
+        return self._by_tensor.get(id(tensor))
+
+    def value_of(self, tensor):
+        """The Value standing for `tensor` in the graph; a tensor from outside becomes a constant."""
+        value = self.lookup(tensor)
+        if value is None:
+            value = self._new_value(tensor, const=tensor)
+            self._bind(tensor, value)
+        return value
+
+    def add_input(self, example):
+        """A fresh leaf copy of an example input, traced (see the module docstring for why)."""
+        copy = _make(example._data)
+        copy.__class__ = TracedTensor
+        copy._requires_grad = True  # floats and integers alike: every op on it gets recorded
+        value = self._new_value(copy, requires_grad=example.requires_grad)
+        self._bind(copy, value)
+        self.inputs.append(value)
+        return copy
+
+    def holds_traced(self, obj):
+        """Is a traced tensor somewhere inside obj (a tensor, tuple, list or dict)?"""
+        if isinstance(obj, Tensor):
+            return self.lookup(obj) is not None and self.lookup(obj).const is None
+        if isinstance(obj, (tuple, list)):
+            return any(self.holds_traced(item) for item in obj)
+        if isinstance(obj, dict):
+            return any(self.holds_traced(item) for item in obj.values())
+        return False
+
+    def _symbolic(self, obj):
+        """obj with every tensor replaced by its Value."""
+        if isinstance(obj, Tensor):
+            return self.value_of(obj)
+        if type(obj) in (tuple, list):
+            return type(obj)(self._symbolic(item) for item in obj)
+        if type(obj) is dict:
+            return {key: self._symbolic(item) for key, item in obj.items()}
+        return obj
+
+    # ---- calls ---------------------------------------------------------------------------------------
+    def on_call(self, node, outputs, args, kwargs):
+        """autograd recorded an operation (observe's on_call): append it to the graph."""
+        if self._inside_whole_call:
+            return  # part of a WholeCall: the whole function is one call
+        self._append(node._fn, node.name(), args, kwargs, outputs)
+
+    def record(self, fn, args, kwargs, compute):
+        """Run `compute()` (what fn.apply(*args, **kwargs) does) as one call of the graph."""
+        self._inside_whole_call += 1
+        try:
+            outputs = compute()
+        finally:
+            self._inside_whole_call -= 1
+        name = kwargs["function"].__name__ if fn is WholeCall else kwargs.get("op", fn.node_name)
+        self._append(fn, name, args, kwargs, outputs)
+        return outputs
+
+    def _append(self, fn, name, args, kwargs, outputs):
+        call = Call(fn, name, self._symbolic(tuple(args)), self._symbolic(dict(kwargs)), (),
+                    len(self.calls))  # fmt: skip
+        results = []
+        for out in outputs if isinstance(outputs, tuple) else (outputs,):
+            if not isinstance(out, Tensor):
+                results.append(None)
+                continue
+            value = self._new_value(out, producer=call, requires_grad=True)
+            if out._data.dtype.kind != "f":
+                out._requires_grad = True  # integer results of traced values: keep recording
+            if type(out) is Tensor:
+                out.__class__ = TracedTensor
+            self._bind(out, value)
+            results.append(value)
+        call.outputs = tuple(results)
+        self.calls.append(call)
+
+    def whole_function(self, function):
+        """nn.functional's `function`, recorded as one WholeCall when it reads a traced target."""
+
+        def traced(*args, **kwargs):
+            if self._inside_whole_call or not self._integer_traced(args, kwargs):
+                return function(*args, **kwargs)
+            plain = [self._plain(a) for a in args]
+            plain_kwargs = {k: self._plain(v) for k, v in kwargs.items()}
+            return self.record(WholeCall, args, {"function": function, **kwargs},
+                               lambda: function(*plain, **plain_kwargs))  # fmt: skip
+
+        return traced
+
+    def _integer_traced(self, args, kwargs):
+        return any(isinstance(a, Tensor) and a._data.dtype.kind != "f" and self.holds_traced(a)
+                   for a in list(args) + list(kwargs.values()))  # fmt: skip
+
+    def _plain(self, obj):
+        """What the function would see eagerly: integer tensors without the tracing flag, inputs
+        with the caller's requires_grad (nll_loss refuses a class weight that requires grad)."""
+        value = self.lookup(obj) if isinstance(obj, Tensor) else None
+        if value is None or value.const is not None:
+            return obj
+        if obj._data.dtype.kind != "f" or (value.producer is None and not value.requires_grad):
+            return _make(obj._data)
+        return obj
+
+
+def trace(fn, *example_inputs):
+    """Run `fn(*example_inputs)` once and return the Graph of what it computed (see module doc)."""
+    for k, x in enumerate(example_inputs):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"trace() takes tensors as example inputs, but input {k} is a "
+                f"{type(x).__name__}. Fix: pass numbers and settings through a closure or "
+                "functools.partial, and only tensors as arguments."
+            )
+    tracer = Tracer()
+    with _lock:
+        copies = [tracer.add_input(x) for x in example_inputs]
+        saved = {name: getattr(F, name) for name in _WHOLE_FUNCTIONS}
+        TracedTensor._tracer = tracer
+        enabled = _state.enabled
+        _state.enabled = True  # recording must be on to see the calls, even inside no_grad()
+        try:
+            for name, function in saved.items():
+                setattr(F, name, tracer.whole_function(function))
+            with observe(on_call=tracer.on_call):
+                result = fn(*copies)
+        except RuntimeError as error:
+            if "leaf tensor that requires grad cannot be modified in place" not in str(error):
+                raise
+            raise RuntimeError(
+                "compile cannot trace a function that modifies one of its inputs in place (the "
+                "traced copy of every input is a leaf that requires grad). Fix: work on a copy "
+                "inside the function (x = x.clone()), or return the new value instead."
+            ) from error
+        finally:
+            for name, function in saved.items():
+                setattr(F, name, function)
+            TracedTensor._tracer = None
+            _state.enabled = enabled
+    tree = _output_tree(tracer, result)
+    outputs = []
+    map_values(tree, lambda v: outputs.append(v) or v)
+    return Graph(tracer.inputs, tracer.calls, outputs, tree)
+
+
+def _output_tree(tracer, result):
+    """fn's result with Values for tensors; refuses results the graph cannot give back."""
+    if isinstance(result, Tensor):
+        return tracer.value_of(result)
+    if isinstance(result, (tuple, list)):
+        items = [_output_tree(tracer, item) for item in result]
+        if hasattr(result, "_fields"):
+            return type(result)(*items)
+        return type(result)(items)
+    if isinstance(result, dict):
+        return {key: _output_tree(tracer, item) for key, item in result.items()}
+    if result is None or isinstance(result, (int, float, bool, str, np.generic)):
+        return result  # a Python constant: given back as it was while tracing
+    raise TypeError(
+        f"compile/trace: fn returned a {type(result).__name__}; a traced function may return "
+        "tensors, numbers, None, and tuples, lists or dicts of them. Fix: return the tensors and "
+        "build other objects outside the compiled function."
+    )
