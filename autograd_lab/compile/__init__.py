@@ -4,10 +4,30 @@ kernels, and replay the plan on new inputs.
     ir.py       Value, Call, Graph: the traced program as plain data
     trace.py    trace(fn, *inputs) -> Graph
     run.py      run(graph, inputs, plan=None): replay call by call through autograd
+    fuse.py     fuse(graph) -> Plan: elementwise groups replaced by Fused calls
+    rules.py    each elementwise op's scalar expression and local derivatives
+    codegen.py  a group as Python source: forward and backward numba kernels
+    kernel.py   FusedKernel: runs a group's kernels on numpy arrays or CUDA arrays
+    api.py      compile(fn) -> CompiledFunction: a cache of traces, .graph, .plan, .kernels
 """
 
+from .api import CompiledFunction, compile
+from .fuse import Fused, Plan, find_groups, fuse
 from .ir import Call, Graph, Value
 from .run import run
 from .trace import TracerWarning, trace
 
-__all__ = ["Call", "Graph", "TracerWarning", "Value", "run", "trace"]
+__all__ = [
+    "Call",
+    "CompiledFunction",
+    "compile",
+    "Fused",
+    "Graph",
+    "Plan",
+    "TracerWarning",
+    "Value",
+    "find_groups",
+    "fuse",
+    "run",
+    "trace",
+]

@@ -83,9 +83,12 @@ class Call:
 
     def __repr__(self):
         outs = ", ".join("_" if v is None else repr(v) for v in self.outputs)
-        shown = {k: v for k, v in self.kwargs.items() if v is not None and not _names_call(v, self)}
+        shown = {k: v for k, v in self.kwargs.items()
+                 if v is not None and k != "kernel" and not _names_call(v, self)}  # fmt: skip
         parts = [_show(a) for a in self.args] + [f"{k}={_show(v)}" for k, v in shown.items()]
-        return f"{outs} = {self.name}({', '.join(parts)})"
+        fused = self.metadata.get("fused")
+        note = f"  # {' -> '.join(n.replace('Backward0', '') for n in fused)}" if fused else ""
+        return f"{outs} = {self.name}({', '.join(parts)}){note}"
 
 
 @dataclass(eq=False)
@@ -124,12 +127,13 @@ class Graph:
         Calls of one level read only values made at earlier levels, so they are independent of
         each other and may run in any order, or at the same time.
         """
+        made_by = {v.id: c.index for c in self.calls for v in c.outputs if v is not None}
         depth, levels = {}, []
         for call in self.calls:
             level = 0
             for value in call.inputs():
-                if value.producer is not None:
-                    level = max(level, depth[value.producer.index] + 1)
+                if value.id in made_by:
+                    level = max(level, depth[made_by[value.id]] + 1)
             depth[call.index] = level
             if level == len(levels):
                 levels.append([])

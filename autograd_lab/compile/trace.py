@@ -52,7 +52,7 @@ class Tracer:
         self._next_id = 0
         self._inside_whole_call = 0
 
-    # ---- values ------------------------------------------------------------------------------------
+    # ---- values ----------------------------------------------------------------------------
     def _new_value(self, tensor, producer=None, const=None, requires_grad=False):
         data = tensor._data
         value = Value(self._next_id, tuple(data.shape), data.dtype, tensor.device, producer, const,
@@ -77,10 +77,10 @@ class Tracer:
         return self._by_tensor.get(id(tensor))
 
     def value_of(self, tensor):
-        """The Value standing for `tensor` in the graph; a tensor from outside becomes a constant."""
+        """The Value of `tensor` in the graph; a tensor from outside becomes a constant."""
         value = self.lookup(tensor)
         if value is None:
-            value = self._new_value(tensor, const=tensor)
+            value = self._new_value(tensor, const=tensor, requires_grad=tensor.requires_grad)
             self._bind(tensor, value)
         return value
 
@@ -114,7 +114,7 @@ class Tracer:
             return {key: self._symbolic(item) for key, item in obj.items()}
         return obj
 
-    # ---- calls ---------------------------------------------------------------------------------------
+    # ---- calls -----------------------------------------------------------------------------
     def on_call(self, node, outputs, args, kwargs):
         """autograd recorded an operation (observe's on_call): append it to the graph."""
         if self._inside_whole_call:
