@@ -29,6 +29,7 @@ A broadcast operand is indexed with 0 along its broadcast dims: nothing is ever 
 import hashlib
 import importlib.util
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 
@@ -233,6 +234,7 @@ def load(source):
         os.replace(temporary, path)  # atomic: other processes see the whole file or none
     spec = importlib.util.spec_from_file_location(f"autograd_lab_fused_{key}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # numba's disk cache finds the kernel's globals by module name
     spec.loader.exec_module(module)
     _modules[key] = module
     return module
