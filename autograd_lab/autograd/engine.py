@@ -214,6 +214,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             run_node(pop(ready)[1])
     finally:
         _state.enabled = previous_mode
+        send = run_node = None  # the two closures refer to each other: break the cycle, so the
+        # graph and the captured gradients are freed now rather than by the garbage collector
     return captured
 
 
