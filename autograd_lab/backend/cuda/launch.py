@@ -17,6 +17,10 @@ import numba
 from numba import cuda
 
 SIMULATOR = bool(numba.config.ENABLE_CUDASIM)
+if SIMULATOR:  # the short switch interval below needs thread-safe shared arrays (simulator.py)
+    from .simulator import make_shared_arrays_thread_safe
+
+    make_shared_arrays_thread_safe()
 
 # (threads per block, blocks at most) for the elementwise kernels
 GPU_THREADS, GPU_BLOCKS = 256, 65535
