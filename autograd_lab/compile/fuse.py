@@ -21,6 +21,8 @@ group's shape and float dtype, and it reads a value the group made. Two groups m
 merge. A group never swallows a call that depends on the group through an outside call (a matmul,
 a reduction): that would be a cycle, so such calls split groups. A group's outputs are the
 values used after it (by other calls or as the function's results); the rest stay in registers.
+Groups of one call, or of one-element results (a loss's scalar tail), are left to eager mode:
+there is nothing to save.
 """
 
 import warnings
@@ -211,7 +213,8 @@ def find_groups(graph, min_size=2):
             group = Group([call], out.shape, out.dtype, out.device, 1 << call.index)
             groups.append(group)
             group_of[call.index] = group
-    groups = [g for g in groups if len(g.calls) >= min_size]
+    # a one-element group costs more to launch than it computes: scalar tails stay eager
+    groups = [g for g in groups if len(g.calls) >= min_size and np.prod(g.shape) > 1]
     for group in groups:
         _connect(group, graph)
     return groups

@@ -1,0 +1,291 @@
+"""Fusion: which calls form groups, what the generated kernels look like, and that fused forward
+and backward passes equal eager mode (float32 and float64), on the CPU and in numba's CUDA simulator.
+
+Kernels are compiled once per source text and cached on disk by numba, so the shapes below are
+tiny and repeated: most tests reuse a kernel another test compiled.
+"""
+
+import numpy as np
+import pytest
+
+import autograd_lab as ag
+from autograd_lab.compile import find_groups, fuse, run, trace
+from autograd_lab.compile.codegen import collapse
+from autograd_lab.compile.rules import RULES
+from autograd_lab.ops import elementwise as ew
+from autograd_lab.ops.nn import Gelu
+
+TOLERANCE = {"float64": {"rtol": 1e-10, "atol": 1e-12}, "float32": {"rtol": 2e-5, "atol": 2e-6}}
+
+
+def names(groups):
+    return [tuple(n.replace("Backward0", "") for n in g.names) for g in groups]
+
+
+# ---- grouping decisions -----------------------------------------------------------------------------
+
+
+def test_a_chain_of_five_elementwise_ops_is_one_group():
+    g = trace(lambda x: x.exp().sin().mul(2).add(1).tanh(), ag.ones(4))
+    (group,) = find_groups(g)
+    assert names([group]) == [("Exp", "Sin", "Mul", "Add", "Tanh")]
+    assert [v.id for v in group.inputs] == [0] and [v.id for v in group.outputs] == [5]
+
+
+def test_a_matmul_splits_groups():
+    w = ag.ones(3, 2)
+    plan = fuse(trace(lambda x: ((x * 2).tanh() @ w).sigmoid() * 3, ag.ones(4, 3)))
+    assert names(plan.groups) == [("Mul", "Tanh"), ("Sigmoid", "Mul")]
+    assert [c.name for c in plan.graph.calls] == ["FusedBackward0", "MmBackward0", "FusedBackward0"]
+
+
+def test_a_value_used_outside_the_group_is_an_output_of_the_group():
+    def f(x):
+        a = x.tanh()
+        return (a * 2).exp(), a.sum()
+
+    (group,) = find_groups(trace(f, ag.ones(3)))
+    assert names([group]) == [("Tanh", "Mul", "Exp")]
+    assert [v.id for v in group.outputs] == [1, 3]  # a (read by sum) and the result
+
+
+def test_a_call_that_depends_on_the_group_through_a_reduction_starts_a_new_group():
+    def f(x):
+        a = x.exp().sin()
+        return (a * a.sum()).tanh()  # Mul reads a, and the sum of a: fusing it would be a cycle
+
+    plan = fuse(trace(f, ag.ones(3)))
+    assert names(plan.groups) == [("Exp", "Sin"), ("Mul", "Tanh")]
+    assert [c.name for c in plan.graph.calls] == [
+        "FusedBackward0",
+        "SumBackward0",
+        "FusedBackward0",
+    ]
+
+
+def test_results_of_other_shapes_or_dtypes_are_not_fused_together():
+    g = trace(lambda x, v: (x.exp() + v.sin().cos()).tanh(), ag.ones(3, 4), ag.ones(4))
+    assert names(find_groups(g)) == [("Exp", "Add", "Tanh"), ("Sin", "Cos")]
+    g = trace(lambda x: x.exp().to(ag.float64).sin(), ag.ones(3))
+    assert find_groups(g) == []
+
+
+def test_broadcast_inputs_are_indexed_not_expanded():
+    plan = fuse(trace(lambda x, w, b: (x * w + b).relu(), ag.ones(3, 4), ag.ones(4), ag.ones(3, 1)))
+    (kernel,) = plan.kernels
+    assert kernel.layout.shape == (3, 4) and kernel.layout.inputs == ((3, 4), (1, 4), (3, 1))
+    assert "v1 = x1[0, i1]" in kernel.source and "v2 = x2[i0, 0]" in kernel.source
+
+
+@pytest.mark.parametrize(
+    "full, inputs, loop, shapes",
+    [
+        ((4, 5, 6), [(4, 5, 6), (4, 5, 6)], (120,), ((120,), (120,))),  # same shape: one flat loop
+        ((4, 5, 6), [(4, 5, 6), (6,)], (20, 6), ((20, 6), (1, 6))),
+        ((4, 5, 6), [(4, 1, 1), ()], (4, 30), ((4, 1), (1, 1))),
+        ((2, 1, 3), [(2, 1, 3), (1, 1, 1)], (6,), ((6,), (1,))),  # size-1 dims do not loop
+        ((), [(), ()], (1,), ((1,), (1,))),
+    ],
+)
+def test_collapse_merges_dims_with_the_same_broadcast_pattern(full, inputs, loop, shapes):
+    layout = collapse(full, inputs)
+    assert layout.shape == loop and layout.inputs == shapes
+
+
+def test_generated_source_has_one_loop_for_same_shape_operands():
+    x, y = ag.ones(2, 3, requires_grad=True), ag.ones(2, 3, requires_grad=True)
+    plan = fuse(trace(lambda x, y: (x * y).tanh().exp(), x, y))
+    source = plan.kernels[0].source
+    forward = source[source.index("def fused_forward") : source.index("def fused_backward")]
+    assert forward.count("for ") == 1 and "in prange(n0)" in forward
+    assert "@njit(parallel=True, cache=True, fastmath=False" in source
+    assert "d0 = " in source and "d1 = " in source  # one backward kernel: both inputs' gradients
+
+
+def test_fused_node_names_its_ops():
+    f = ag.compile(lambda x: (x * 2).sigmoid())
+    y = f(ag.ones(3, dtype=ag.float64, requires_grad=True))
+    assert y.grad_fn.name() == "FusedBackward0"
+    assert y.grad_fn.metadata["fused"] == ("MulBackward0", "SigmoidBackward0")
+
+
+# ---- fused values and gradients equal eager mode ----------------------------------------------------
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + ((x + 0.044715 * x * x * x) * 0.7978845608028654).tanh())
+
+
+def layer_norm(x, w, b):
+    mean = x.mean(-1, keepdim=True)
+    centred = x - mean
+    var = (centred * centred).mean(-1, keepdim=True)
+    return centred / (var + 1e-5).sqrt() * w + b
+
+
+def softmax_cross_entropy(x, onehot):
+    z = x - x.max(-1, keepdim=True).values
+    log_p = z - z.exp().sum(-1, keepdim=True).log()
+    return -(log_p * onehot).sum() / x.shape[0]
+
+
+def sigmoid_tanh_chain(x, y):
+    return (x.sigmoid() * y.tanh() + x).tanh().sigmoid() - y
+
+
+def gelu_op(x):
+    return ag.nn.functional.gelu(x, approximate="tanh") * 1.5
+
+
+CASES = {  # name: (function, input shapes, float inputs that get gradients, fused groups expected)
+    "gelu_tanh": (gelu_tanh, [(3, 5)], 1, 1),
+    "gelu_op": (gelu_op, [(3, 5)], 1, 1),
+    "layer_norm": (layer_norm, [(3, 5), (5,), (5,)], 3, 3),
+    "softmax_cross_entropy": (softmax_cross_entropy, [(3, 5), (3, 5)], 1, 2),
+    "sigmoid_tanh_chain": (sigmoid_tanh_chain, [(3, 5), (3, 5)], 2, 1),
+}
+
+
+def _inputs(shapes, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-2, 2, s) for s in shapes]
+    if len(shapes) == 2 and shapes[0] == shapes[1] and shapes[0][0] == 3:
+        arrays[1] = np.eye(5)[[0, 3, 1]] if arrays[1].shape == (3, 5) else arrays[1]
+    return [np.asarray(a, dtype=dtype) for a in arrays]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES)
+def test_fused_forward_and_backward_equal_eager(case, dtype):
+    fn, shapes, n_grads, n_groups = CASES[case]
+    compiled = ag.compile(fn)
+    compiled(*[ag.tensor(a) for a in _inputs(shapes, dtype, seed=1)])  # the trace: other values
+    arrays = _inputs(shapes, dtype)
+    ours = [ag.tensor(a, requires_grad=k < n_grads) for k, a in enumerate(arrays)]
+    eager = [ag.tensor(a, requires_grad=k < n_grads) for k, a in enumerate(arrays)]
+    got, want = compiled(*ours), fn(*eager)
+    assert compiled.traces == 2  # requires_grad differs from the first call: a second trace
+    assert len(compiled.plan.groups) == n_groups
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), **TOLERANCE[dtype])
+    weights = ag.tensor(
+        np.random.default_rng(3).uniform(0.5, 1.5, tuple(got.shape)), dtype=got.dtype
+    )
+    (got * weights).sum().backward()
+    (want * weights).sum().backward()
+    for a, b in zip(ours[:n_grads], eager[:n_grads], strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **TOLERANCE[dtype])
+
+
+def test_every_rule_in_one_kernel_equals_eager():
+    """One group that uses every rule of the table (so each local derivative is checked)."""
+
+    def everything(x, p, y):  # x: away from kinks, p: positive, y: any
+        terms = [x + y, x - y, 2.5 - x, x * y, x * 1.5, x / p, -x, x**3, p**y, 2.0**x,
+                 1.0 / p, x.clone(), x.exp(), p.log(), p.log1p(), x.expm1(), p.sqrt(), x.sin(),
+                 x.cos(), x.tanh(), x.sigmoid(), x.relu(), x.abs(), x.sign(),
+                 x.clamp(-0.5, 0.6), ag.maximum(x, y), ag.minimum(x, y), ag.where(x > 0, x, y),
+                 ag.nn.functional.gelu(x), ag.nn.functional.gelu(x, approximate="tanh")]  # fmt: skip
+        total = terms[0]
+        for k, term in enumerate(terms[1:]):
+            total = total + term * (k + 2)  # distinct weights: a wrong term cannot hide
+        return total
+
+    rng = np.random.default_rng(0)
+    x = rng.choice([-1.0, 1.0], 12) * rng.uniform(0.1, 2.0, 12)
+    arrays = [x, rng.uniform(0.2, 2.0, 12), rng.uniform(-2.0, 2.0, 12)]
+    compiled = ag.compile(everything)
+    ours = [ag.tensor(a, requires_grad=True) for a in arrays]
+    eager = [ag.tensor(a, requires_grad=True) for a in arrays]
+    got, want = compiled(*ours), everything(*eager)
+    (group,) = compiled.plan.groups
+    fused = {call.fn for call in group.calls}
+    assert all(any(issubclass(fn, rule) for fn in fused) for rule in RULES if rule not in (
+        ew.TanhGrad, ew.SigmoidGrad)), "a rule is missing from this test"  # fmt: skip
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    for a, b in zip(ours, eager, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-13)
+    assert Gelu in RULES
+
+
+def test_backward_ops_fuse_too():
+    """tanh's and sigmoid's backward ops (TanhGrad, SigmoidGrad) appear in traced grad code."""
+
+    def first_derivative(x):
+        y = (x * 2).tanh().sigmoid()
+        (g,) = ag.autograd.grad(y.sum(), x, create_graph=True)
+        return g * 3
+
+    x = ag.tensor([0.3, -1.2, 2.0], dtype=ag.float64, requires_grad=True)
+    compiled = ag.compile(first_derivative)
+    got, want = compiled(x), first_derivative(x)
+    fused = {n for group in compiled.plan.groups for n in group.names}
+    assert {"TanhBackwardBackward0", "SigmoidBackwardBackward0"} <= fused
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_create_graph_through_a_fused_group_gives_eager_second_derivatives(dtype):
+    compiled = ag.compile(gelu_tanh)
+    values = np.array([[0.5, -1.5, 2.0], [0.1, 1.0, -0.3]], dtype=dtype)
+    results = []
+    for fn in (compiled, gelu_tanh):
+        x = ag.tensor(values, requires_grad=True)
+        (g,) = ag.autograd.grad(fn(x).sum(), x, create_graph=True)
+        (gg,) = ag.autograd.grad((g * g).sum(), x)
+        results.append((g.detach().numpy(), gg.numpy()))
+    assert compiled.plan.groups, "nothing was fused: the test would not test fusion"
+    for ours, eager in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, eager, **TOLERANCE[dtype])
+
+
+def test_a_kernel_that_fails_to_compile_falls_back_to_the_ops(monkeypatch):
+    compiled = ag.compile(lambda x: (x * 2).exp())
+    x = ag.tensor([1.0, 2.0], dtype=ag.float64, requires_grad=True)
+    compiled(x)
+    (kernel,) = compiled.plan.kernels
+
+    def broken(*args):
+        raise ValueError("no kernel today")
+
+    monkeypatch.setattr(kernel, "forward", broken)
+    with pytest.warns(RuntimeWarning, match="no kernel today"):
+        y = compiled(x)
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), np.exp([2.0, 4.0]), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([2.0, 4.0]), rtol=1e-12)
+
+
+def test_run_with_a_plan_executes_the_fused_graph():
+    g = trace(lambda x: (x.exp() * 2).sin(), ag.ones(3, dtype=ag.float64))
+    plan = fuse(g)
+    y = run(g, [ag.tensor([0.0, 1.0, 2.0], dtype=ag.float64)], plan)
+    assert y.grad_fn is None  # nothing required grad: no node, just the kernel's result
+    np.testing.assert_allclose(y.numpy(), np.sin(2 * np.exp([0.0, 1.0, 2.0])), rtol=1e-12)
+
+
+# ---- CUDA (numba's simulator in CI; a real GPU with AUTOGRAD_LAB_REAL_CUDA=1) --------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cuda_fused_kernels_equal_eager_on_the_cpu(dtype):
+    def f(x, w):
+        return ((x * 2).tanh() * w + 1).sigmoid().exp()
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-2, 2, (3, 4)).astype(dtype), rng.uniform(-2, 2, 4).astype(dtype)]
+    ours = [ag.tensor(a).to("cuda").requires_grad_() for a in arrays]
+    eager = [ag.tensor(a, requires_grad=True) for a in arrays]
+    compiled = ag.compile(f)
+    got, want = compiled(*ours), f(*eager)
+    assert got.device.type == "cuda" and got.grad_fn.name() == "FusedBackward0"
+    assert "@cuda.jit" in compiled.plan.kernels[0].cuda_source
+    np.testing.assert_allclose(
+        got.detach().cpu().numpy(), want.detach().numpy(), **TOLERANCE[dtype]
+    )
+    got.sum().backward()
+    want.sum().backward()
+    for a, b in zip(ours, eager, strict=True):
+        assert a.grad.device.type == "cuda"
+        np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), **TOLERANCE[dtype])
