@@ -287,3 +287,49 @@ def test_planned_mlp_step_peaks_below_seven_tenths_of_eager(big_mlp):
     assert planned <= 0.7 * eager, (planned, eager)
     estimate = plan.live_bytes()
     assert estimate.max() < plan.live_bytes(eager=True).max()
+
+
+# ---- the figures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def plt():
+    matplotlib = pytest.importorskip("matplotlib", reason="matplotlib (the lab extra) is missing")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as pyplot
+
+    yield pyplot
+    pyplot.close("all")
+
+
+def test_timeline_figure_draws_each_run_with_its_live_bytes(plt):
+    from autograd_lab.viz import memory_plots
+
+    def recorded(retain):
+        x = tensor(64, 64, requires_grad=True)
+        with record_memory() as timeline:
+            x.tanh().exp().sum().backward(retain_graph=retain)
+        return timeline
+
+    released, retained = recorded(False), recorded(True)
+    ax = memory_plots.memory_timeline({"released": released, "retain_graph=True": retained},
+                                      labels=True)  # fmt: skip
+    live_lines = ax.lines[0], ax.lines[2]  # each run: live (solid), then its peaks (dotted)
+    for line, timeline in zip(live_lines, (released, retained), strict=True):
+        np.testing.assert_allclose(line.get_ydata(), [s.live / 1e6 for s in timeline.samples])
+    assert ax.get_legend().get_texts()[1].get_text().startswith("retain_graph=True (peak")
+    assert [t.get_text() for t in ax.get_xticklabels()][:2] == ["Tanh", "Exp"]
+    with pytest.raises(ValueError, match="at least one timeline"):
+        memory_plots.memory_timeline({})
+
+
+def test_plan_figure_draws_eager_estimate_and_plan(plt):
+    from autograd_lab.viz import memory_plots
+
+    x = tensor(3, 4, requires_grad=True)
+    graph = trace(chain, x)
+    plan = plan_memory(graph, [x])
+    ax = memory_plots.plan_estimate(plan)
+    eager, planned = ax.lines[0], ax.lines[1]
+    np.testing.assert_allclose(eager.get_ydata(), plan.live_bytes(eager=True) / 1e6)
+    np.testing.assert_allclose(planned.get_ydata(), plan.live_bytes() / 1e6)
