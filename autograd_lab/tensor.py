@@ -556,7 +556,8 @@ def _conversion(dtype):
 
 
 # x.add_(y) is x <- add(x, y) in place (see Tensor._inplace); x.float() is x.to(float32).
-for _name in ("add", "sub", "mul", "div", "pow", "clamp"):
+_INPLACE = "add sub mul div pow clamp clip addcmul addcdiv lerp neg exp log log1p expm1 sqrt sin"
+for _name in (_INPLACE + " cos tanh sigmoid relu abs reciprocal sign square").split():
     setattr(Tensor, _name + "_", _inplace_method(getattr(_ops, _name)))
 for _name, _dtype in (("float", types.float32), ("double", types.float64), ("half", types.float16),
                       ("long", types.int64), ("int", types.int32), ("bool", types.bool_)):  # fmt: skip

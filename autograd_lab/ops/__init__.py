@@ -1,6 +1,7 @@
 """Every operation of the engine, one small Function each, grouped by kind.
 
     elementwise.py  arithmetic, math functions, comparisons
+    compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
@@ -10,6 +11,7 @@
 from it.
 """
 
+from .compound import addcdiv, addcmul, lerp  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs,
     add,
@@ -114,7 +116,7 @@ TENSOR_METHODS = (
     "logical_or isnan isfinite equal allclose isclose sum mean prod var std max min amax amin "
     "argmax argmin logsumexp softmax log_softmax reshape view flatten transpose swapaxes permute "
     "squeeze unsqueeze expand expand_as broadcast_to split chunk unbind narrow matmul mm mv bmm "
-    "dot outer multiply subtract divide negative true_divide"
+    "dot outer multiply subtract divide negative true_divide addcmul addcdiv lerp"
 ).split()
 
 # Loaded here and unbound: `from .ops import *` in autograd_lab/__init__.py copies every submodule
