@@ -125,23 +125,38 @@ def test_a_dead_values_buffer_is_reused_by_a_later_value_of_the_same_size():
     assert third is first and fourth is second  # the same arrays, written again
 
 
+class Square(Function):
+    """x * x into a buffer the caller may hand in; backward needs the saved x."""
+
+    accepts_out = True
+
+    @staticmethod
+    def forward(ctx, x, out=None):
+        ctx.save_for_backward(x)
+        return np.multiply(x._data, x._data, out=out[0] if out is not None else None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
 def test_a_value_saved_for_backward_keeps_its_buffer():
-    class SavingDouble(Double):
-        @staticmethod
-        def forward(ctx, x, out=None):
-            ctx.save_for_backward(x)
-            return Double.forward(ctx, x, out)
+    def fn(x):  # x ** 8: its gradient 8 x ** 7 reads every saved input
+        return Square.apply(Square.apply(Square.apply(x)))
 
-    def fn(x):
-        return SavingDouble.apply(SavingDouble.apply(SavingDouble.apply(x)))
-
-    x = tensor(5, 6, requires_grad=True)
+    x = ag.tensor(np.linspace(0.5, 1.5, 6), requires_grad=True)
+    want = 8 * x.detach().numpy() ** 7
     graph = trace(fn, x)
     plan = plan_memory(graph, [x])
     assert plan.reused == []  # %1 and %2 are saved by the next call: never overwritten
-    y = run_planned(graph, [x], plan)
-    y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.full((5, 6), 8.0))
+    run_planned(graph, [x], plan).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+    x.grad = None
+    without_grad = plan_memory(graph, [x.detach()])  # nothing saved then: %1's buffer reused
+    assert without_grad.reused == [3]
+    run_planned(graph, [x], without_grad).sum().backward()  # so with gradients it is not used
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
 
 
 # ---- the planned executor: same numbers as eager ----------------------------------------------------

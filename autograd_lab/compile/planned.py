@@ -80,8 +80,11 @@ class PlannedGraph(Function):
         env.update(zip(ctx.params, tensors[n_inputs:], strict=True))
         last_use, keep = graph.last_use(), {v.id for v in graph.outputs}
         ctx.records, slots = [], {}
+        # A plan made without gradients (nothing was saved then) may reuse buffers that backward
+        # now needs: such a plan's buffers are not used here.
+        buffers = plan.buffers if plan.backward else {}
         for call in graph.calls:
-            record, outs = _forward_call(call, env, plan, slots)
+            record, outs = _forward_call(call, env, buffers, slots)
             ctx.records.append(record)
             for value, out in zip(call.outputs, outs, strict=False):
                 if value is not None:
@@ -128,7 +131,7 @@ class PlannedGraph(Function):
         )
 
 
-def _forward_call(call, env, plan, slots):
+def _forward_call(call, env, buffers, slots):
     """Run one call on leaves detached from its arguments, so its nodes form a graph of their own."""
     leaves = {}
     for value in call.inputs():
@@ -139,8 +142,8 @@ def _forward_call(call, env, plan, slots):
         leaves[value.id] = leaf
     args = map_values(call.args, lambda v: leaves[v.id])
     kwargs = map_values(call.kwargs, lambda v: leaves[v.id])
-    if getattr(call.fn, "accepts_out", False) and plan.buffers:
-        kwargs["out"] = _out_arrays(call, plan.buffers, slots)
+    if getattr(call.fn, "accepts_out", False) and buffers:
+        kwargs["out"] = _out_arrays(call, buffers, slots)
     nodes, outer = [], _state.on_node  # a watching timeline still sees every node
 
     def watch(node, outputs, op_args, op_kwargs):
