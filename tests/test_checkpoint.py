@@ -153,6 +153,8 @@ def test_errors_name_the_fix():
         checkpoint(ag.ones(2), ag.ones(2))
     with pytest.raises(ValueError, match="use_reentrant=False"):
         checkpoint(lambda t, k: t * k, ag.ones(2), use_reentrant=True, k=2)
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        checkpoint(lambda t: t * 2, ag.ones(2), use_reentrant=True)
     with pytest.raises(ValueError, match="segments"):
         checkpoint_sequential([ag.nn.Tanh()], 2, ag.ones(2))
 

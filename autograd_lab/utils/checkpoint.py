@@ -26,6 +26,8 @@ NB: PyTorch swaps saved tensors through `saved_tensors_hooks`; we have no such h
 non-reentrant variant watches the segment's nodes with the observer hook that viewers use.
 """
 
+import warnings
+
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state, enable_grad
 from ..creation import default_generator
@@ -163,6 +165,14 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True, **
             raise ValueError(
                 f"checkpoint(use_reentrant=True) cannot pass keyword arguments {sorted(kwargs)} to "
                 "the function. Fix: use_reentrant=False, or make them positional."
+            )
+        if _state.enabled and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            warnings.warn(
+                "None of the inputs have requires_grad=True. Gradients will be None (the reentrant "
+                "checkpoint is one node on its inputs, so weights inside get no gradient). Fix: "
+                "use_reentrant=False, or an input with requires_grad=True.",
+                UserWarning,
+                stacklevel=2,
             )
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
     if not _state.enabled:
