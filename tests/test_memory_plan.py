@@ -80,6 +80,7 @@ def test_lifetimes_free_at_last_use_and_keep_saved_values_for_backward():
     assert plan.intervals[2] == (1, 2 * n - 1 - 1)  # tanh's result: until tanh's backward
     assert plan.intervals[4] == (3, 2 * n - 1)  # the output belongs to the caller
     assert plan.alive_after(1) == [2] and plan.freed_after(1) == [1]
+    assert plan.per_call()[1] == {"alive": [2], "freed": [1], "live_bytes": 2 * 3 * 4 * 8}
     assert plan.live_bytes()[2] < plan.live_bytes(eager=True)[2]  # x * 2 went after tanh
     assert "planned" in plan.summary() and "eager estimate" in plan.summary()
 

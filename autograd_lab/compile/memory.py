@@ -167,6 +167,13 @@ class MemoryPlan:
             v for v, (_, dies) in self.intervals.items() if type(v) is int and dies == step
         )
 
+    def per_call(self):
+        """For each forward call (the widget shows this per node): the values alive after it,
+        those freed right after it, and the bytes the plan keeps then."""
+        live = self.live_bytes()
+        return [{"alive": self.alive_after(call.index), "freed": self.freed_after(call.index),
+                 "live_bytes": int(live[call.index])} for call in self.graph.calls]  # fmt: skip
+
     def live_bytes(self, eager=False):
         """Live bytes after every step, as the plan (or plain Python) keeps the values."""
         steps = len(self.graph.calls) * (2 if self.backward else 1)
