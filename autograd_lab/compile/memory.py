@@ -184,6 +184,7 @@ class MemoryPlan:
         return live
 
     def summary(self):
+        """A few lines for people: predicted peaks (plain Python vs the plan), buffers, saved."""
         eager, planned = self.live_bytes(eager=True), self.live_bytes()
         values = sum(type(key) is int for key in self.intervals)
         saved = sum(
@@ -194,7 +195,8 @@ class MemoryPlan:
             + (f", {len(self.intervals) - values} gradients" if self.backward else ""),
             f"  eager estimate: peak {eager.max(initial=0) / 1e6:.3f} MB (values live until the "
             "function returns, saved ones until their backward, leaf gradients copied)",
-            f"  planned:        peak {planned.max(initial=0) / 1e6:.3f} MB (freed after last use, gradients adopted as .grad)",
+            f"  planned:        peak {planned.max(initial=0) / 1e6:.3f} MB (freed after last use, "
+            "gradients adopted as .grad)",
             f"  out= buffers:   {len(self.slots)} for {len(self.buffers)} values, "
             f"{len(self.reused)} reuse a dead value's buffer",
             f"  saved for backward: {saved / 1e6:.3f} MB",

@@ -16,7 +16,9 @@ ufuncs and matrix products release Python's GIL while they loop over large array
 kernels do too), so two threads really compute at once on two cores. For small arrays the cost of
 handing work to a thread (~10 microseconds) is more than the work: those calls run inline.
 The other kind of parallelism, inside one op, is in the fused kernels: numba's `prange` splits
-one loop across the cores (compile/codegen.py).
+one loop across the cores (compile/codegen.py), and numpy's matrix product already uses every
+core through BLAS, so two matmuls at once only pay when BLAS runs one thread each. Threads need
+idle cores: on a machine already busy they lose (measure with `measure_two_branches`).
 
 Results are identical to `run`: every call computes what it computes alone, and the nodes of the
 graph are renumbered afterwards in the program's order, so backward runs in the same order too.
