@@ -92,14 +92,27 @@ def test_collapse_merges_dims_with_the_same_broadcast_pattern(full, inputs, loop
     assert layout.shape == loop and layout.inputs == shapes
 
 
-def test_generated_source_has_one_loop_for_same_shape_operands():
-    x, y = ag.ones(2, 3, requires_grad=True), ag.ones(2, 3, requires_grad=True)
+@pytest.mark.parametrize("shape, loop", [((2, 3), "range"), ((256, 256), "prange")])
+def test_generated_source_has_one_loop_for_same_shape_operands(shape, loop):
+    x, y = ag.ones(*shape, requires_grad=True), ag.ones(*shape, requires_grad=True)
     plan = fuse(trace(lambda x, y: (x * y).tanh().exp(), x, y))
     source = plan.kernels[0].source
     forward = source[source.index("def fused_forward") : source.index("def fused_backward")]
-    assert forward.count("for ") == 1 and "in prange(n0)" in forward
-    assert "@njit(parallel=True, cache=True, fastmath=False" in source
+    assert forward.count("for ") == 1 and f"in {loop}(n0)" in forward  # threads only where they pay
+    assert f"@njit(parallel={loop == 'prange'}, cache=True, fastmath=False" in source
     assert "d0 = " in source and "d1 = " in source  # one backward kernel: both inputs' gradients
+
+
+def test_a_group_big_enough_for_threads_runs_with_prange():
+    x = np.random.default_rng(0).uniform(-2, 2, (256, 256))
+    ours, eager = ag.tensor(x, requires_grad=True), ag.tensor(x, requires_grad=True)
+    compiled = ag.compile(gelu_tanh)
+    got, want = compiled(ours), gelu_tanh(eager)
+    assert "prange" in compiled.kernels[0]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), eager.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
 def test_fused_node_names_its_ops():

@@ -1,9 +1,10 @@
 """Write one fused group as Python source: a forward and a backward kernel, for numba.
 
     >>> import autograd_lab as ag
-    >>> from autograd_lab.compile import compile
-    >>> f = compile(lambda x: (x * 2).tanh())
-    >>> print(f.kernels(ag.ones(3))[0])            # doctest: +SKIP
+    >>> f = ag.compile(lambda x: (x * 2).tanh())
+    >>> y = f(ag.ones(100_000, dtype=ag.float64, requires_grad=True))
+    >>> print(f.kernels[0])                          # doctest: +SKIP
+    ...
     @njit(parallel=True, cache=True, fastmath=False, error_model="numpy")
     def fused_forward(x0, out0):
         n0 = out0.shape[0]
@@ -26,6 +27,7 @@ same-shape operands give ONE flat loop, and a row or column broadcast gives two 
 A broadcast operand is indexed with 0 along its broadcast dims: nothing is ever expanded in memory.
 """
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -74,6 +76,13 @@ def collapse(full_shape, input_shapes):
     return Layout(tuple(full_shape), shape, inputs)
 
 
+PARALLEL_MIN_ELEMENTS = 1 << 16  # below this, starting threads costs more than it saves
+
+
+def parallel_pays(layout):
+    return int(np.prod(layout.full_shape, dtype=np.int64)) >= PARALLEL_MIN_ELEMENTS
+
+
 def literal_writer(dtype):
     """How numbers are written in a kernel of `dtype`: typed, so float32 math stays float32."""
     if np.dtype(dtype) == np.float32:
@@ -88,12 +97,17 @@ def _index(shape, loop_shape):
 
 
 def _loop(layout, shape_of, target):
-    """The loop header lines (and the indent of the body) for the layout's loop nest."""
+    """The loop header lines (and the indent of the body) for the layout's loop nest.
+
+    On the CPU the outer loop is `prange` (numba splits it over threads) when the group is big
+    enough to pay for waking the threads, else `range`.
+    """
     k = len(layout.shape)
     sizes = ", ".join(f"n{d}" for d in range(k))
     lines = [f"    {sizes} = {shape_of}.shape" if k > 1 else f"    n0 = {shape_of}.shape[0]"]
     if target == "cpu":
-        lines.append("    for i0 in prange(n0):")
+        outer = "prange" if parallel_pays(layout) else "range"
+        lines.append(f"    for i0 in {outer}(n0):")
         lines += [f"    {'    ' * d}for i{d} in range(n{d}):" for d in range(1, k)]
         return lines, "    " * (k + 1)
     lines += ["    start = cuda.grid(1)", "    stride = cuda.gridsize(1)"]
@@ -165,7 +179,8 @@ def kernel_source(group, layout, target="cpu", wanted=None):
     wanted = [k for k in range(len(group.inputs)) if wanted is None or k in wanted]
     grads_out = [f"gx{k}" for k in wanted]
     out_index = _index(layout.shape, layout.shape)
-    decorator = ('@njit(parallel=True, cache=True, fastmath=False, error_model="numpy")'
+    parallel = parallel_pays(layout)
+    decorator = (f'@njit(parallel={parallel}, cache=True, fastmath=False, error_model="numpy")'
                  if target == "cpu" else "@cuda.jit")  # fmt: skip
     lines = _header(group, program.dtype, target)
     # forward
@@ -199,12 +214,24 @@ def _header(group, dtype, target):
         "from math import cos, erf, expm1, log, log1p, sin, sqrt",
     ]
     if target == "cpu" and dtype == np.float32:  # vectorizable float32 exp/tanh: see kernel_math
-        lines.append("from autograd_lab.compile.kernel_math import exp32 as exp, tanh32 as tanh")
+        # numba's disk cache does not notice changes in imported functions: the version of
+        # kernel_math is part of the source text, so a new kernel_math gives new kernel files
+        lines.append(
+            "from autograd_lab.compile.kernel_math import exp32 as exp, tanh32 as tanh"
+            f"  # version {_kernel_math_version()}"
+        )
     else:
         lines.append("from math import exp, tanh")
     lines.append("from numpy import float32  # noqa: F401 (typed constants of float32 kernels)")
     lines.append("from numba import njit, prange" if target == "cpu" else "from numba import cuda")
     return lines
+
+
+@functools.cache
+def _kernel_math_version():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_math.py")
+    with open(path, "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()[:12]
 
 
 def kernel_dir():
