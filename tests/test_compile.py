@@ -208,6 +208,18 @@ def test_modifying_an_input_in_place_is_refused_with_a_fix():
         ag.compile(bump)(ag.tensor([1.0]))
 
 
+def test_backward_inside_the_function_is_refused_with_a_fix():
+    w = ag.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        loss = (x * w).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(RuntimeError, match=r"call loss.backward\(\) outside"):
+        ag.compile(step)(ag.tensor([1.0, 1.0]))
+
+
 def test_in_place_ops_on_intermediates_are_replayed():
     def f(x):
         y = x * 2

@@ -25,6 +25,7 @@ class FusedKernel:
         self.source = kernel_source(group, self.layout, "cpu", self.wanted)
         self._cuda_source = None
         self.failed = None  # the error, if numba could not compile this kernel
+        self._modules = {}  # "cpu"/"cuda" -> the imported generated module
 
     @property
     def cuda_source(self):
@@ -69,13 +70,14 @@ class FusedKernel:
         if on_gpu:
             from ..backend.cuda.launch import THREADS, blocks_for, launch
 
-            module = load(self.cuda_source)
+            module = self._modules.get("cuda") or self._modules.setdefault(
+                "cuda", load(self.cuda_source))  # fmt: skip
             args = [_device_view(a, s) for a, s in zip(inputs, self.layout.inputs, strict=True)]
             args += [_device_view(a, loop) for a in full_shaped]
             total = int(np.prod(loop))
             launch(getattr(module, name), blocks_for(total, THREADS), THREADS, *args)
             return
-        module = load(self.source)
+        module = self._modules.get("cpu") or self._modules.setdefault("cpu", load(self.source))
         args = [np.ascontiguousarray(a).reshape(s)
                 for a, s in zip(inputs, self.layout.inputs, strict=True)]  # fmt: skip
         args += [np.ascontiguousarray(a).reshape(loop) for a in full_shaped]

@@ -19,7 +19,10 @@ What a trace cannot see (NB: torch.jit.trace has the same limits):
 - Python control flow is recorded as the branch taken: `if x.sum() > 0:` picks one path for good.
   Reading a traced tensor as a Python value (`.item()`, `bool(t)`, `float(t)`, `.tolist()`) warns
   with a `TracerWarning`, because the number is baked into the graph as a constant.
-- Work done under `no_grad()` inside fn, or by numpy on `t.detach().numpy()`, is a constant.
+- Work done under `no_grad()` inside fn, or by numpy on `t.detach().numpy()`, is a constant; so
+  is an op whose only traced tensor is a keyword (`where(x > 0, 1.0, 0.0)`: autograd records ops
+  by their positional tensors; write `where(x > 0, x * 0 + 1, x * 0)` to keep it in the graph).
+- backward() inside fn is refused: compile the forward, call backward on its result.
 Comparisons (`x > 0`, `&`, `~`), which autograd never records, and indexing with a tensor computed
 from the inputs (`x[x > 0]`) are recorded by the tracer itself, so masks follow new inputs.
 nll_loss / cross_entropy with an integer target that is an input are recorded as one call (their
@@ -197,7 +200,7 @@ def trace(fn, *example_inputs):
         try:
             for name, function in saved.items():
                 setattr(F, name, tracer.whole_function(function))
-            with observe(on_call=tracer.on_call):
+            with observe(on_call=tracer.on_call, on_backward=_refuse_backward):
                 result = fn(*copies)
         except RuntimeError as error:
             if "leaf tensor that requires grad cannot be modified in place" not in str(error):
@@ -216,6 +219,18 @@ def trace(fn, *example_inputs):
     outputs = []
     map_values(tree, lambda v: outputs.append(v) or v)
     return Graph(tracer.inputs, tracer.calls, outputs, tree)
+
+
+def _refuse_backward(event, node, detail):
+    """A backward pass inside fn: unless it is recorded (create_graph=True), the graph cannot
+    replay it, and it would write .grad of the parameters while tracing."""
+    if not _state.enabled:
+        raise RuntimeError(
+            "compile traces the forward computation only, but the function ran backward() (or "
+            "autograd.grad without create_graph=True), which the graph cannot replay. Fix: "
+            "compile the forward part, loss = compiled(x), and call loss.backward() outside; "
+            "or use autograd.grad(..., create_graph=True) inside, which is recorded."
+        )
 
 
 def _output_tree(tracer, result):
