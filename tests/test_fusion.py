@@ -189,6 +189,34 @@ def test_fused_forward_and_backward_equal_eager(case, dtype):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **TOLERANCE[dtype])
 
 
+@pytest.mark.parametrize("reduce", ["sum", "row_means", "weighted"])
+def test_broadcast_inputs_and_gradients_are_summed_in_the_kernel(reduce):
+    """Inputs of shape (n, 1) and () get their gradient summed in the kernel ("row"/"scalar");
+    a gradient arriving as a broadcast view (the backward of sum or mean) is read in place."""
+
+    def f(x, row, scalar):
+        return ((x * row).tanh() * scalar + row).exp()
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-1, 1, (4, 6)), rng.uniform(-1, 1, (4, 1)), np.array(0.7)]
+    weights = ag.tensor(rng.uniform(size=(4, 6)))
+    compiled = ag.compile(f)
+    results = []
+    for fn in (compiled, f):
+        xs = [ag.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(*xs)
+        loss = {"sum": out.sum(), "row_means": out.mean(-1).sum(),
+                "weighted": (out * weights).sum()}[reduce]  # fmt: skip
+        loss.backward()
+        results.append([x.grad.numpy() for x in xs])
+    source = compiled.kernels[0]
+    assert "s1 += d" in source and "gx1[i0, 0] = s1" in source  # the (4, 1) input: row sums
+    assert "s2 += d" in source and "gx2[0, 0] = s2" in source  # the scalar: one sum
+    for ours, eager in zip(*results, strict=True):
+        assert ours.shape == eager.shape
+        np.testing.assert_allclose(ours, eager, rtol=1e-12)
+
+
 def test_every_rule_in_one_kernel_equals_eager():
     """One group that uses every rule of the table (so each local derivative is checked)."""
 

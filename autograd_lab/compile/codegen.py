@@ -45,21 +45,24 @@ _modules = {}  # source hash -> imported module: each kernel is compiled once pe
 
 @dataclass(frozen=True)
 class Layout:
-    """The loop nest of a group: `shape` (collapsed), and each input's shape inside it."""
+    """The loop nest of a group: `shape` (collapsed), and each input's shape inside it; `grads`:
+    the incoming gradients' shapes inside it (empty: full, the default backward kernel)."""
 
     full_shape: tuple
     shape: tuple
     inputs: tuple
+    grads: tuple = ()
 
 
-def collapse(full_shape, input_shapes):
-    """The smallest loop nest over `full_shape` that still tells each input's broadcast dims.
+def collapse(full_shape, input_shapes, grad_shapes=()):
+    """The smallest loop nest over `full_shape` that still tells each operand's broadcast dims.
 
     >>> collapse((4, 5, 6), [(4, 5, 6), (6,)]).shape    # (4*5, 6): the 2nd input varies in dim 1
     (20, 6)
     """
     ndim = len(full_shape)
-    aligned = [(1,) * (ndim - len(s)) + tuple(s) for s in input_shapes]
+    operands = list(input_shapes) + list(grad_shapes)
+    aligned = [(1,) * (ndim - len(s)) + tuple(s) for s in operands]
     dims = [d for d in range(ndim) if full_shape[d] != 1]  # size-1 dims do not loop
     groups = []  # runs of dims in which every input's (broadcast or not) pattern is the same
     for d in dims:
@@ -69,11 +72,25 @@ def collapse(full_shape, input_shapes):
         else:
             groups.append((pattern, [d]))
     shape = tuple(int(np.prod([full_shape[d] for d in run])) for _, run in groups) or (1,)
-    inputs = tuple(
+    shapes = tuple(
         tuple(1 if pattern[k] else size for (pattern, _), size in zip(groups, shape)) or (1,)
         for k in range(len(aligned))
     )
-    return Layout(tuple(full_shape), shape, inputs)
+    n = len(input_shapes)
+    return Layout(tuple(full_shape), shape, shapes[:n], shapes[n:])
+
+
+def reduction_kind(shape, loop_shape, target="cpu"):
+    """How a backward kernel writes the gradient of an input of `shape` (inside the loop nest):
+    "full" (every element; the engine sums broadcast dims), "row" (summed along the inner loop:
+    an (n, 1) input of an (n, m) loop) or "scalar" (summed over everything, by numba's prange
+    reduction). Summing in the kernel saves writing, then re-reading, a full-size array."""
+    broadcast = [s == 1 and n != 1 for s, n in zip(shape, loop_shape, strict=True)]
+    if target != "cpu" or not any(broadcast):
+        return "full"
+    if all(s == 1 for s in shape):
+        return "scalar"
+    return "row" if broadcast == [False, True] else "full"
 
 
 PARALLEL_MIN_ELEMENTS = 1 << 16  # below this, starting threads costs more than it saves
@@ -96,18 +113,23 @@ def _index(shape, loop_shape):
                            for d, size in enumerate(shape)) + "]"  # fmt: skip
 
 
-def _loop(layout, shape_of, target):
+def _loop(layout, shape_of, target, row_start=(), scalar_start=()):
     """The loop header lines (and the indent of the body) for the layout's loop nest.
 
     On the CPU the outer loop is `prange` (numba splits it over threads) when the group is big
-    enough to pay for waking the threads, else `range`.
+    enough to pay for waking the threads, else `range`. `row_start`/`scalar_start`: lines that
+    open the sums of "row" and "scalar" gradients (see reduction_kind).
     """
     k = len(layout.shape)
     sizes = ", ".join(f"n{d}" for d in range(k))
     lines = [f"    {sizes} = {shape_of}.shape" if k > 1 else f"    n0 = {shape_of}.shape[0]"]
+    if shape_of is None:  # the sizes are arguments
+        lines = []
     if target == "cpu":
         outer = "prange" if parallel_pays(layout) else "range"
+        lines += [f"    {line}" for line in scalar_start]
         lines.append(f"    for i0 in {outer}(n0):")
+        lines += [f"        {line}" for line in row_start]
         lines += [f"    {'    ' * d}for i{d} in range(n{d}):" for d in range(1, k)]
         return lines, "    " * (k + 1)
     lines += ["    start = cuda.grid(1)", "    stride = cuda.gridsize(1)"]
@@ -152,7 +174,7 @@ class Program:
         internal = {out.id for _, out, _, _, _ in self.steps}
         lines, have = [], set()
         for k, out in enumerate(self.group.outputs):
-            lines.append(f"{indent}d{out.id} = g{k}{'[IDX]'}")
+            lines.append(f"{indent}d{out.id} = g{k}[G{k}]")  # [G<k>]: the index, filled in later
             have.add(out.id)
         for call, out, rule, args, kwargs in reversed(self.steps):
             if out.id not in have:
@@ -188,18 +210,31 @@ def kernel_source(group, layout, target="cpu", wanted=None):
     lines += ["", "", decorator, f"def fused_forward({', '.join(inputs + outs)}):", *loop]
     lines += program.loads(layout, indent) + program.forward_lines(indent)
     lines += [f"{indent}out{k}{out_index} = v{v.id}" for k, v in enumerate(group.outputs)]
-    # backward
-    loop, indent = _loop(layout, "g0", target)
-    params = ", ".join(inputs + grads_in + grads_out)
+    # backward: the loop sizes are arguments, as every gradient may be a broadcast one
+    kinds = {k: reduction_kind(layout.inputs[k], layout.shape, target) for k in wanted}
+    rows = [f"s{k} = 0.0" for k in wanted if kinds[k] == "row"]
+    scalars = [f"s{k} = 0.0" for k in wanted if kinds[k] == "scalar"]
+    loop, indent = _loop(layout, None, target, rows, scalars)
+    sizes = [f"n{d}" for d in range(len(layout.shape))]
+    params = ", ".join(sizes + inputs + grads_in + grads_out)
     lines += ["", "", decorator, f"def fused_backward({params}):", *loop]
     lines += program.loads(layout, indent) + program.forward_lines(indent)
     wanted_ids = {group.inputs[k].id for k in wanted}
     adjoint, have = program.backward_lines(indent, wanted_ids)
-    lines += [line.replace("[IDX]", out_index) for line in adjoint]
+    for k in range(len(group.outputs)):
+        index = _index(layout.grads[k], layout.shape) if layout.grads else out_index
+        adjoint = [line.replace(f"[G{k}]", index) for line in adjoint]
+    lines += adjoint
     for k in wanted:
         value = group.inputs[k]
-        lines.append(f"{indent}gx{k}{out_index} = " + (f"d{value.id}" if value.id in have
-                                                         else n(0.0)))  # fmt: skip
+        grad = f"d{value.id}" if value.id in have else n(0.0)
+        if kinds[k] == "full":
+            lines.append(f"{indent}gx{k}{out_index} = {grad}")
+        elif value.id in have:  # summed in the kernel: one number per row, or one in all
+            lines.append(f"{indent}s{k} += {grad}")
+    lines += [f"        gx{k}[i0, 0] = s{k}" for k in wanted if kinds[k] == "row"]
+    zeros = lambda k: "[" + ", ".join("0" for _ in layout.inputs[k]) + "]"  # noqa: E731
+    lines += [f"    gx{k}{zeros(k)} = s{k}" for k in wanted if kinds[k] == "scalar"]
     return "\n".join(lines) + "\n"
 
 

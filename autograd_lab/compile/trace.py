@@ -13,7 +13,9 @@ How: fn runs on fresh leaf copies of the inputs that require grad, inside
 hands the tracer its node, outputs and arguments. Integer inputs (class targets, indices) cannot
 require grad, so the tracer sets the private flag `_requires_grad` on their tracing copies (and on
 integer results computed from them): only then does autograd record the ops that use them. Tensors
-fn reads that are not inputs (parameters, constant tensors) become constant Values.
+fn reads that are not inputs (parameters, constant tensors) become constant Values. An op on
+constants only (`w.t()` of a parameter) is still a call of the graph, replayed every time, not
+folded into a constant: a parameter changes between calls (optimizer steps) and needs gradients.
 
 What a trace cannot see (NB: torch.jit.trace has the same limits):
 - Python control flow is recorded as the branch taken: `if x.sum() > 0:` picks one path for good.
