@@ -7,6 +7,9 @@ a real GPU with AUTOGRAD_LAB_REAL_CUDA=1. The simulator runs every CUDA thread a
 shapes stay tiny.
 """
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -128,9 +131,9 @@ def test_made_on_the_device_without_copies():
 
 # ---- elementwise --------------------------------------------------------------------------------
 
-UNARY = ["negative", "absolute", "sign", "square", "exp", "expm1", "log", "log1p",
-         "sqrt", "sin", "cos", "tanh", "logical_not", "isnan", "isinf", "isfinite", "invert"]  # fmt: skip
-BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "equal",
+UNARY = ["positive", "negative", "absolute", "sign", "square", "exp", "expm1", "log", "log1p",
+         "sqrt", "sin", "cos", "tanh", "trunc", "logical_not", "isnan", "isinf", "isfinite", "invert"]  # fmt: skip
+BINARY = ["add", "subtract", "multiply", "divide", "power", "copysign", "maximum", "minimum", "equal",
           "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
           "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"]  # fmt: skip
 
@@ -141,9 +144,9 @@ def test_unary_ufuncs_match_numpy_at_the_edges_too(name, dtype):
     same_or_same_error(getattr(np, name), [values(dtype, (2, 6))])
 
 
-def test_positive_and_other_missing_ufuncs_name_themselves():
+def test_missing_ufuncs_and_functions_name_themselves():
     x = from_numpy(np.ones(3))
-    for call, name in [(np.positive, "numpy.positive"), (np.floor_divide, "numpy.floor_divide"),
+    for call, name in [(np.floor, "numpy.floor"), (np.floor_divide, "numpy.floor_divide"),
                        (np.add.accumulate, "numpy.add.accumulate"), (np.cumsum, "numpy.cumsum")]:  # fmt: skip
         args = (x, 2) if call is np.floor_divide else (x,)
         with pytest.raises(NotImplementedError, match=f"{name} is not implemented on the CUDA"):
@@ -399,6 +402,34 @@ def test_shared_memory_kernels_at_gpu_block_sizes(monkeypatch):
     same(x[x > 0], a[a > 0])
 
 
+def test_simulated_threads_of_a_block_share_one_shared_array(monkeypatch):
+    """numba's simulator makes a block's shared array on first use without a lock, so threads
+    arriving together each made their own (random wrong sums); launch.py adds the lock."""
+    if not launch.SIMULATOR:
+        pytest.skip("a fix of the simulator")
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    real_empty = np.empty
+
+    def slow_empty(*args, **kwargs):  # widen the gap between "is it made?" and "store it"
+        time.sleep(0.002)
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(np, "empty", slow_empty)
+    shared, got, start = FakeCUDAShared(0), [], threading.Barrier(8)
+
+    def simulated_thread():
+        start.wait()
+        got.append(shared.array(4, np.float64))
+
+    threads = [threading.Thread(target=simulated_thread) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(array) for array in got}) == 1
+
+
 # ---- shapes --------------------------------------------------------------------------------------
 
 
@@ -479,6 +510,22 @@ def test_getitem_follows_numpy_incl_advanced_placement(index):
     x = from_numpy(np.arange(48.0).reshape(3, 4, 4))[..., ::2]
     host_index = tuple(p.to_numpy() if isinstance(p, CudaArray) else p for p in index)
     same(x[index], a[host_index])
+
+
+def test_take_put_and_put_along_axis():
+    a = np.arange(12.0).reshape(3, 4)
+    x, flat = from_numpy(a), from_numpy(np.array([0, 5, -1]))
+    same(np.take(x, flat), np.take(a, [0, 5, -1]))
+    same(np.take(x, [2, 0], axis=1), np.take(a, [2, 0], axis=1))
+    out, expected = np.zeros_like(x), np.zeros_like(a)
+    np.put(out, flat, from_numpy(np.array([1.0, 2.0, 3.0])))
+    np.put(expected, [0, 5, -1], [1.0, 2.0, 3.0])
+    where = np.array([[1], [0], [3]])
+    np.put_along_axis(out, from_numpy(where), 9.0, axis=1)
+    np.put_along_axis(expected, where, 9.0, axis=1)
+    same(out, expected)
+    with pytest.raises(NotImplementedError, match="numpy.put on a non-contiguous array"):
+        np.put(x.T, flat, 1.0)
 
 
 def test_indexing_with_device_arrays_copies_nothing_but_a_mask_count():

@@ -222,6 +222,10 @@ implements(np.array_split)(lambda ary, indices_or_sections, axis=0: shapes.split
 implements(np.take_along_axis)(
     lambda arr, indices, axis: indexing.take_along_axis(arr, indices, axis)
 )
+implements(np.take)(lambda a, indices, axis=None, out=None, mode="raise": _maybe_out(
+    indexing.take(a, indices, axis), out))  # fmt: skip
+implements(np.put)(lambda a, ind, v, mode="raise": indexing.put(a, ind, v))
+implements(np.put_along_axis)(indexing.put_along_axis)
 implements(np.copy)(lambda a, order="K", subok=False: a.copy())
 implements(np.ascontiguousarray)(lambda a, dtype=None: a.astype(dtype or a.dtype, copy=False).copy()
                                  if not a.is_c_contiguous() else a.astype(dtype or a.dtype, copy=False))  # fmt: skip

@@ -73,12 +73,17 @@ def nonzero(mask):
 
 
 def take_along_axis(array, indices, axis):
-    """np.take_along_axis: indices pick along `axis`; every other dim is matched by an arange
-    (so it is one gather: array[arange_0, ..., indices, ..., arange_n] with broadcasting)."""
-    from .array import arange
-
+    """np.take_along_axis: one gather, array[arange_0, ..., indices, ..., arange_n]."""
     if axis is None:
         array, axis = array.reshape(-1), 0
+    return getitem(array, _along_axis(array, indices, axis))
+
+
+def _along_axis(array, indices, axis):
+    """The index that np.take_along_axis / np.put_along_axis use: `indices` along `axis`, an
+    arange (broadcast) along every other dim."""
+    from .array import arange
+
     if indices.ndim != array.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     (axis,) = reductions.normalize_axes(axis, array.ndim)
@@ -87,7 +92,30 @@ def take_along_axis(array, indices, axis):
         shape = [1] * array.ndim
         shape[d] = size
         index.append(indices if d == axis else arange(size, dtype=np.int64).reshape(shape))
-    return getitem(array, tuple(index))
+    return tuple(index)
+
+
+def put_along_axis(array, indices, values, axis):
+    setitem(array, _along_axis(array, indices, axis), values)
+
+
+def take(array, indices, axis=None):
+    """np.take: elements at `indices` of the flattened array, or along `axis`."""
+    if axis is None:
+        return getitem(array.reshape(-1), (indices,))
+    (axis,) = reductions.normalize_axes(axis, array.ndim)
+    return getitem(array, (slice(None),) * axis + (indices,))
+
+
+def put(array, indices, values):
+    """np.put: write `values` at `indices` of the flattened array (values broadcast to them)."""
+    try:
+        flat = array.reshape(-1, copy=False)  # a view: the writes must land in `array`
+    except ValueError:
+        raise NotImplementedError(
+            "numpy.put on a non-contiguous array is not implemented on the CUDA backend"
+        ) from None
+    setitem(flat, (indices,), values)
 
 
 # ---- from a numpy-style index to (view, picks) ------------------------------------------------------

@@ -48,6 +48,11 @@ def not_zero(x):  # astype(bool)
 
 
 @cuda.jit(device=True)
+def positive(x):
+    return x
+
+
+@cuda.jit(device=True)
 def negative(x):
     return -x
 
@@ -116,6 +121,13 @@ def tanh(x):
 
 
 @cuda.jit(device=True)
+def trunc(x):  # toward zero; nan, inf and floats too big to have a fraction stay as they are
+    if x != x or abs(x) >= 4503599627370496.0:
+        return x
+    return math.copysign(x - math.fmod(x, 1.0), x)  # copysign keeps trunc(-0.5) = -0.0
+
+
+@cuda.jit(device=True)
 def logical_not(x):
     return x == 0
 
@@ -163,6 +175,11 @@ def divide(a, b):
 @cuda.jit(device=True)
 def power(a, b):
     return a**b
+
+
+@cuda.jit(device=True)
+def copysign(a, b):
+    return math.copysign(a, b)
 
 
 @cuda.jit(device=True)
@@ -262,11 +279,12 @@ def make_zip_kernel(fn):
     return cuda.jit(zip_kernel)
 
 
-UNARY = {f.__name__: f for f in (copy, not_zero, negative, absolute, sign, square, exp, expm1,
-         log, log1p, sqrt, sin, cos, tanh, logical_not, isnan, isinf, isfinite, invert)}  # fmt: skip
-BINARY = {f.__name__: f for f in (add, subtract, multiply, divide, power, maximum, minimum, equal,
-          not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or,
-          logical_xor, bitwise_and, bitwise_or, bitwise_xor)}  # fmt: skip
+UNARY = {f.__name__: f for f in (copy, not_zero, positive, negative, absolute, sign, square, exp,
+         expm1, log, log1p, sqrt, sin, cos, tanh, trunc, logical_not, isnan, isinf, isfinite,
+         invert)}  # fmt: skip
+BINARY = {f.__name__: f for f in (add, subtract, multiply, divide, power, copysign, maximum,
+          minimum, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
+          logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor)}  # fmt: skip
 MAP_KERNELS = {name: make_map_kernel(fn) for name, fn in UNARY.items()}
 ZIP_KERNELS = {name: make_zip_kernel(fn) for name, fn in BINARY.items()}
 
