@@ -84,7 +84,11 @@ def reduction_kind(shape, loop_shape, target="cpu"):
     """How a backward kernel writes the gradient of an input of `shape` (inside the loop nest):
     "full" (every element; the engine sums broadcast dims), "row" (summed along the inner loop:
     an (n, 1) input of an (n, m) loop) or "scalar" (summed over everything, by numba's prange
-    reduction). Summing in the kernel saves writing, then re-reading, a full-size array."""
+    reduction). Summing in the kernel saves writing, then re-reading, a full-size array.
+
+    Such a kernel is compiled with fastmath={"reassoc"}: a sum whose order may change is what
+    vector instructions need (numpy's own sums reorder too, pairwise); NaN and inf keep IEEE
+    rules (the other fast-math flags stay off), and kernels without sums keep fastmath=False."""
     broadcast = [s == 1 and n != 1 for s, n in zip(shape, loop_shape, strict=True)]
     if target != "cpu" or not any(broadcast):
         return "full"
@@ -217,6 +221,8 @@ def kernel_source(group, layout, target="cpu", wanted=None):
     loop, indent = _loop(layout, None, target, rows, scalars)
     sizes = [f"n{d}" for d in range(len(layout.shape))]
     params = ", ".join(sizes + inputs + grads_in + grads_out)
+    if rows or scalars:  # summing in the loop: let LLVM reorder the sum, or it cannot vectorize
+        decorator = decorator.replace("fastmath=False", 'fastmath={"reassoc"}')
     lines += ["", "", decorator, f"def fused_backward({params}):", *loop]
     lines += program.loads(layout, indent) + program.forward_lines(indent)
     wanted_ids = {group.inputs[k].id for k in wanted}
