@@ -404,7 +404,7 @@ def test_shared_memory_kernels_at_gpu_block_sizes(monkeypatch):
 
 def test_simulated_threads_of_a_block_share_one_shared_array(monkeypatch):
     """numba's simulator makes a block's shared array on first use without a lock, so threads
-    arriving together each made their own (random wrong sums); launch.py adds the lock."""
+    arriving together each made their own (random wrong sums); simulator.py adds the lock."""
     if not launch.SIMULATOR:
         pytest.skip("a fix of the simulator")
     from numba.cuda.simulator.kernelapi import FakeCUDAShared

@@ -35,42 +35,6 @@ REDUCE_THREADS = SIM_REDUCE_THREADS if SIMULATOR else GPU_REDUCE_THREADS
 MATMUL = SIM_MATMUL if SIMULATOR else GPU_MATMUL
 
 
-def _lock_simulated_shared_arrays():
-    """Fix a race in numba's simulator (numba-cuda 0.30.4): `cuda.shared.array` looks up the
-    block's array and creates it if missing without a lock, so two simulated threads can each
-    create one and then never see each other's writes (wrong sums, at random). Same lookup, under
-    a lock; the array is still found by the calling line, as the simulator does."""
-    import threading
-
-    import numpy as np
-    from numba.core import types
-    from numba.cuda.simulator import kernelapi
-    from numba.np import numpy_support
-
-    lock = threading.Lock()
-
-    def array(self, shape, dtype, alignment=None):
-        if alignment is not None:
-            raise RuntimeError("Array alignment is not supported in cudasim")
-        if isinstance(dtype, types.Type):
-            dtype = numpy_support.as_dtype(dtype)
-        if shape == 0:  # dynamic shared memory: one buffer, as in the simulator
-            count = self._dynshared_size // dtype.itemsize
-            return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
-        caller = sys._getframe(1)
-        key = (caller.f_code.co_filename, caller.f_lineno)
-        with lock:
-            if key not in self._allocations:
-                self._allocations[key] = np.empty(shape, dtype)
-            return self._allocations[key]
-
-    kernelapi.FakeCUDAShared.array = array
-
-
-if SIMULATOR:
-    _lock_simulated_shared_arrays()
-
-
 def blocks_for(n, threads):
     """Enough blocks of `threads` to give every item its own thread, up to MAX_BLOCKS."""
     return max(1, min((n + threads - 1) // threads, MAX_BLOCKS))
