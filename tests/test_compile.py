@@ -247,13 +247,13 @@ def test_non_tensor_results_are_refused():
         ag.compile(lambda x: object())(ag.tensor([1.0]))
 
 
-def test_checkpoint_and_memory_plan_give_the_same_gradients():
+def test_checkpoint_memory_plan_and_parallel_give_the_same_gradients():
     w = ag.randn(3, 3, dtype=ag.float64, requires_grad=True)
     fn = lambda x: ((x @ w).tanh() * 2).sum()  # noqa: E731
     x = ag.randn(2, 3, dtype=ag.float64)
     fn(x).backward()
     want = w.grad.clone()
-    for options in ({"checkpoint": True}, {"plan_memory": True}):
+    for options in ({"checkpoint": True}, {"plan_memory": True}, {"parallel": True}):
         w.grad = None
         ag.compile(fn, **options)(x).backward()
         np.testing.assert_allclose(w.grad.numpy(), want.numpy(), rtol=1e-12, err_msg=str(options))

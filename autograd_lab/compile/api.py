@@ -108,14 +108,8 @@ class _Compiled:
 
             self.memory_plan = make_memory_plan(self.executed, examples)
         if parallel:
-            try:
-                from .parallel import run_parallel
-            except ImportError as error:
-                raise NotImplementedError(
-                    "compile(parallel=True) needs autograd_lab/compile/parallel.py, which this "
-                    "installation does not have. Fix: leave parallel=False (kernels still use "
-                    "every core through numba's prange)."
-                ) from error
+            from .parallel import run_parallel
+
             self.parallel = run_parallel
 
     def __call__(self, *inputs):
