@@ -160,6 +160,18 @@ def test_integer_targets_are_replayed_with_new_values():
     assert f.traces == 1
 
 
+def test_dropout_draws_a_new_mask_on_every_call():
+    f = ag.compile(lambda x: ag.nn.functional.dropout(x * 1.0, 0.5))
+    x = ag.ones(64)
+    ag.manual_seed(3)
+    first, second = f(x), f(x)  # the first call traces too: the generator is put back after it
+    ag.manual_seed(3)
+    assert first.tolist() == ag.nn.functional.dropout(x, 0.5).tolist()  # eager's numbers
+    assert second.tolist() == ag.nn.functional.dropout(x, 0.5).tolist()
+    assert first.tolist() != second.tolist()
+    assert f.graph.calls[-1].name == "dropout"
+
+
 def test_integer_inputs_flow_through_recorded_ops():
     f = ag.compile(lambda x, index: x * (index.view(-1) + 1))
     x = ag.tensor([1.0, 1.0, 1.0])

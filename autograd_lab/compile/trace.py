@@ -28,7 +28,8 @@ What a trace cannot see (NB: torch.jit.trace has the same limits):
 Comparisons (`x > 0`, `&`, `~`), which autograd never records, and indexing with a tensor computed
 from the inputs (`x[x > 0]`) are recorded by the tracer itself, so masks follow new inputs.
 nll_loss / cross_entropy with an integer target that is an input are recorded as one call (their
-target is read in Python to plan the gather), so new targets give new losses.
+target is read in Python to plan the gather), so new targets give new losses; so is dropout, so
+every call draws a new mask.
 """
 
 import threading
@@ -37,13 +38,17 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from ..autograd.graph import observe
+from ..creation import default_generator
 from ..nn import functional as F
 from ..tensor import Tensor, _make
 from .ir import Call, Graph, Value, map_values
 from .traced import TracedTensor, TracerWarning, WholeCall  # noqa: F401 - TracerWarning re-exported
 
-_WHOLE_FUNCTIONS = ("nll_loss", "cross_entropy")  # of nn.functional: they plan from the target
-_lock = threading.Lock()  # one trace at a time: tracing swaps nn.functional's two loss functions
+# Functions of nn.functional recorded as one call (see whole_function), and when: the losses when
+# an integer tensor (the target) is traced, as they read it in Python to plan their gather;
+# dropout always, as it draws its mask in Python, which must be new on every call.
+_WHOLE_FUNCTIONS = {"nll_loss": "integer", "cross_entropy": "integer", "dropout": "any"}
+_lock = threading.Lock()  # one trace at a time: tracing swaps these functions of nn.functional
 
 
 class Tracer:
@@ -155,11 +160,15 @@ class Tracer:
         call.outputs = tuple(results)
         self.calls.append(call)
 
-    def whole_function(self, function):
-        """nn.functional's `function`, recorded as one WholeCall when it reads a traced target."""
+    def whole_function(self, function, when):
+        """nn.functional's `function`, recorded as one WholeCall when it gets a traced tensor
+        (`when` = "any") or a traced integer tensor ("integer")."""
 
         def traced(*args, **kwargs):
-            if self._inside_whole_call or not self._integer_traced(args, kwargs):
+            tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+            if when == "integer":
+                tensors = [t for t in tensors if t._data.dtype.kind != "f"]
+            if self._inside_whole_call or not any(self.holds_traced(t) for t in tensors):
                 return function(*args, **kwargs)
             plain = [self._plain(a) for a in args]
             plain_kwargs = {k: self._plain(v) for k, v in kwargs.items()}
@@ -167,10 +176,6 @@ class Tracer:
                                lambda: function(*plain, **plain_kwargs))  # fmt: skip
 
         return traced
-
-    def _integer_traced(self, args, kwargs):
-        return any(isinstance(a, Tensor) and a._data.dtype.kind != "f" and self.holds_traced(a)
-                   for a in list(args) + list(kwargs.values()))  # fmt: skip
 
     def _plain(self, obj):
         """What the function would see eagerly: integer tensors without the tracing flag, inputs
@@ -198,10 +203,13 @@ def trace(fn, *example_inputs):
         saved = {name: getattr(F, name) for name in _WHOLE_FUNCTIONS}
         TracedTensor._tracer = tracer
         enabled = _state.enabled
+        # the random numbers fn draws while tracing are drawn again when the graph runs: put the
+        # generator back afterwards, so a compiled call draws what the eager call would
+        rng_state = default_generator.rng.bit_generator.state
         _state.enabled = True  # recording must be on to see the calls, even inside no_grad()
         try:
             for name, function in saved.items():
-                setattr(F, name, tracer.whole_function(function))
+                setattr(F, name, tracer.whole_function(function, _WHOLE_FUNCTIONS[name]))
             with observe(on_call=tracer.on_call, on_backward=_refuse_backward):
                 result = fn(*copies)
         except RuntimeError as error:
@@ -217,6 +225,7 @@ def trace(fn, *example_inputs):
                 setattr(F, name, function)
             TracedTensor._tracer = None
             _state.enabled = enabled
+            default_generator.rng.bit_generator.state = rng_state
     tree = _output_tree(tracer, result)
     outputs = []
     map_values(tree, lambda v: outputs.append(v) or v)
