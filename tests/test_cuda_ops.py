@@ -22,13 +22,13 @@ from autograd_lab.ops.table import OPS
 
 pytestmark = pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
 
-# One small shape per shape family (ops that list example shapes use theirs).
+# One or two small shapes per shape family (ops that list example shapes use theirs).
 FAMILY_SHAPES = {
     "any": (((2, 3),), ((),)),
     "nonempty": (((2, 3),),),
     "matrix": (((2, 3),),),
-    "broadcast": (((2, 3), (3,)),),
 }
+BROADCAST_SHAPES = ((2, 3), (3,), (2, 1))  # the first `arity` of them broadcast to (2, 3)
 TOLERANCES = {"float64": (1e-12, 1e-14), "float32": (1e-5, 1e-6)}
 
 
@@ -38,9 +38,10 @@ def _shape_id(shapes):
 
 def _cases():
     for spec in OPS:
-        if isinstance(spec.shapes, str):
+        if spec.shapes == "broadcast":
+            examples = (BROADCAST_SHAPES[: spec.arity],)
+        elif isinstance(spec.shapes, str):
             examples = FAMILY_SHAPES[spec.shapes]
-            examples = examples[:1] if spec.arity > 1 else examples
         else:
             examples = spec.shapes
         for shapes in examples:
