@@ -25,6 +25,7 @@ What a trace cannot see (NB: torch.jit.trace has the same limits):
   is an op whose only traced tensor is a keyword (`where(x > 0, 1.0, 0.0)`: autograd records ops
   by their positional tensors; write `where(x > 0, x * 0 + 1, x * 0)` to keep it in the graph).
 - backward() inside fn is refused: compile the forward, call backward on its result.
+- Random tensors fn makes itself (`randn(...)`) are constants: pass them in as inputs.
 Comparisons (`x > 0`, `&`, `~`), which autograd never records, and indexing with a tensor computed
 from the inputs (`x[x > 0]`) are recorded by the tracer itself, so masks follow new inputs.
 nll_loss / cross_entropy with an integer target that is an input are recorded as one call (their
