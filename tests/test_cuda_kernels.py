@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 cuda_backend = pytest.importorskip(
     "autograd_lab.backend.cuda", reason="numba-cuda is not installed"
@@ -161,6 +163,32 @@ def test_binary_ufuncs_broadcast_by_strides(name, dtype):
     a = values(dtype, (3, 1))
     b = np.abs(values(dtype, (4,))) if name == "power" else values(dtype, (4,))[::-1]
     same_or_same_error(getattr(np, name), [a, b])
+
+
+def _strided(shape, data):
+    """A float array of `shape` and its CudaArray, as a transposed or reversed view (drawn)."""
+    base = np.cos(np.arange(int(np.prod(shape)), dtype=np.float64))
+    if not shape:
+        return base.reshape(()), from_numpy(base.reshape(()))
+    if data.draw(st.booleans(), label="transposed"):
+        return base.reshape(shape[::-1]).T, from_numpy(base.reshape(shape[::-1])).T
+    return base.reshape(shape)[..., ::-1], from_numpy(base.reshape(shape))[..., ::-1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), shape=st.lists(st.integers(0, 3), max_size=3).map(tuple))
+def test_broadcasting_over_strided_views_property(data, shape):
+    other = tuple(
+        data.draw(st.sampled_from([1, n])) for n in shape[data.draw(st.integers(0, len(shape))) :]
+    )
+    (a, x), (b, y) = _strided(shape, data), _strided(other, data)
+    if data.draw(st.booleans(), label="swap operands"):
+        (a, x), (b, y) = (b, y), (a, x)
+    op = data.draw(st.sampled_from([np.add, np.multiply, np.maximum, np.less, np.divide]))
+    with np.errstate(all="ignore"):
+        same(op(x, y), op(a, b))
+    axis = data.draw(st.sampled_from([None, *range(a.ndim)]))
+    same(np.sum(x, axis=axis), np.sum(a, axis=axis))
 
 
 def test_non_contiguous_views_and_scalars_in_elementwise_ops():

@@ -122,18 +122,6 @@ class CudaArray(NDArrayOperatorsMixin):
         keep = self.writeable if writeable is None else writeable
         return CudaArray(self.buffer, shape, element_strides, offset, keep)
 
-    @property
-    def __cuda_array_interface__(self):
-        """Lets other GPU libraries (CuPy, PyTorch, numba kernels) read this array in place."""
-        pointer = self.buffer.__cuda_array_interface__["data"][0]
-        return {
-            "shape": self.shape,
-            "strides": self.strides,
-            "typestr": self.dtype.str,
-            "data": (pointer + self.offset * self.itemsize, not self.writeable),
-            "version": 3,
-        }
-
     # ---- host <-> device (the only places data crosses, each one counted) -------------------------
     def to_numpy(self):
         """A numpy copy of the values: one counted device -> host copy."""
@@ -303,7 +291,6 @@ def _numpy_method(function):
     return method
 
 
-for (
-    _name
-) in "sum mean prod max min argmax argmin any all var std clip nonzero swapaxes squeeze".split():
+_METHODS = "sum mean prod max min argmax argmin any all var std clip nonzero swapaxes squeeze"
+for _name in _METHODS.split():
     setattr(CudaArray, _name, _numpy_method(getattr(np, _name)))
