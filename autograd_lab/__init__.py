@@ -71,4 +71,5 @@ def load_ipython_extension(ipython):
 # PyTorch's aliases for dtypes. Assigned last: `float`, `int`, `bool` shadow builtins in this module.
 half, double, long = float16, float64, int64
 float, int, bool = float32, int32, types.bool_
-from .compile.api import compile  # noqa: E402, F401, A001 - last: shadows the builtin here, as torch.compile
+# Last: `compile` shadows the builtin in this module, as torch.compile does in torch.
+from .compile.api import compile  # noqa: E402, F401, A001
