@@ -330,3 +330,51 @@ def test_cuda_fused_kernels_equal_eager_on_the_cpu(dtype):
     for a, b in zip(ours, eager, strict=True):
         assert a.grad.device.type == "cuda"
         np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), **TOLERANCE[dtype])
+
+
+PTX_SCRIPT = """
+import os, sys
+from numba import cuda, types
+from numba.cuda.cudadrv import nvvm
+if not nvvm.is_available():
+    print("NVVM not found"); sys.exit(3)
+import numpy as np
+import autograd_lab as ag
+from autograd_lab.compile import fuse, trace
+from autograd_lab.compile.codegen import load
+
+def f(x, w, c):
+    return (ag.where(c, (x * 2).tanh() * w + 1, x).sigmoid().exp() / 3.0) ** 2
+
+for dtype, number in ((np.float32, types.float32), (np.float64, types.float64)):
+    x, w = ag.ones(3, 4, dtype=dtype, requires_grad=True), ag.ones(4, dtype=dtype, requires_grad=True)
+    (kernel,) = fuse(trace(f, x, w, ag.ones(3, 4) > 0)).kernels
+    layout, group = kernel.layout, kernel.group
+    array = lambda shape, t=number: types.Array(t, len(shape), "C")
+    inputs = [array(s, number if v.dtype.kind == "f" else types.boolean)
+              for s, v in zip(layout.inputs, group.inputs)]
+    outputs = [array(layout.shape) for _ in group.outputs]
+    module = load(kernel.cuda_source)
+    ptx, _ = cuda.compile_ptx(module.fused_forward.py_func, tuple(inputs + outputs), cc=(8, 0))
+    sizes = [types.int64] * len(layout.shape)
+    grads = [array(layout.shape) for _ in kernel.wanted]
+    backward = tuple(sizes + inputs + outputs + grads)
+    ptx += cuda.compile_ptx(module.fused_backward.py_func, backward, cc=(8, 0))[0]
+    assert dtype == np.float64 or ".f64" not in ptx, "a float32 kernel computes in float64"
+print("ok")
+"""
+
+
+@pytest.mark.slow  # ~10 s: four kernels compiled by NVVM
+def test_cuda_kernels_compile_to_ptx_for_a_real_gpu():
+    """The simulator runs kernels as Python; NVVM (no GPU needed) shows a GPU would take them."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0"}
+    run = subprocess.run([sys.executable, "-c", PTX_SCRIPT], capture_output=True, text=True,
+                         env=environment, timeout=300)  # fmt: skip
+    if run.returncode == 3 and not os.environ.get("CI"):
+        pytest.skip(run.stdout.strip())
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr
