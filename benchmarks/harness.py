@@ -142,9 +142,17 @@ def compare(name_a, a, name_b, b, tolerance):
 
 
 def format_value(value):
+    """A measurement for the table: 0.406, 3.47, 27.5, 1,719."""
     if value is None:
         return "n/a"
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.3g}"
+
+
+def format_ratio(ratio):
+    """0.98x, 1.15x, 2,433.2x: a big ratio keeps a decimal, so 999.6 never prints as 1,000."""
+    if ratio is None:
+        return "n/a"
+    return f"{ratio:,.1f}x" if ratio >= 100 else f"{ratio:.2f}x"
 
 
 def print_table(rows, out=sys.stdout):
@@ -152,17 +160,10 @@ def print_table(rows, out=sys.stdout):
     header = ("row", "benchmark", "unit", "ours", "vs", "theirs", "ratio", "target", "", "check")
     cells = []
     for r in rows:
-        ratio = (
-            "n/a"
-            if r.ratio is None
-            else f"{r.ratio:,.0f}x"
-            if r.ratio >= 100
-            else f"{r.ratio:.2f}x"
-        )
         kind = f"{r.ref_name}/ours" if r.speedup else f"ours/{r.ref_name}"
         cells.append((
             r.id, r.what, r.unit, format_value(r.ours), r.ref_name, format_value(r.ref),
-            ratio, f"{kind} {r.target}" if r.target else "", r.verdict, r.check,
+            format_ratio(r.ratio), f"{kind} {r.target}" if r.target else "", r.verdict, r.check,
         ))  # fmt: skip
     widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(len(header))]
     right = {3, 5, 6}  # numbers are right-aligned
