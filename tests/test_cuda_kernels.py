@@ -289,27 +289,24 @@ def test_fill_and_setitem_on_views():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_reductions_over_any_axes(dtype):
-    a = (
-        values(dtype, (2, 3, 4))
-        if dtype != np.float32
-        else np.linspace(-2, 3, 24, dtype=dtype).reshape(2, 3, 4)
-    )
-    if dtype == np.float64:
-        a = np.cos(np.arange(24.0)).reshape(2, 3, 4)
+    if np.dtype(dtype).kind == "f":  # finite values here; inf and nan: the test below
+        a = np.cos(np.arange(24)).astype(dtype).reshape(2, 3, 4)
+    else:
+        a = values(dtype, (2, 3, 4))
     x = from_numpy(a).transpose(2, 0, 1)  # non-contiguous on purpose
     a = a.transpose(2, 0, 1)
-    for axis, keepdims in [(None, False), (1, False), (-1, True), ((0, 2), False), ((), False)]:
+    for axis, keepdims in [(None, False), (-1, True), ((0, 2), False)]:
         for name in ["sum", "prod", "max", "min", "any", "all"]:
             same(getattr(np, name)(x, axis=axis, keepdims=keepdims),
                  getattr(np, name)(a, axis=axis, keepdims=keepdims))  # fmt: skip
-    for axis in [None, 0, -1]:
+    same(np.sum(x, axis=()), np.sum(a, axis=()))
+    for axis in [None, -1]:
         same(np.argmax(x, axis=axis), np.argmax(a, axis=axis))
         same(x.argmin(axis=axis, keepdims=True), a.argmin(axis=axis, keepdims=True))
     if dtype != np.bool_:
-        for axis in [None, (1, 2)]:
-            same(x.mean(axis=axis), a.mean(axis=axis))
-            same(np.var(x, axis=axis, ddof=1), np.var(a, axis=axis, ddof=1))
-            same(x.std(axis=axis, keepdims=True), a.std(axis=axis, keepdims=True))
+        same(x.mean(), a.mean())
+        same(np.var(x, axis=(1, 2), ddof=1), np.var(a, axis=(1, 2), ddof=1))
+        same(x.std(axis=0, keepdims=True), a.std(axis=0, keepdims=True))
 
 
 def test_reduction_edges_nan_empty_and_zero_d():

@@ -20,18 +20,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-from .kernels import exp, log, maximum, minimum, position
-
-
-@cuda.jit(device=True)
-def add(a, b):
-    return a + b
-
-
-@cuda.jit(device=True)
-def multiply(a, b):
-    return a * b
-
+from .kernels import position
+from .scalar_functions import add, exp, log, maximum, minimum, multiply
 
 COMBINE = {"add": add, "multiply": multiply, "maximum": maximum, "minimum": minimum}
 

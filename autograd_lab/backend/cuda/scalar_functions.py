@@ -1,0 +1,237 @@
+"""What one GPU thread computes for one element: the scalar functions of the elementwise kernels.
+
+Each is a `@cuda.jit(device=True)` function: compiled for the GPU and called from kernels (not
+launched by itself). kernels.py turns each one into a kernel (UNARY -> map kernels, BINARY -> zip
+kernels). The cases written out (log(0) = -inf, sqrt(-1) = nan, ...) are numpy's answers: a GPU's
+math library gives them anyway, but the simulator runs Python's `math`, which raises instead.
+"""
+
+import math
+
+from numba import cuda
+
+INF = math.inf
+NAN = math.nan
+
+
+@cuda.jit(device=True)
+def copy(x):
+    return x
+
+
+@cuda.jit(device=True)
+def not_zero(x):  # astype(bool)
+    return x != 0
+
+
+@cuda.jit(device=True)
+def positive(x):
+    return x
+
+
+@cuda.jit(device=True)
+def negative(x):
+    return -x
+
+
+@cuda.jit(device=True)
+def absolute(x):
+    return abs(x)
+
+
+@cuda.jit(device=True)
+def sign(x):
+    if x > 0:
+        return 1
+    if x < 0:
+        return -1
+    return x  # 0 stays 0, nan stays nan
+
+
+@cuda.jit(device=True)
+def square(x):
+    return x * x
+
+
+@cuda.jit(device=True)
+def exp(x):
+    return INF if x > 709.782712893384 else math.exp(x)
+
+
+@cuda.jit(device=True)
+def expm1(x):
+    return INF if x > 709.782712893384 else math.expm1(x)
+
+
+@cuda.jit(device=True)
+def log(x):
+    if x > 0:
+        return math.log(x)
+    return -INF if x == 0 else NAN
+
+
+@cuda.jit(device=True)
+def log1p(x):
+    if x > -1:
+        return math.log1p(x)
+    return -INF if x == -1 else NAN
+
+
+@cuda.jit(device=True)
+def sqrt(x):
+    return math.sqrt(x) if x >= 0 else NAN
+
+
+@cuda.jit(device=True)
+def sin(x):
+    return NAN if math.isinf(x) else math.sin(x)
+
+
+@cuda.jit(device=True)
+def cos(x):
+    return NAN if math.isinf(x) else math.cos(x)
+
+
+@cuda.jit(device=True)
+def tanh(x):
+    return math.tanh(x)
+
+
+@cuda.jit(device=True)
+def trunc(x):  # toward zero; nan, inf and floats too big to have a fraction stay as they are
+    if x != x or abs(x) >= 4503599627370496.0:
+        return x
+    return math.copysign(x - math.fmod(x, 1.0), x)  # copysign keeps trunc(-0.5) = -0.0
+
+
+@cuda.jit(device=True)
+def logical_not(x):
+    return x == 0
+
+
+@cuda.jit(device=True)
+def isnan(x):
+    return x != x
+
+
+@cuda.jit(device=True)
+def isinf(x):
+    return x == INF or x == -INF
+
+
+@cuda.jit(device=True)
+def isfinite(x):
+    return x == x and x != INF and x != -INF
+
+
+@cuda.jit(device=True)
+def invert(x):  # ~ of integers (for bools the host picks logical_not)
+    return ~x
+
+
+@cuda.jit(device=True)
+def add(a, b):
+    return a + b
+
+
+@cuda.jit(device=True)
+def subtract(a, b):
+    return a - b
+
+
+@cuda.jit(device=True)
+def multiply(a, b):
+    return a * b
+
+
+@cuda.jit(device=True)
+def divide(a, b):
+    return a / b
+
+
+@cuda.jit(device=True)
+def power(a, b):
+    return a**b
+
+
+@cuda.jit(device=True)
+def copysign(a, b):
+    return math.copysign(a, b)
+
+
+@cuda.jit(device=True)
+def maximum(a, b):
+    return a if a > b or a != a else b  # a nan on either side wins, as in numpy
+
+
+@cuda.jit(device=True)
+def minimum(a, b):
+    return a if a < b or a != a else b
+
+
+@cuda.jit(device=True)
+def equal(a, b):
+    return a == b
+
+
+@cuda.jit(device=True)
+def not_equal(a, b):
+    return a != b
+
+
+@cuda.jit(device=True)
+def less(a, b):
+    return a < b
+
+
+@cuda.jit(device=True)
+def less_equal(a, b):
+    return a <= b
+
+
+@cuda.jit(device=True)
+def greater(a, b):
+    return a > b
+
+
+@cuda.jit(device=True)
+def greater_equal(a, b):
+    return a >= b
+
+
+@cuda.jit(device=True)
+def logical_and(a, b):
+    return a != 0 and b != 0
+
+
+@cuda.jit(device=True)
+def logical_or(a, b):
+    return a != 0 or b != 0
+
+
+@cuda.jit(device=True)
+def logical_xor(a, b):
+    return (a != 0) != (b != 0)
+
+
+@cuda.jit(device=True)
+def bitwise_and(a, b):
+    return a & b
+
+
+@cuda.jit(device=True)
+def bitwise_or(a, b):
+    return a | b
+
+
+@cuda.jit(device=True)
+def bitwise_xor(a, b):
+    return a ^ b
+
+
+UNARY = {f.__name__: f for f in (copy, not_zero, positive, negative, absolute, sign, square, exp,
+         expm1, log, log1p, sqrt, sin, cos, tanh, trunc, logical_not, isnan, isinf, isfinite,
+         invert)}  # fmt: skip
+BINARY = {f.__name__: f for f in (add, subtract, multiply, divide, power, copysign, maximum,
+          minimum, equal, not_equal, less, less_equal, greater, greater_equal, logical_and,
+          logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor)}  # fmt: skip
