@@ -90,6 +90,13 @@ class CompiledFunction:
         """A readable summary: what was traced, what was fused, the memory traffic saved."""
         return explain(self._current())
 
+    def show(self, static=False):
+        """The traced graph in the graph widget (`static=True`: an SVG): fused groups as clusters,
+        each value's buffer and lifetime in the memory plan (autograd_lab/viz/compiled.py)."""
+        from ..viz.compiled import show_compiled
+
+        return show_compiled(self._current(), static)
+
     def __repr__(self):
         return f"<compiled {self.__name__}: {self.traces} trace(s)>"
 

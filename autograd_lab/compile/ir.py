@@ -164,14 +164,16 @@ class Graph:
         lines.append(f"  return {', '.join(repr(v) for v in self.outputs)}")
         return "\n".join(lines)
 
-    def to_viz(self, plan=None):
+    def to_viz(self, plan=None, memory=None):
         """This graph in the format of `autograd_lab.viz` (draw it with `GraphWidget(g.to_viz())`).
 
         Inputs and constants become tensor nodes, calls become op nodes (the value of an op node
         is its output), the outputs become tensor nodes at the right. With a fusion `plan`, the
         calls of each fused group share a scope `fused0`, `fused1`, ... so the viewer draws each
-        group as one box.
+        group as one box. With a `memory` plan (compile/memory.py), each value shows where it lives
+        and when it is freed (autograd_lab/viz/compiled.py adds both).
         """
+        from ..viz.compiled import annotate
         from ..viz.graph import Graph as VizGraph  # imported here: compile does not need viz
 
         group_of = {}
@@ -206,7 +208,7 @@ class Graph:
         for value in self.outputs:
             node_id = add("tensor", f"%{value.id}", None, value, "output")
             edges.append({"source": source[value.id], "target": node_id, "input": 0})
-        return VizGraph(nodes, edges, [])
+        return annotate(VizGraph(nodes, edges, []), self, plan, memory)
 
 
 def _values_in(obj):

@@ -8,7 +8,7 @@
 
 graph.py (the snapshot), layout.py (where boxes go), svg.py (static pictures), widget.py + graph.js
 (the live widget), plots.py (matplotlib figures), live.py (progress bars and a live training
-figure). The widget needs anywidget, the plots matplotlib: both come with the `lab` extra and are
+figure), compiled.py (compiled functions: fused kernels as clusters, the memory plan per node). The widget needs anywidget, the plots matplotlib: both come with the `lab` extra and are
 imported only when used.
 """
 

@@ -99,6 +99,8 @@ class Graph:
     nodes: list = field(default_factory=list)
     edges: list = field(default_factory=list)
     events: list = field(default_factory=list)
+    clusters: dict = field(default_factory=dict)  # scope path -> a fused group drawn as a cluster
+    memory: dict | None = None  # a memory plan, step by step (the IR view of compile, optional)
 
     def node(self, node_id):
         for node in self.nodes:
@@ -107,7 +109,12 @@ class Graph:
         raise KeyError(f"no node {node_id!r} in this graph (ids are n0 to n{len(self.nodes) - 1})")
 
     def to_dict(self):
-        return {"nodes": self.nodes, "edges": self.edges, "events": self.events}
+        data = {"nodes": self.nodes, "edges": self.edges, "events": self.events}
+        if self.clusters:  # optional parts: a graph without them is what it always was
+            data["clusters"] = self.clusters
+        if self.memory is not None:
+            data["memory"] = self.memory
+        return data
 
     def __repr__(self):
         return f"Graph({len(self.nodes)} nodes, {len(self.edges)} edges, {len(self.events)} backward events)"
@@ -255,7 +262,7 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
             if kind == "run":
                 last_grad[node] = summary
 
-    graph = Graph()
+    graph, fused = Graph(), {}
     for index, node in enumerate(order):
         if type(node) is AccumulateGrad:
             graph.nodes.append(
@@ -265,6 +272,8 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
             graph.nodes.append(
                 _op_node(node, ids[node], index, label_of, saved, trace, last_grad, max_values)
             )
+            if (vars(node).get("_metadata") or {}).get("fused"):  # a kernel from compile()
+                fused[ids[node]] = node
         for input_nr, (next_node, _) in enumerate(node.next_functions):
             if next_node is not None and next_node in ids:
                 graph.edges.append(
@@ -287,6 +296,10 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
                 "target": ids.get(target) if target is not None else None,
                 "grad": summary,
             })  # fmt: skip
+    if fused:  # drawn as clusters that open to show the ops inside (viz/compiled.py)
+        from .compiled import expand_fused
+
+        expand_fused(graph, fused)
     return graph
 
 

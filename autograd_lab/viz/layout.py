@@ -95,8 +95,15 @@ def node_lines(node, value=..., grad=...):
     return lines
 
 
-def group_lines(path, count):
-    """The text of a collapsed scope's box."""
+def memory_line(node):
+    """The line under a box that says where its value lives in a memory plan, or None."""
+    return (node.get("memory") or {}).get("note")
+
+
+def group_lines(path, count, cluster=None):
+    """The text of a collapsed scope's box; a fused cluster says which ops its kernel runs."""
+    if cluster is not None:
+        return [cluster["label"], f"{len(cluster['ops'])} ops in one kernel"]
     return [path, f"{count} nodes"]
 
 
@@ -128,6 +135,13 @@ def _parts(graph):
     return graph.nodes, graph.edges, getattr(graph, "events", None) or []
 
 
+def clusters_of(graph):
+    """{scope path: cluster} of the fused groups drawn as clusters (none in older graphs)."""
+    if isinstance(graph, dict):
+        return graph.get("clusters") or {}
+    return getattr(graph, "clusters", None) or {}
+
+
 def _prefixes(scope):
     """Every group a scope sits in, outermost first: "mlp/layer1" gives ("mlp", "mlp/layer1")."""
     if not scope:
@@ -141,15 +155,17 @@ def scope_counts(graph):
     nodes, edges, _ = _parts(graph)
     index = {node["id"]: i for i, node in enumerate(nodes)}
     pairs = [(index[e["source"]], index[e["target"]]) for e in edges]
-    return dict(sorted(_counts(_drawn_scopes(nodes, pairs)).items()))
+    return dict(sorted(_counts(_drawn_scopes(nodes, pairs, clusters_of(graph))).items()))
 
 
 def default_collapsed(graph, threshold=200):
-    """The scopes collapsed when the caller chooses none: every top-level one, in a big graph."""
+    """The scopes collapsed when the caller chooses none: every top-level one, in a big graph,
+    and the clusters that start collapsed (a snapshot's fused kernels)."""
     nodes = _parts(graph)[0]
+    folded = {path for path, cluster in clusters_of(graph).items() if cluster.get("collapsed")}
     if len(nodes) <= threshold:
-        return set()
-    return {node["scope"].split("/")[0] for node in nodes if node.get("scope")}
+        return folded
+    return folded | {node["scope"].split("/")[0] for node in nodes if node.get("scope")}
 
 
 def expand(graph, collapsed, path):
@@ -174,9 +190,10 @@ def _box_of(nodes, scopes, collapsed):
     return boxes
 
 
-def _drawn_scopes(nodes, pairs):
+def _drawn_scopes(nodes, pairs, clusters=()):
     """Each node's scope as drawn: a leaf made outside any scope joins the scope that all its
-    consumers share, so a layer's weights sit, and collapse, with the layer that uses them."""
+    consumers share, so a layer's weights sit, and collapse, with the layer that uses them.
+    Never a fused cluster, though: a kernel's inputs are not part of the kernel."""
     scopes = [node.get("scope") for node in nodes]
     consumers, has_input = {}, set()
     for s, t in pairs:
@@ -190,6 +207,8 @@ def _drawn_scopes(nodes, pairs):
                     shared = None
                     break
                 shared = scope if shared is None else _shared_scope(shared, scope)
+            while shared and shared in clusters:  # step out of the cluster
+                shared = shared.rpartition("/")[0]
             scopes[i] = shared or None
     return scopes
 
@@ -246,13 +265,15 @@ def _topological_positions(n, edges):
     return [p if p is not None else next(rest) for p in position]
 
 
-def _sketch(nodes, edges, events, collapsed):
+def _sketch(graph, collapsed):
     """Boxes for the visible nodes and collapsed scopes, and the edges between them, merged."""
+    nodes, edges, events = _parts(graph)
     sk, index_of = _Sketch(), {}
     node_index = {node["id"]: i for i, node in enumerate(nodes)}
     pairs = [(node_index[e["source"]], node_index[e["target"]]) for e in edges]
     position = _topological_positions(len(nodes), pairs)
-    sk.scopes = _drawn_scopes(nodes, pairs)
+    clusters = clusters_of(graph)
+    sk.scopes = _drawn_scopes(nodes, pairs, clusters)
     sk.box_ids = _box_of(nodes, sk.scopes, collapsed)
     sk.counts = _counts(sk.scopes)
     shown = {n["id"]: n.get("dtype") for n, box in zip(nodes, sk.box_ids) if box == n["id"]}
@@ -268,10 +289,13 @@ def _sketch(nodes, edges, events, collapsed):
                 if node.get("grad") is None:
                     lines.append(grads[box_id])
                 lines[-1] = max(lines[-1], grads[box_id], key=len)
+            if memory_line(node):
+                lines.append(memory_line(node))
             groups = _prefixes(sk.scopes[i])
         else:
             path = box_id[len("scope:") :]
-            lines, groups = group_lines(path, sk.counts[path]), _prefixes(path)[:-1]
+            lines = group_lines(path, sk.counts[path], clusters.get(path))
+            groups = _prefixes(path)[:-1]
         index_of[box_id] = sk.add(box_id, _box_size(lines), groups, position[i])
     merged = {}  # (source box, target box) -> its edge: x * x is one line, marked "x2"
     for s, t in pairs:
@@ -696,9 +720,9 @@ def layout(graph, collapsed=None, threshold=200):
     graph has more than `threshold` nodes (see `default_collapsed`, and `expand` to open one).
     The same graph always gives the same numbers: nothing here depends on ids, time or chance.
     """
-    nodes, edges, events = _parts(graph)
+    nodes = _parts(graph)[0]
     collapsed = default_collapsed(graph, threshold) if collapsed is None else set(collapsed)
-    sk = _sketch(nodes, edges, events, collapsed)
+    sk = _sketch(graph, collapsed)
     _assign_layers(sk)
     _add_waypoints(sk)
     columns = _order_columns(sk)

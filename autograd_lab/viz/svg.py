@@ -23,8 +23,10 @@ from .layout import (
     LINE_H,
     PAD_Y,
     _parts,
+    clusters_of,
     group_lines,
     layout,
+    memory_line,
     node_lines,
     number_text,
     shape_text,
@@ -85,6 +87,13 @@ def _node_style(node, faded=False):
 
 GROUP_STYLE = _style("#f8fafc", "#cbd5e1", 1, rx=6)
 COLLAPSED_STYLE = _style("#f1f5f9", "#64748b", 1.2, rx=6, dash="6 3")
+# A fused kernel (compile): orange, so it never looks like a module's scope.
+FUSED_STYLE = _style("#fff7ed", "#ea580c", 1.5, rx=6)
+FUSED_COLLAPSED_STYLE = _style("#ffedd5", "#ea580c", 2, rx=8)
+# The memory plan at a step: a teal frame around values alive now, freed ones greyed.
+ALIVE_STYLE = _style(stroke="#0d9488", width=2.5, rx=10)
+FREED_STYLE = _style("#e5e7eb", "#9ca3af", 1.2, dash="3 2")
+MEMORY_COLOUR = "#0f766e"
 EDGE_STYLE = _style(stroke="#9ca3af", width=1.2)
 HIGHLIGHT_BOX = _style(stroke=HIGHLIGHT, width=3, rx=10)
 HIGHLIGHT_EDGE = _style(stroke=HIGHLIGHT, width=3)
@@ -93,6 +102,8 @@ TEXT = {  # text styles: (size, colour, bold, anchor)
     "value": (FONT_SIZE, "#374151", False, "middle"),
     "grad": (FONT_SIZE, GRAD_COLOUR, False, "middle"),
     "group": (SMALL_FONT, "#64748b", False, "start"),
+    "fused": (SMALL_FONT, "#c2410c", True, "start"),
+    "memory": (SMALL_FONT, MEMORY_COLOUR, False, "middle"),
     "legend": (SMALL_FONT, "#374151", False, "start"),
     "caption": (FONT_SIZE, "#111827", False, "start"),
     "edge": (SMALL_FONT, "#6b7280", False, "middle"),
@@ -129,7 +140,14 @@ def as_graph(roots_or_graph, names=None):
 def step_count(graph):
     """How many steps `step=` can show: one per op (forward), then one per backward event."""
     nodes, _, events = _parts(graph)
-    return sum(node["kind"] == "op" for node in nodes) + len(events)
+    return len(forward_ops(nodes)) + len(events)
+
+
+def forward_ops(nodes):
+    """The op nodes that are forward steps, in creation order. The ops drawn inside a fused
+    kernel (`fused_into`) are not: the kernel computes them all in its one step."""
+    ops = [n for n in nodes if n["kind"] == "op" and not n.get("fused_into")]
+    return sorted(ops, key=lambda n: n["order"])
 
 
 def state_at(graph, step=None):
@@ -138,11 +156,14 @@ def state_at(graph, step=None):
 
     Forward: leaves exist from the start, and op k is computed at step k (creation order).
     Backward: an op shows the gradient it ran with; a leaf's .grad adds up what accumulated.
+    With a memory plan, "memory" is the planned call whose aftermath the step shows (-1: none
+    has run yet), else None.
     """
     nodes, edges, events = _parts(graph)
     if step is None:
-        return {"computed": None, "grads": {n["id"]: n.get("grad") for n in nodes}, "event": None}
-    ops = sorted((n for n in nodes if n["kind"] == "op"), key=lambda n: n["order"])
+        return {"computed": None, "grads": {n["id"]: n.get("grad") for n in nodes}, "event": None,
+                "memory": None}  # fmt: skip
+    ops = forward_ops(nodes)
     total = len(ops) + len(events)
     if not isinstance(step, int) or not 0 <= step <= total:
         raise ValueError(
@@ -150,6 +171,7 @@ def state_at(graph, step=None):
             f"op) and {len(events)} backward steps, so use 0 to {total} (or step=None for the end)"
         )
     computed = {n["id"] for n in ops[:step]}
+    computed.update(n["id"] for n in nodes if n.get("fused_into") in computed)
     kind_of = {n["id"]: n["kind"] for n in nodes}
     for edge in edges:  # an output tensor appears with the op that makes it
         if edge["source"] in computed and kind_of[edge["target"]] == "tensor":
@@ -166,7 +188,27 @@ def state_at(graph, step=None):
         event = {"kind": "forward", "node": ops[step - 1]["id"], "target": None, "grad": None}
     else:
         event = events[step - len(ops) - 1]
-    return {"computed": computed, "grads": grads, "event": event, "step": step, "total": total}
+    memory = None
+    if _memory_of(graph) is not None:  # after the forward pass, its last call's aftermath
+        done = [op.get("memory_step") for op in ops[:step]]
+        memory = next((k for k in reversed(done) if k is not None), -1)
+    return {"computed": computed, "grads": grads, "event": event, "step": step, "total": total,
+            "memory": memory}  # fmt: skip
+
+
+def _memory_of(graph):
+    """The graph's memory plan, step by step (CONTRACT.md), or None."""
+    return graph.get("memory") if isinstance(graph, dict) else getattr(graph, "memory", None)
+
+
+def memory_state(graph, index):
+    """(alive node ids, freed node ids, the step's dict) after planned call `index` (-1: before
+    the first); freed counts every value freed so far."""
+    steps = _memory_of(graph)["steps"]
+    if index < 0:
+        return set(), set(), None
+    freed = {node_id for step in steps[: index + 1] for node_id in step["freed"]}
+    return set(steps[index]["alive"]), freed, steps[index]
 
 
 def _added(total, extra):
@@ -202,25 +244,32 @@ def scene(graph, placed, step=None):
     """
     nodes, _, _ = _parts(graph)
     by_id = {node["id"]: node for node in nodes}
+    clusters, memory = clusters_of(graph), _memory_of(graph)
     state = state_at(graph, step)
     header = ([], [])
-    width = _legend(*header)
+    width = _legend(*header, fused=bool(clusters), memory=memory is not None)
+    alive_freed = None
     if step is not None:
-        caption = _caption(state, by_id)
+        caption = _caption(state, by_id, clusters)
         header[1].append((12.0, LEGEND_H + 13.0, caption, "caption"))
         width = max(width, 24.0 + CHAR_W * len(caption))
+        if memory is not None:
+            alive, freed, now = memory_state(graph, state["memory"])
+            alive_freed = (alive, freed)
+            width = _live_bar(*header, width, now, memory)
     shapes, texts = [], []
     for group in placed["groups"]:
         if not group["collapsed"]:
-            _draw_group(shapes, texts, group)
+            _draw_group(shapes, texts, group, clusters.get(group["scope"]))
     for edge in placed["edges"]:
         _draw_edge(shapes, texts, edge)
     for box_id, box in placed["nodes"].items():
         if box_id in by_id:
-            _draw_node(shapes, texts, by_id[box_id], box, state)
+            _draw_node(shapes, texts, by_id[box_id], box, state, alive_freed)
     for group in placed["groups"]:
         if group["collapsed"]:
-            _draw_collapsed(shapes, texts, group)
+            cluster = clusters.get(group["scope"])
+            _draw_collapsed(shapes, texts, group, cluster, _kernel_memory(cluster, alive_freed))
     if state["event"] is not None:
         _draw_event(shapes, texts, state["event"], placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
@@ -228,13 +277,16 @@ def scene(graph, placed, step=None):
             "header": header, "top": top, "graph": (shapes, texts)}  # fmt: skip
 
 
-def _legend(shapes, texts):
+def _legend(shapes, texts, fused=False, memory=False):
     """A row of swatches: what the colours mean. Returns its width."""
     roles = ("input", "parameter", "output")
     entries = [(role, _node_style({"kind": "tensor", "role": role})) for role in roles]
     entries += [("op", _node_style({"kind": "op", "role": "intermediate"}))]
     entries += [("saved for backward", _node_style({"kind": "tensor", "is_saved": True}))]
-    entries += [("collapsed scope", COLLAPSED_STYLE), ("grad", None)]
+    entries += [("collapsed scope", COLLAPSED_STYLE)]
+    entries += [("fused kernel", FUSED_COLLAPSED_STYLE)] if fused else []
+    entries += [("alive", ALIVE_STYLE), ("freed", FREED_STYLE)] if memory else []
+    entries += [("grad", None)]
     x = 12.0
     for name, style in entries:
         if style is None:  # the gradient's colour is a text colour
@@ -247,7 +299,7 @@ def _legend(shapes, texts):
     return x
 
 
-def _caption(state, by_id):
+def _caption(state, by_id, clusters):
     """One line saying what the step did."""
     event = state["event"]
     head = f"step {state['step']} of {state['total']}"
@@ -256,6 +308,11 @@ def _caption(state, by_id):
     label = by_id[event["node"]]["label"]
     grad = summary_text(event.get("grad"), by_id[event["node"]].get("dtype"))
     if event["kind"] == "forward":
+        kernel = next((c for c in clusters.values() if c.get("node") == event["node"]), None)
+        if kernel is not None:
+            return (
+                f"{head} (forward): {label} is computed (one kernel runs all of {kernel['label']})"
+            )
         return f"{head} (forward): {label} is computed"
     if event["kind"] == "run" and by_id[event["node"]]["kind"] == "tensor":
         return f"{head} (backward): grad {grad} arrives at the leaf {label}"
@@ -266,21 +323,52 @@ def _caption(state, by_id):
     return f"{head} (backward): {label}.grad += {grad}"
 
 
-def _draw_group(shapes, texts, group):
-    """An expanded scope: its outline (it steps from column to column) and its name."""
-    tip = f"scope {group['scope']}: {group['count']} nodes"
+def _live_bar(shapes, texts, width, now, memory):
+    """After the caption: a bar of the bytes the plan keeps alive now, out of its peak."""
+    x, y, bar = width + 12.0, LEGEND_H + 3.0, 120.0
+    live = now["live_bytes"] if now else 0
+    filled = bar * live / memory["peak_bytes"] if memory["peak_bytes"] else 0.0
+    shapes.append(("rect", x, y, bar, 12.0, _style("#f3f4f6", "#9ca3af", 1), "live bytes"))
+    shapes.append(("rect", x, y, filled, 12.0, _style("#99f6e4", MEMORY_COLOUR, 1), None))
+    text = f"live {now['live'] if now else '0 B'} of peak {memory['peak']}"
+    texts.append((x + bar + 8.0, y + 10.0, text, "legend"))
+    return x + bar + 8.0 + 6.6 * len(text)
+
+
+def _draw_group(shapes, texts, group, cluster=None):
+    """An expanded scope: its outline (it steps from column to column) and its name; a fused
+    kernel's in orange, titled with its ops."""
+    style, title = GROUP_STYLE, group["scope"]
+    tip = f"scope {title}: {group['count']} nodes"
+    if cluster is not None:
+        style, title = FUSED_STYLE, cluster["label"]
+        tip = f"{title}: one kernel runs these {len(cluster['ops'])} ops in one pass"
     for polygon in group["outline"]:
-        shapes.append(("polygon", polygon, GROUP_STYLE, tip))
+        shapes.append(("polygon", polygon, style, tip))
     x, y = group["outline"][0][0]  # the top left corner of its first column
-    texts.append((x + 6.0, y + 13.0, group["scope"], "group"))
+    texts.append((x + 6.0, y + 13.0, title, "group" if cluster is None else "fused"))
 
 
-def _draw_collapsed(shapes, texts, group):
-    """A collapsed scope: one dashed box with its name and how many nodes it hides."""
-    x, y, w = group["x"], group["y"], group["w"]
-    tip = f"scope {group['scope']}: {group['count']} nodes, collapsed"
-    shapes.append(("rect", x, y, w, group["h"], COLLAPSED_STYLE, tip))
-    for i, line in enumerate(group_lines(group["scope"], group["count"])):
+def _kernel_memory(cluster, alive_freed):
+    """The memory state of what a collapsed fused kernel made: "alive", "freed" or None."""
+    if cluster is None or not alive_freed:
+        return None
+    alive, freed = alive_freed
+    return "alive" if cluster["node"] in alive else "freed" if cluster["node"] in freed else None
+
+
+def _draw_collapsed(shapes, texts, group, cluster=None, memory=None):
+    """A collapsed scope: one dashed box with its name and how many nodes it hides; a fused
+    kernel: one orange box with its ops (framed in teal while its result is alive)."""
+    x, y, w, h = group["x"], group["y"], group["w"], group["h"]
+    style, tip = COLLAPSED_STYLE, f"scope {group['scope']}: {group['count']} nodes, collapsed"
+    if cluster is not None:
+        style = FREED_STYLE if memory == "freed" else FUSED_COLLAPSED_STYLE
+        tip = f"{cluster['label']}: one kernel ({' -> '.join(cluster['ops'])})"
+    shapes.append(("rect", x, y, w, h, style, tip))
+    if memory == "alive":
+        shapes.append(("rect", x - 3, y - 3, w + 6, h + 6, ALIVE_STYLE, None))
+    for i, line in enumerate(group_lines(group["scope"], group["count"], cluster)):
         texts.append((x + w / 2, y + PAD_Y + LINE_H * i + TEXT_DROP, line, "value"))
 
 
@@ -292,21 +380,27 @@ def _draw_edge(shapes, texts, edge):
         texts.append(((x0 + x1) / 2, (y0 + y1) / 2 - 4.0, f"×{edge['count']}", "edge"))
 
 
-def _draw_node(shapes, texts, node, box, state):
-    """A node's box (with a tooltip of details) and its lines of text."""
+def _draw_node(shapes, texts, node, box, state, alive_freed=None):
+    """A node's box (with a tooltip of details) and its lines of text; with a memory plan at a
+    step, a teal frame when its value is alive, grey when it was freed."""
     leaf = node["kind"] == "tensor" and node.get("role") != "output"  # exists before step 1
     known = state["computed"] is None or leaf or node["id"] in state["computed"]
     shown = node.get("value") if known else None
     faded = not known
     grad = state["grads"].get(node["id"])
-    x, y, w = box["x"], box["y"], box["w"]
-    shapes.append(
-        ("rect", x, y, w, box["h"], _node_style(node, faded), _details(node, shown, grad))
-    )
+    x, y, w, h = box["x"], box["y"], box["w"], box["h"]
+    style = _node_style(node, faded)
+    if alive_freed and known and node["id"] in alive_freed[1]:
+        style = FREED_STYLE
+    shapes.append(("rect", x, y, w, h, style, _details(node, shown, grad)))
+    if alive_freed and known and node["id"] in alive_freed[0]:
+        shapes.append(("rect", x - 3, y - 3, w + 6, h + 6, ALIVE_STYLE, None))
     lines = node_lines(node, value=shown, grad=grad)
     kinds = ("label", "value", "grad")
     for i, line in enumerate(lines):
         texts.append((x + w / 2, y + PAD_Y + LINE_H * i + TEXT_DROP, line, kinds[min(i, 2)]))
+    if memory_line(node):  # always the bottom line (the layout made room for it)
+        texts.append((x + w / 2, y + h - PAD_Y - LINE_H + TEXT_DROP, memory_line(node), "memory"))
 
 
 def _details(node, value, grad):
@@ -327,7 +421,22 @@ def _details(node, value, grad):
         lines.append("its value is saved for backward by the op that uses it")
     if node.get("derivative"):
         lines.append(f"local derivative: {node['derivative']}")
+    if node.get("fused"):
+        lines.append(f"fused kernel of: {' -> '.join(node['fused'])}")
+    if node.get("fused_into"):
+        lines.append("inside a fused kernel: computed with it, kept in registers")
+    lines += _memory_details(node.get("memory"))
     return "\n".join(lines)
+
+
+def _memory_details(memory):
+    """The memory plan's facts about a node's value, for its tooltip."""
+    if not memory or memory.get("in_registers"):
+        return ["memory: in registers (never written to memory)"] if memory else []
+    lines = [f"memory: {memory['value']}, {memory['bytes']} bytes, {memory['note']}"]
+    if memory.get("reused_from"):
+        lines.append(f"reuses buffer {memory['buffer']} of {memory['reused_from']} (dead by then)")
+    return lines
 
 
 def _stats(summary, dtype):

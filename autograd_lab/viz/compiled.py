@@ -1,0 +1,281 @@
+"""Compiled functions in the viewer: fused groups as clusters, the memory plan per node.
+
+    >>> import autograd_lab as ag
+    >>> f = ag.compile(lambda x: ((x * 2).tanh() + 1).sum())
+    >>> y = f(ag.ones(8, requires_grad=True))
+    >>> f.graph.to_viz(f.plan).clusters["fused0"]["label"]    # the traced calls, fused ones framed
+    'fused: mul·tanh·add'
+    >>> [n["label"] for n in ag.viz.snapshot(y).nodes if not n.get("fused_into")]
+    ['tensor', 'Fused', 'Sum', 'output']
+
+One compiled function, two pictures, drawn by every viewer (the SVG and the widget):
+- the IR view, `graph.to_viz(plan, memory=...)` (or `f.show()`): one box per traced call; the
+  calls fused into one kernel sit in a *cluster*, an orange frame titled "fused: mul·tanh·add".
+  With a memory plan, every value says where it lives ("buf 2 · freed after %7") and the replay
+  slider shows which values are alive, and which are already freed, after each call.
+- autograd's view, `snapshot(y)` of a compiled function's result: the kernel is ONE node,
+  `FusedBackward0`, drawn as a collapsed cluster. Expanding it shows the original ops inside,
+  wired as they read each other; they have no values of their own, because the kernel keeps its
+  intermediates in registers and never writes them to memory.
+
+A cluster is a scope (so layout, collapsing and expanding work as for `autograd.scope`) that the
+graph's `clusters` lists with kind "fused", so viewers can draw it in its own colour. The fields
+are described in CONTRACT.md.
+"""
+
+from .graph import LOCAL_DERIVATIVES
+
+MAX_NAMES = 6  # a cluster's title names at most this many ops (GELU fuses nine)
+
+
+# ---- clusters --------------------------------------------------------------------------------------
+
+
+def short_name(op_name):
+    """The op in a cluster's title: "TanhBackward0" -> "tanh"."""
+    return op_name.rsplit("Backward", 1)[0].lower() or op_name
+
+
+def cluster_label(op_names):
+    """A cluster's title: "fused: mul·tanh·add", shortened for long groups."""
+    names = [short_name(name) for name in op_names]
+    if len(names) > MAX_NAMES:
+        return f"fused: {'·'.join(names[:MAX_NAMES])}·… ({len(names)} ops)"
+    return "fused: " + "·".join(names)
+
+
+def fused_cluster(op_names, collapsed, node):
+    """The `clusters` entry of one fused group (see CONTRACT.md); `node` computes the kernel."""
+    return {"kind": "fused", "label": cluster_label(op_names), "ops": list(op_names),
+            "collapsed": collapsed, "node": node}  # fmt: skip
+
+
+# ---- autograd's view: a FusedBackward0 node opens to show its ops -----------------------------------
+
+
+def expand_fused(graph, fused):
+    """Give each FusedBackward0 node of a snapshot a cluster holding the original ops.
+
+    `fused` maps node ids to their autograd nodes. The node moves into a new scope `fused0`,
+    `fused1`, ... (inside its own scope, if any); one member node per original op joins it
+    (`fused_into` = the node's id: not a forward step of its own, no value). The node's input
+    edges now go to the members that read those inputs, and the members that make the kernel's
+    outputs point at the node. The cluster starts collapsed: one box, as autograd recorded it.
+    """
+    by_id = {node["id"]: node for node in graph.nodes}
+    for number, (node_id, node) in enumerate(fused.items()):
+        fused_node = by_id[node_id]
+        names = tuple(vars(node)["_metadata"]["fused"])
+        scope = fused_node["scope"]
+        path = f"{scope}/fused{number}" if scope else f"fused{number}"
+        fused_node.update(scope=path, fused=list(names))
+        graph.clusters[path] = fused_cluster(names, collapsed=True, node=node_id)
+        # what reaches the node: its input number -> the node id it comes from
+        source_of = {e["input"]: e["source"] for e in graph.edges if e["target"] == node_id}
+        graph.edges = [e for e in graph.edges if e["target"] != node_id]
+        group = getattr(getattr(node, "kernel", None), "group", None)
+        reads, makes = _wiring(group, names, len(node.next_functions))
+        first = len(graph.nodes)
+        for name in names:
+            graph.nodes.append(_member(f"n{len(graph.nodes)}", name, fused_node))
+        for source, member, k in reads:
+            kind, i = source
+            source_id = f"n{first + i}" if kind == "member" else source_of.get(i)
+            if source_id is not None:  # an input that needs no gradient is not drawn
+                graph.edges.append({"source": source_id, "target": f"n{first + member}",
+                                    "input": k})  # fmt: skip
+        for member, output in makes:
+            graph.edges.append({"source": f"n{first + member}", "target": node_id,
+                                "input": output})  # fmt: skip
+
+
+def _wiring(group, names, n_inputs):
+    """Who reads what inside a fused group: ([(source, member, input number)], [(member,
+    output number)]); a source is ("input", p) (the node's input p) or ("member", i)."""
+    if group is None:  # only the names are known (metadata): the ops in the order they ran
+        reads = [(("input", p), 0, p) for p in range(n_inputs)]
+        reads += [(("member", i - 1), i, 0) for i in range(1, len(names))]
+        return reads, [(len(names) - 1, 0)]
+    position = {value.id: p for p, value in enumerate(group.inputs)}
+    made_by = {call.outputs[0].id: i for i, call in enumerate(group.calls)}
+    reads = []
+    for i, call in enumerate(group.calls):
+        for k, value in enumerate(call.inputs()):
+            source = ("member", made_by[value.id]) if value.id in made_by else (
+                "input", position[value.id])  # fmt: skip
+            reads.append((source, i, k))
+    return reads, [(made_by[value.id], j) for j, value in enumerate(group.outputs)]
+
+
+def _member(node_id, name, fused_node):
+    """An original op inside a fused node: drawn, but never computed on its own."""
+    return {
+        "id": node_id,
+        "kind": "op",
+        "label": name.rsplit("Backward", 1)[0] or name,
+        "op": name,
+        "name": None,
+        "role": "intermediate",
+        "shape": list(fused_node["shape"]),
+        "dtype": fused_node["dtype"],
+        "value": None,
+        "grad": None,
+        "saved": [],
+        "is_saved": False,
+        "scope": fused_node["scope"],
+        "order": fused_node["order"],
+        "derivative": LOCAL_DERIVATIVES.get(name),
+        "fused_into": fused_node["id"],
+        "memory": {"in_registers": True, "note": "in registers"},
+    }
+
+
+# ---- the IR view: clusters and the memory plan ------------------------------------------------------
+
+
+def annotate(viz, graph, plan=None, memory=None):
+    """What `Graph.to_viz(plan, memory)` adds to its drawing of the traced `graph`: a cluster per
+    fused group of `plan` (to_viz puts group k's calls in scope `fused{k}`) and, with a memory
+    plan (compile/memory.py), each value's place in it and the values alive after each call.
+
+    A group runs as one kernel, so it is one step of the replay: its calls are computed with its
+    last one (`fused_into`), where the fused call runs.
+    """
+    ops = [node for node in viz.nodes if node["kind"] == "op"]
+    for number, group in enumerate(getattr(plan, "groups", None) or ()):
+        last = ops[group.calls[-1].index]["id"]
+        viz.clusters[f"fused{number}"] = fused_cluster(group.names, collapsed=False, node=last)
+        for call in group.calls[:-1]:
+            ops[call.index]["fused_into"] = last
+    if memory is not None:
+        _add_memory(viz, graph, plan, memory)
+    return viz
+
+
+def _add_memory(viz, graph, plan, memory):
+    """Per node: `memory` (where its value lives) and `memory_step` (the planned call that
+    computes it); for the graph: `memory`, the values alive and freed after each planned call."""
+    ops = [node for node in viz.nodes if node["kind"] == "op"]
+    outputs = viz.nodes[len(viz.nodes) - len(graph.outputs) :]
+    if len(ops) != len(graph.calls) or len(outputs) != len(graph.outputs):
+        raise ValueError("to_viz: the drawing does not match the graph (one op node per call)")
+    planned = memory.graph  # the calls the plan runs: fused calls in place of their groups
+    n = len(planned.calls)
+    made_by = {v.id: call.index for call in planned.calls for v in call.outputs if v is not None}
+    name = {call.index: f"%{_first(call.outputs).id}" for call in planned.calls}
+    fused_at = {}  # traced call index -> the planned call its group runs in
+    for group in getattr(plan, "groups", None) or ():
+        for call in group.calls:
+            fused_at[call.index] = made_by.get(group.outputs[0].id)
+    shown_in = {}  # value id -> the nodes that show it (its op, and an output's tensor node)
+    for call, node in zip(graph.calls, ops, strict=True):
+        out = _first(call.outputs)
+        if out is None:
+            continue
+        node["label"] = f"%{out.id} = {node['label']}"  # the notes name values: %7
+        node["memory_step"] = made_by.get(out.id, fused_at.get(call.index))
+        if out.id in made_by:
+            node["memory"] = _value_memory(out.id, memory, name, n)
+        else:  # made and used inside a fused kernel: never written to memory
+            node["memory"] = {"value": f"%{out.id}", "in_registers": True, "note": "in registers"}
+        shown_in.setdefault(out.id, []).append(node["id"])
+    for value, node in zip(graph.outputs, outputs, strict=True):
+        if value.id in memory.intervals:  # not when fn returns one of its inputs
+            node["memory"] = _value_memory(value.id, memory, name, n)
+            shown_in.setdefault(value.id, []).append(node["id"])
+    live, eager = memory.live_bytes(), memory.live_bytes(eager=True)
+    returned = [v.id for v in planned.outputs if v.id in memory.intervals]
+
+    def nodes(value_ids):
+        return [node_id for v in value_ids for node_id in shown_in.get(v, ())]
+
+    steps = []
+    for call in planned.calls:  # the plan lets results "die" at the end: the caller has them
+        made = [v for v in returned if memory.intervals[v][0] <= call.index]
+        alive = sorted(set(memory.alive_after(call.index)) | set(made))
+        freed = [v for v in memory.freed_after(call.index) if v not in returned]
+        steps.append({"label": name[call.index], "live_bytes": int(live[call.index]),
+                      "live": bytes_text(live[call.index]), "alive": nodes(alive),
+                      "freed": nodes(freed)})  # fmt: skip
+    peak, eager_peak = int(live.max(initial=0)), int(eager.max(initial=0))
+    viz.memory = {"steps": steps, "peak_bytes": peak, "peak": bytes_text(peak),
+                  "eager_peak_bytes": eager_peak, "eager_peak": bytes_text(eager_peak),
+                  "buffers": len(memory.slots), "reused": len(memory.reused)}  # fmt: skip
+
+
+def _first(values):
+    return next((v for v in values if v is not None), None)
+
+
+def _value_memory(value_id, memory, name, n):
+    """Where one value made by a planned call lives, and the note drawn under its box."""
+    born, dies = memory.intervals[value_id]
+    buffer = memory.buffers.get(value_id)
+    reused_from = _previous_holder(memory.buffers, value_id) if value_id in memory.reused else None
+    info = {"value": f"%{value_id}", "bytes": int(memory.nbytes[value_id]), "buffer": buffer,
+            "reused_from": reused_from, "born": born, "dies": dies}  # fmt: skip
+    parts = (
+        []
+        if buffer is None
+        else [f"buf {buffer}" + (f" (was {reused_from})" if reused_from else "")]
+    )
+    if value_id in {v.id for v in memory.graph.outputs}:
+        parts.append("returned")
+    elif dies >= n:  # a backward step: the backward of call 2n-1-dies still needed it
+        parts.append(f"kept for backward of {name[2 * n - 1 - dies]}")
+    else:
+        parts.append(f"freed after {name[dies]}")
+    info["note"] = " · ".join(parts)
+    return info
+
+
+def _previous_holder(buffers, value_id):
+    """The value that held this buffer before `value_id` took it over."""
+    before = None
+    for other, slot in buffers.items():  # in the order the planner handed buffers out
+        if other == value_id:
+            return before
+        if slot == buffers[value_id]:
+            before = f"%{other}"
+    return before
+
+
+def bytes_text(n):
+    """Bytes, short and stable: 80 B, 1.6 kB, 3.31 MB."""
+    n = int(n)
+    if n < 1000:
+        return f"{n} B"
+    if n < 1_000_000:
+        return f"{n / 1e3:.3g} kB"
+    return f"{n / 1e6:.3g} MB"
+
+
+# ---- showing a compiled function ----------------------------------------------------------------
+
+
+def compiled_view(compiled):
+    """The IR view of one compiled signature (`CompiledFunction._current()`): its traced graph,
+    fused groups as clusters, and its memory plan (planned here when compile() made none)."""
+    memory = compiled.memory_plan
+    if memory is None:
+        from ..compile.memory import plan_memory
+
+        memory = plan_memory(compiled.executed)  # lifetimes of the forward pass
+    return compiled.graph.to_viz(compiled.plan, memory=memory)
+
+
+def show_compiled(compiled, static=False):
+    """The live widget of `compiled_view` (`static=True`: the SVG picture)."""
+    graph = compiled_view(compiled)
+    if static:
+        from .svg import to_svg
+
+        svg = to_svg(graph)
+        try:
+            from IPython.display import SVG
+        except ImportError:  # plain Python: the SVG text itself
+            return svg
+        return SVG(data=svg)
+    from .widget import GraphWidget
+
+    return GraphWidget(graph, names={})
