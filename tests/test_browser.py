@@ -2,7 +2,9 @@
 
 What a learner does, checked end to end: open a notebook, Run All, see the graph, step through
 backward and watch b's gradient become 8 + 7 = 15, click a node to inspect it, collapse a scope;
-and what Python sees of it (`w.step`, `w.selected`), both ways.
+and what Python sees of it (`w.step`, `w.selected`), both ways. A compiled function shows its
+fused kernel as a cluster (with the memory plan per node), and autograd's graph of its result
+shows the kernel as one box that opens to show the ops inside.
 
 Needs `/usr/bin/chromium` (`sudo apt-get install chromium`; `.ci/run` installs it; another path
 with AUTOGRAD_LAB_CHROMIUM=...) and the `playwright` Python package, never its downloaded
@@ -67,6 +69,14 @@ NOTEBOOK_CELLS = [
     "big = GraphWidget(t3)\n"
     "print(len(big.snapshot.nodes), 'nodes')\n"
     "big",
+    # a compiled function: GELU after a matmul, fused into one kernel
+    "@ag.compile\n"
+    "def layer(x, w):\n"
+    "    h = x @ w\n"
+    "    return (0.5 * h * (1 + ((h + 0.044715 * h**3) * 0.7978845608).tanh())).sum()\n"
+    "y = layer(ag.ones(2, 3, requires_grad=True), ag.full((3, 4), 0.1))\n"
+    "layer.show()",
+    "ag.show(y)",
 ]
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -247,7 +257,7 @@ def _drive(lab, page):
 
     # every cell has run (the last one builds a 10,000-node graph) before anything is clicked:
     # clicks sent while the kernel is busy would race with the cells still queued
-    expect(page.locator(".agl-widget")).to_have_count(3)
+    expect(page.locator(".agl-widget")).to_have_count(5)
     expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
 
     # the graph is drawn: six nodes with the names used in the cell
@@ -308,7 +318,8 @@ def _drive(lab, page):
 
     # the 10,000-node graph opens with its 20 scopes collapsed, and still steps at once
     big = page.locator(".agl-widget").nth(2)
-    expect(page.locator(".jp-OutputArea-output").filter(has_text="nodes").last).to_contain_text(
+    big_cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(6)
+    expect(big_cell.locator(".jp-OutputArea-output").first).to_contain_text(
         re.compile(r"1\d{4} nodes")
     )
     expect(big.locator(".agl-group.agl-collapsed")).to_have_count(20)
@@ -316,6 +327,22 @@ def _drive(lab, page):
     big_step = big.locator(".agl-step")
     big.get_by_role("button", name="Step forward").click()
     expect(big_step).to_contain_text("step 1 /")
+
+    # the compiled function's trace: the fused kernel is an orange cluster of the ops it runs;
+    # at the last step the matmul's result and the kernel's are freed (read for the last time)
+    traced = page.locator(".agl-widget").nth(3)
+    expect(traced.locator(".agl-group.agl-fused .agl-group-title")).to_contain_text("fused: mul·")
+    traced.get_by_role("button", name="Jump to the last step").click()
+    freed = traced.locator(".agl-node.agl-mem-freed .agl-label")
+    expect(freed).to_have_text(["%2 = Mm", "%10 = Mul"])
+    expect(traced.locator(".agl-membar-text")).to_contain_text("live after")
+    # autograd's graph of its result: the kernel is one box; clicking it shows the ops inside
+    kernel = page.locator(".agl-widget").nth(4)
+    closed = kernel.locator(".agl-group.agl-fused.agl-collapsed")
+    expect(closed).to_have_count(1)
+    assert "Tanh" not in kernel.locator(".agl-node .agl-label").all_text_contents()
+    closed.click()
+    expect(kernel.locator(".agl-node .agl-label").filter(has_text="Tanh")).to_have_count(1)
 
     # hovering a node shows its tooltip
     widget.locator('.agl-node[data-id="n4"]').hover()

@@ -10,6 +10,9 @@
 //                       send        it passes a gradient on to one of its inputs
 //                       accumulate  a leaf's .grad is added to
 // Traits shared with Python: graph (Python -> here), step, selected, collapsed (both ways).
+// A compiled function's graph (viz/compiled.py) adds two optional parts: `clusters`, fused
+// kernels drawn as orange frames that collapse to one box, and `memory`, a memory plan: each
+// step shows which values are alive (teal) or already freed (grey), and a bar of the live bytes.
 // No libraries, no build step, nothing fetched: anywidget loads this file as an ES module.
 
 const SVG_NS = "http://www.w3.org/2000/svg"; // an XML name, not a download
@@ -22,6 +25,8 @@ const ROLES = {
   intermediate: ["#ffffff", "#6b7280", "op (intermediate)"],
 };
 const SAVED = "#d97706"; // an amber border: some op saved this value for its backward
+const FUSED = ["#ffedd5", "#ea580c"]; // a fused kernel (compile): orange, unlike a module's scope
+const ALIVE = "#0d9488"; // the memory plan: a value alive after this step
 const LINE_H = 15; // layout.py sized each box for lines of 12px monospace, 15px apart
 const PAD_Y = 6;
 const PLAY_MS = 700; // one step every 0.7 s when playing
@@ -135,11 +140,12 @@ function replay(g, step) {
   };
   for (const n of g.nodes) if (n.kind === "tensor" && !g.producer[n.id]) s.done.add(n.id);
 
-  // forward: each op in turn computes its output
+  // forward: each op in turn computes its output (a fused kernel: every op inside it at once)
   for (let i = 0; i < Math.min(step, F); i++) {
     const op = g.forward[i];
     s.done.add(box(op));
     for (const out of g.outputs[op] || []) s.done.add(out);
+    for (const member of g.members[op] || []) s.done.add(member);
   }
   if (step === 0) {
     s.caption = "Step 0: before the forward pass, only the leaf tensors have values. Press play or step.";
@@ -149,6 +155,7 @@ function replay(g, step) {
     s.active = box(op);
     s.forwardEdges = g.layout.edges.filter((e) => e.target === s.active).map(edgeKey); // its inputs
     s.caption = `Forward ${step}/${F}: ${g.label(op)} computes ${summaryText(g.value(op)) || "its output"}`;
+    if (g.kernelOf[op]) s.caption += ` (one kernel runs all of ${g.kernelOf[op].label})`;
   }
 
   // backward: gradients arrive (send), add up in a buffer, are used (run), land in .grad (accumulate)
@@ -217,6 +224,11 @@ function index(graph) {
       (g.outputs[e.source] = g.outputs[e.source] || []).push(e.target);
     }
   }
+  g.clusters = g.clusters || {};
+  g.kernelOf = {}; // the node whose step runs a fused kernel -> its cluster
+  for (const c of Object.values(g.clusters)) if (c.node) g.kernelOf[c.node] = c;
+  g.members = {}; // a fused kernel's node -> the ops drawn inside it (computed with it)
+  for (const n of g.nodes) if (n.fused_into) (g.members[n.fused_into] = g.members[n.fused_into] || []).push(n.id);
   const about = (id) => byId[id] || (g.hidden_nodes || {})[id] || { label: id, kind: "op" };
   g.label = (id) => about(id).label;
   g.isOp = (id) => about(id).kind === "op";
@@ -237,6 +249,10 @@ class GraphView {
     this.root = html("div", { class: "agl-widget", tabindex: "0" }, el);
     this.buildToolbar();
     this.caption = html("div", { class: "agl-caption" }, this.root);
+    // the memory plan's live bytes after this step, as a bar (shown for graphs that have a plan)
+    this.memBar = html("div", { class: "agl-membar", hidden: "" }, this.root);
+    this.memFill = html("div", { class: "agl-membar-fill" }, html("div", { class: "agl-membar-track" }, this.memBar));
+    this.memText = html("span", { class: "agl-membar-text" }, this.memBar);
     const main = html("div", { class: "agl-main" }, this.root);
     this.canvas = html("div", { class: "agl-canvas" }, main);
     this.inspector = html("div", { class: "agl-inspector", hidden: "" }, main);
@@ -319,8 +335,24 @@ class GraphView {
     const edge = html("span", { class: "agl-legend-item" }, this.legend);
     html("span", { class: "agl-swatch-edge" }, edge);
     edge.append("gradient (thicker = larger |grad|)");
+    this.legendExtra = html("span", { class: "agl-legend-extra" }, this.legend);
     const hint = html("span", { class: "agl-legend-item agl-hint" }, this.legend);
     hint.append("hover: details · click: inspect · click a scope's title: collapse/expand · ← →: step");
+  }
+
+  // Legend entries only some graphs need: fused kernels, the memory plan.
+  fillLegendExtra() {
+    this.legendExtra.replaceChildren();
+    const entry = (style, text) => {
+      const item = html("span", { class: "agl-legend-item" }, this.legendExtra);
+      html("span", { class: "agl-swatch", style }, item);
+      item.append(text);
+    };
+    if (Object.keys(this.g.clusters).length) entry(`background:${FUSED[0]};border-color:${FUSED[1]}`, "fused kernel");
+    if (this.g.memory) {
+      entry(`border-color:${ALIVE};border-width:2.5px`, "alive");
+      entry("background:#e5e7eb;border-color:#9ca3af;border-style:dashed", "freed");
+    }
   }
 
   play() {
@@ -357,6 +389,8 @@ class GraphView {
     const { layout } = this.g;
     const { width, height } = layout;
     this.slider.max = this.g.n_steps;
+    this.fillLegendExtra();
+    this.memBar.hidden = !this.g.memory;
     this.canvas.replaceChildren();
     const size = { width, height, viewBox: `0 0 ${width} ${height}` };
     const picture = svg("svg", { class: "agl-svg", ...size }, this.canvas);
@@ -403,8 +437,11 @@ class GraphView {
     svg("rect", { class: "agl-box", width: b.w, height: b.h, rx, fill, ...border }, node);
     // line i of the box's text, centred, where layout.py measured it (baseline 11px below its top)
     const line = (i, cls, text) => svg("text", { x: b.w / 2, y: PAD_Y + LINE_H * i + 11, class: cls }, node, text);
+    // the memory plan's note ("buf 2 · freed after %7") is the bottom line, where layout.py put it
+    const note = n.memory && n.memory.note;
+    if (note) svg("text", { x: b.w / 2, y: b.h - PAD_Y - LINE_H + 11, class: "agl-memory" }, node, note);
     // a box sized for two lines has no room for a gradient: the tooltip and inspector show it
-    const roomy = b.h >= 2 * PAD_Y + 3 * LINE_H - 1;
+    const roomy = b.h >= 2 * PAD_Y + (note ? 4 : 3) * LINE_H - 1;
     const parts = {
       label: line(0, "agl-label", n.label),
       value: line(1, "agl-value", ""),
@@ -418,18 +455,24 @@ class GraphView {
   }
 
   // An expanded scope is a dashed frame whose title collapses it; a collapsed one is a single box.
+  // A fused kernel (a cluster) is orange and titled with its ops; opened, it shows them.
   drawGroup(group, parent) {
     const where = { "data-id": group.id, transform: `translate(${group.x},${group.y})` };
-    const frame = svg("g", { class: `agl-group${group.collapsed ? " agl-collapsed" : ""}`, ...where }, parent);
+    const cluster = this.g.clusters[group.scope];
+    const cls = `agl-group${group.collapsed ? " agl-collapsed" : ""}${cluster ? " agl-fused" : ""}`;
+    const frame = svg("g", { class: cls, ...where }, parent);
     svg("rect", { class: "agl-group-box", width: group.w, height: group.h, rx: 6 }, frame);
+    const name = cluster ? cluster.label : group.scope;
     if (group.collapsed) {
       const x = group.w / 2;
-      svg("text", { x, y: PAD_Y + 11, class: "agl-label" }, frame, group.scope);
-      svg("text", { x, y: PAD_Y + LINE_H + 11, class: "agl-value" }, frame, `${group.count} nodes`);
-      svg("title", {}, frame, `scope ${group.scope}: ${group.count} nodes, collapsed. Click to expand.`);
+      const count = cluster ? `${cluster.ops.length} ops in one kernel` : `${group.count} nodes`;
+      svg("text", { x, y: PAD_Y + 11, class: cluster ? "agl-value" : "agl-label" }, frame, name);
+      svg("text", { x, y: PAD_Y + LINE_H + 11, class: "agl-value" }, frame, count);
+      const inside = cluster ? ` (${cluster.ops.join(" → ")})` : "";
+      svg("title", {}, frame, `${name}: ${count}${inside}, collapsed. Click to expand.`);
     } else {
-      const title = svg("text", { x: 6, y: 11, class: "agl-group-title" }, frame, `▾ ${group.scope}`);
-      svg("title", {}, title, `scope ${group.scope}: click to collapse its ${group.count} nodes`);
+      const title = svg("text", { x: 6, y: 11, class: "agl-group-title" }, frame, `▾ ${name}`);
+      svg("title", {}, title, `${cluster ? name : "scope " + name}: click to collapse its ${group.count} nodes`);
     }
     const handle = group.collapsed ? frame : frame.querySelector("text");
     handle.classList.add("agl-toggle");
@@ -478,6 +521,7 @@ class GraphView {
     for (const frame of this.canvas.querySelectorAll(".agl-collapsed")) {
       frame.classList.toggle("agl-active", s.active === frame.dataset.id);
     }
+    this.showMemory(step, s);
     for (const [key, path] of this.edgeEls) {
       const grad = s.flow.get(key);
       const norm = grad && typeof grad.norm === "number" ? grad.norm : 0;
@@ -494,6 +538,31 @@ class GraphView {
       path.removeAttribute(back ? "marker-end" : "marker-start");
     }
     this.showInspector(selected);
+  }
+
+  // The memory plan after this step: alive values framed, freed ones greyed, the live bytes.
+  showMemory(step, s) {
+    const mem = this.g.memory;
+    if (!mem) return;
+    const at = mem.at_step[step];
+    const now = at >= 0 ? mem.steps[at] : null;
+    const alive = new Set(now ? now.alive : []);
+    const freed = new Set(mem.steps.slice(0, at + 1).flatMap((k) => k.freed));
+    for (const [id, el] of this.nodeEls) {
+      const done = s.done.has(id);
+      el.node.classList.toggle("agl-mem-alive", done && alive.has(id));
+      el.node.classList.toggle("agl-mem-freed", done && freed.has(id));
+    }
+    for (const frame of this.canvas.querySelectorAll(".agl-fused.agl-collapsed")) {
+      const kernel = this.g.clusters[frame.dataset.id.slice("scope:".length)]; // what it made
+      const done = s.done.has(frame.dataset.id);
+      frame.classList.toggle("agl-mem-alive", done && alive.has(kernel.node));
+      frame.classList.toggle("agl-mem-freed", done && freed.has(kernel.node));
+    }
+    const live = now ? now.live_bytes : 0;
+    this.memFill.style.width = `${mem.peak_bytes ? (100 * live) / mem.peak_bytes : 0}%`;
+    const after = now ? ` after ${now.label}` : " (nothing computed yet)";
+    this.memText.textContent = `memory plan: ${now ? now.live : "0 B"} live${after} · planned peak ${mem.peak}, eager ${mem.eager_peak}`;
   }
 
   // ---- tooltip and inspector -------------------------------------------------------------------
@@ -514,6 +583,14 @@ class GraphView {
       rows.push(["saves for backward", n.saved.map((t) => `${t.name} ${shapeText(t.shape)}`).join(", ")]);
     }
     if (n.is_saved) rows.push(["saved", "an op saved this value for its backward"]);
+    if (n.fused) rows.push(["fused kernel of", n.fused.join(" → ")]);
+    if (n.fused_into) rows.push(["fused", "inside a fused kernel: computed with it, kept in registers"]);
+    const m = n.memory;
+    if (m && m.in_registers) rows.push(["memory", "in registers (never written to memory)"]);
+    else if (m) {
+      const reuse = m.reused_from ? `, reuses buffer ${m.buffer} of ${m.reused_from}` : "";
+      rows.push(["memory", `${m.value}: ${m.bytes} bytes, ${m.note}${reuse}`]);
+    }
     if (n.scope) rows.push(["scope", n.scope]);
     rows.push(["id", n.id]);
     return rows;

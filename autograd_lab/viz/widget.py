@@ -84,8 +84,10 @@ class GraphWidget(anywidget.AnyWidget):
 
     @property
     def n_forward(self):
-        """How many forward steps: one per op node."""
-        return sum(node["kind"] == "op" for node in self._snapshot.nodes)
+        """How many forward steps: one per op node (the ops inside a fused kernel run with it)."""
+        from .svg import forward_ops
+
+        return len(forward_ops(self._snapshot.nodes))
 
     @property
     def n_steps(self):
@@ -156,6 +158,7 @@ class GraphWidget(anywidget.AnyWidget):
     def _relayout(self, collapsed):
         """Lay out the graph with these scopes collapsed (None: the layout's default rule)."""
         from .layout import layout, scope_counts
+        from .svg import forward_ops
 
         boxes = layout(self._snapshot, collapsed=collapsed, threshold=self.max_nodes)
         shown = [g["scope"] for g in boxes["groups"] if g["collapsed"]]
@@ -168,7 +171,7 @@ class GraphWidget(anywidget.AnyWidget):
                 e for e in data["edges"] if e["source"] not in hidden and e["target"] not in hidden
             ],
             "events": data["events"],
-            "forward": [n["id"] for n in sorted(data["nodes"], key=_order) if n["kind"] == "op"],
+            "forward": [n["id"] for n in forward_ops(data["nodes"])],
             "n_steps": self.n_steps,
             "layout": boxes,
             # for the step captions and for expanding big scopes one level at a time
@@ -180,6 +183,10 @@ class GraphWidget(anywidget.AnyWidget):
             "scopes": sorted(scope_counts(self._snapshot)),
             "max_nodes": self.max_nodes,
         }
+        if data.get("clusters"):  # fused kernels (compile): drawn in their own colour
+            graph["clusters"] = data["clusters"]
+        if data.get("memory") is not None:  # a memory plan: which planned call each step shows
+            graph["memory"] = {**data["memory"], "at_step": self._memory_at_step()}
         self._updating = True
         try:
             with self.hold_sync():
@@ -190,9 +197,16 @@ class GraphWidget(anywidget.AnyWidget):
         finally:
             self._updating = False
 
+    def _memory_at_step(self):
+        """For each step 0..n_steps, the planned call whose aftermath it shows (-1: none yet)."""
+        from .svg import forward_ops
 
-def _order(node):
-    return node["order"]
+        at, current = [-1], -1
+        for op in forward_ops(self._snapshot.nodes):
+            if op.get("memory_step") is not None:
+                current = op["memory_step"]
+            at.append(current)
+        return at + [current] * len(self._snapshot.events)
 
 
 def _as_graph(roots, trace, names, max_values):
@@ -201,7 +215,8 @@ def _as_graph(roots, trace, names, max_values):
         return roots[0]
     if len(roots) == 1 and isinstance(roots[0], dict) and "nodes" in roots[0]:
         d = roots[0]
-        return Graph(list(d["nodes"]), list(d["edges"]), list(d.get("events", [])))
+        return Graph(list(d["nodes"]), list(d["edges"]), list(d.get("events", [])),
+                     dict(d.get("clusters") or {}), d.get("memory"))  # fmt: skip
     if len(roots) == 1 and isinstance(roots[0], Trace):
         return roots[0].graph(names=names)
     if not roots:
