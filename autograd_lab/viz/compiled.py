@@ -76,8 +76,9 @@ def expand_fused(graph, fused):
         group = getattr(getattr(node, "kernel", None), "group", None)
         reads, makes = _wiring(group, names, len(node.next_functions))
         first = len(graph.nodes)
-        for name in names:
-            graph.nodes.append(_member(f"n{len(graph.nodes)}", name, fused_node))
+        calls = group.calls if group is not None else [None] * len(names)
+        for name, call in zip(names, calls, strict=True):
+            graph.nodes.append(_member(f"n{len(graph.nodes)}", name, call, fused_node))
         for source, member, k in reads:
             kind, i = source
             source_id = f"n{first + i}" if kind == "member" else source_of.get(i)
@@ -97,18 +98,21 @@ def _wiring(group, names, n_inputs):
         reads += [(("member", i - 1), i, 0) for i in range(1, len(names))]
         return reads, [(len(names) - 1, 0)]
     position = {value.id: p for p, value in enumerate(group.inputs)}
-    made_by = {call.outputs[0].id: i for i, call in enumerate(group.calls)}
+    made_by = {v.id: i for i, call in enumerate(group.calls) for v in call.outputs if v is not None}
     reads = []
     for i, call in enumerate(group.calls):
         for k, value in enumerate(call.inputs()):
-            source = ("member", made_by[value.id]) if value.id in made_by else (
-                "input", position[value.id])  # fmt: skip
-            reads.append((source, i, k))
-    return reads, [(made_by[value.id], j) for j, value in enumerate(group.outputs)]
+            if value.id in made_by:
+                reads.append((("member", made_by[value.id]), i, k))
+            elif value.id in position:  # else a constant the kernel holds: nothing to draw
+                reads.append((("input", position[value.id]), i, k))
+    makes = [(made_by[v.id], j) for j, v in enumerate(group.outputs) if v.id in made_by]
+    return reads, makes
 
 
-def _member(node_id, name, fused_node):
+def _member(node_id, name, call, fused_node):
     """An original op inside a fused node: drawn, but never computed on its own."""
+    out = next((v for v in call.outputs if v is not None), None) if call is not None else None
     return {
         "id": node_id,
         "kind": "op",
@@ -116,8 +120,8 @@ def _member(node_id, name, fused_node):
         "op": name,
         "name": None,
         "role": "intermediate",
-        "shape": list(fused_node["shape"]),
-        "dtype": fused_node["dtype"],
+        "shape": list(out.shape) if out is not None else list(fused_node["shape"]),
+        "dtype": str(out.dtype) if out is not None else fused_node["dtype"],
         "value": None,
         "grad": None,
         "saved": [],
