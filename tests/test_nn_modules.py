@@ -858,3 +858,24 @@ def test_to_cuda_moves_parameters_grads_and_buffers_in_place():
     model.cpu()
     assert not model[0].weight.is_cuda and values(model[0].bias).tolist() == [0.0, 0.0]
     np.testing.assert_array_equal(values(model[0].weight), expected)
+
+
+def test_viewer_labels_parameters_by_their_qualified_names():
+    """Drawn under a viewer, a module's parameters carry the names named_parameters() gives them."""
+    from autograd_lab.viz import trace
+
+    class Block(ag.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = ag.nn.Linear(2, 3)
+
+        def forward(self, x):
+            return self.fc(x).tanh()
+
+    model = ag.nn.Sequential(ag.nn.Linear(4, 2), Block())
+    with trace() as t:
+        y = model(ag.randn(5, 4)).sum()
+    labels = {
+        n["label"] for n in t.graph(y).nodes if n["kind"] == "tensor" and n["role"] == "parameter"
+    }
+    assert labels == {name for name, _ in model.named_parameters()}

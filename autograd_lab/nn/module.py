@@ -350,10 +350,19 @@ _running = threading.local()  # per thread: the modules whose forward is running
 
 
 def _forward_in_scope(module, args, kwargs):
-    """Run forward inside `scope(label)`, so a viewer groups the nodes this module creates."""
+    """Run forward inside `scope(label)`, so a viewer groups the nodes this module creates.
+
+    Its parameters also get their qualified names ('fc1.weight') for the viewer to print, where a
+    notebook has no variable of that name to show.
+    """
     stack = _running.__dict__.setdefault("stack", [])
-    label = _scope_label(module, stack[-1] if stack else None)
-    stack.append(module)
+    parent, parent_path = stack[-1] if stack else (None, "")
+    name, label = _scope_label(module, parent)
+    path = f"{parent_path}.{name}" if parent_path and name else (name or parent_path)
+    for param_name, param in module._parameters.items():
+        if param is not None:
+            param.__dict__["_viz_name"] = f"{path}.{param_name}" if path else param_name
+    stack.append((module, path))
     try:
         with scope(label):
             return module.forward(*args, **kwargs)
@@ -362,13 +371,13 @@ def _forward_in_scope(module, args, kwargs):
 
 
 def _scope_label(module, parent):
-    """'fc1 (Linear)': the name the calling module registered it under, and its class."""
+    """('fc1', 'fc1 (Linear)'): the name the calling module registered it under, and its class."""
     kind = type(module).__name__
     if parent is not None:
         for name, child in parent._modules.items():
             if child is module:
-                return f"{name} ({kind})"
+                return name, f"{name} ({kind})"
         for name, child in parent.named_modules(remove_duplicate=False):
             if child is module and name:  # a grandchild called directly: 'block.fc (Linear)'
-                return f"{name} ({kind})"
-    return kind  # a root module, or one its caller did not register
+                return name, f"{name} ({kind})"
+    return "", kind  # a root module, or one its caller did not register

@@ -399,7 +399,8 @@ def _saved_list(op):
 
 
 def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
-    name = label_of.get(id(tensor))
+    # a variable's name first; else a module parameter's qualified name ('fc1.weight', nn.Module)
+    name = label_of.get(id(tensor)) or tensor.__dict__.get("_viz_name")
     return {
         "id": node_id,
         "kind": "tensor",
