@@ -627,3 +627,21 @@ def test_observe_on_call_sees_each_recorded_op_with_its_arguments():
     assert calls[-1][1] is y
     with ag.autograd.observe(on_backward=lambda *event: None):  # no node observers: nothing called
         assert ag.autograd.grad_mode._state.on_node is None
+
+
+def test_custom_forward_is_never_recorded_even_without_inputs_that_require_grad(lib):
+    """PyTorch runs a custom Function's forward under no_grad: a tensor it reads from outside
+    (not an input) leaves no graph behind, whether or not an input requires grad."""
+    outside = lib.tensor([2.0, 3.0], requires_grad=True)
+
+    class TimesOutside(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * outside
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * outside
+
+    y = TimesOutside.apply(lib.tensor([1.0, 1.0]))
+    assert y.requires_grad is False and y.grad_fn is None

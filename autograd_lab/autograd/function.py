@@ -28,32 +28,13 @@ import numpy as np
 from .. import storage
 from ..tensor import Tensor, _make
 from .grad_mode import _state
+from .handles import RemovableHandle  # noqa: F401 - part of this module's API
 
 _sequence = itertools.count()  # creation order: backward runs the newest ready node first
 _NO_EDGE = (None, 0)  # next_functions entry for an input that needs no gradient
 _ONE_INPUT = (True,)  # needs_input_grad of an op with one input (that requires grad)
 _NEVER_MODIFIED = (0,)  # the version "counter" of a tensor that has none yet: version 0
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class RemovableHandle:
-    """Returned by `register_hook`: call `.remove()` to take the hook off again."""
-
-    __slots__ = ("_hooks", "_key")
-    _keys = itertools.count()
-
-    def __init__(self, hooks, fn):
-        self._hooks, self._key = hooks, next(self._keys)
-        hooks[self._key] = fn
-
-    def remove(self):
-        self._hooks.pop(self._key, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Node:
@@ -205,7 +186,8 @@ class Function:
                     return _record(cls, args, kwargs)
         node = _new(cls._node_class)  # forward still gets a ctx; it is dropped afterwards
         node.needs_input_grad = _NO_GRADS[len(args)] if len(args) < 8 else (False,) * len(args)
-        out = cls.forward(node, *args, **kwargs)
+        forward = cls.forward if cls._numpy_forward else _unrecorded(cls.forward)
+        out = forward(node, *args, **kwargs)
         if type(out) is np.ndarray:  # the common cases, kept short: one new array or tensor
             return _make(out)
         if type(out) is Tensor and _is_new(out, args):
@@ -232,14 +214,8 @@ def _record(cls, args, kwargs):
     else:
         edges = tuple([_edge(arg) for arg in args])
         node.needs_input_grad = _shared(tuple([edge is not _NO_EDGE for edge in edges]))
-    if cls._numpy_forward:  # a built-in op computes with numpy only: nothing to keep from recording
-        out = cls.forward(node, *args, **kwargs)
-    else:
-        _state.enabled = False  # operations inside a custom forward are not recorded
-        try:
-            out = cls.forward(node, *args, **kwargs)
-        finally:
-            _state.enabled = True
+    forward = cls.forward if cls._numpy_forward else _unrecorded(cls.forward)
+    out = forward(node, *args, **kwargs)
     node.next_functions = edges
     node._seq = next(_sequence)
     if type(out) is np.ndarray:  # the common case: one new array (integer results need no grad)
@@ -260,6 +236,19 @@ def _record(cls, args, kwargs):
     if _state.on_node is not None:  # a viewer or a tracer is watching (graph.observe)
         _state.on_node(node, outputs, args, kwargs)
     return outputs
+
+
+def _unrecorded(forward):
+    """A custom Function's forward, run with recording off: PyTorch never records inside it."""
+
+    def run(*args, **kwargs):
+        previous, _state.enabled = _state.enabled, False
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            _state.enabled = previous
+
+    return run
 
 
 def _edge(arg):
