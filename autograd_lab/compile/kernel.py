@@ -11,6 +11,7 @@ first time it runs (then cached by numba on disk, so the next process skips the 
 
 import numpy as np
 
+from . import recycle
 from .codegen import collapse, kernel_source, load, reduction_kind
 
 
@@ -135,7 +136,7 @@ def _new(shape, dtype, on_gpu):
         from ..backend.cuda import empty
 
         return empty(shape, dtype)
-    return np.empty(shape, dtype)
+    return recycle.empty(shape, dtype)  # a big array nobody holds any more is reused
 
 
 def _device_view(array, shape):

@@ -1,65 +1,108 @@
-"""exp and tanh for float32 CPU kernels, written so the compiler can vectorize the loop.
+"""Math for generated CPU kernels, written so the compiler can vectorize the loops calling it.
 
 Why not `math.exp`? A call to the C library's exp or tanh handles one number at a time: a loop
 calling it cannot use the CPU's vector instructions (8 or 16 floats per instruction). numpy ships
 its own vectorized exp/tanh, so a fused kernel calling libm would be *slower* than the numpy ops it
-replaces. These versions use only +, *, / and comparisons, which LLVM vectorizes:
+replaces. These versions use only +, *, /, comparisons and bit reinterpretation, which LLVM
+vectorizes, and compute in float32 throughout (as numpy's float32 exp/tanh do):
 
-    e^(-a), a >= 0:   p = e^(-a/1024) by a degree-7 Taylor polynomial, then squared 10 times
-    exp(x) = e^(-|x|) for x <= 0, 1 / e^(-|x|) for x > 0
-    tanh(x) = (1 - e^(-2|x|)) / (1 + e^(-2|x|)) with x's sign, and x itself for |x| < 1e-5
+    exp32(x)   x = k·ln2 + r with |r| <= ln2/2 (k an integer); e^r by its Taylor polynomial to
+               r^7/7!; 2^k written straight into a float's exponent bits. <= 1 ulp (numpy: 2.5)
+    tanh32(x)  x·P(x²)/Q(x²), a rational function fitted to tanh on [-9, 9] (beyond, tanh is
+               ±1 in float32). <= 5 ulp (numpy: 1.4); float64 would give 1, at twice the cost
 
-All in float64 arithmetic, rounded to float32 at the end: within a float32 rounding of the exact
-value (the polynomial's error, 4e-13 at most, grows 1024-fold: still far below float32's 6e-8).
-Float64 kernels keep `math.exp`/`math.tanh`, which are exact to rounding. Only the generated
-float32 CPU kernels import this module: `from autograd_lab.compile.kernel_math import exp32 as exp`.
+Both are compiled with `fastmath={"contract"}` only: a*b + c may become one fused multiply-add
+(one rounding instead of two: never less accurate); NaN and inf keep IEEE rules. exp32 flushes
+results below float32's smallest normal number (1.2e-38, from x < -87.34) to 0: the subnormal
+numbers in between cost ~100 cycles each on x86 CPUs, and numpy's are lost in any sum anyway.
+Float64 kernels keep `math.exp`/`math.tanh`, exact to rounding.
+
+`order_key32/64` turn a float into an integer that sorts the same way, so a row's max can be
+taken with integer instructions, which vectorize (a float max with NaN rules does not).
 """
 
 import numpy as np
 from numba import njit
 
-_INLINE = {"inline": "always", "cache": True, "fastmath": False, "error_model": "numpy"}
+# No `cache=True` here: a kernel compiled against a function numba loaded from its disk cache
+# gets only that function's machine code, which LLVM cannot inline, so the kernel's loop stops
+# vectorizing (7x slower, measured) and is cached that way. Compiled in the process that compiles
+# a kernel, they inline; the kernels themselves are cached, these small functions are not.
+_MATH = {"fastmath": {"contract"}, "error_model": "numpy"}
+_F = np.float32
+
+# exp: Cody-Waite split of ln 2 (the high part has few bits, so k * _LN2_HIGH is exact)
+_LOG2E, _LN2_HIGH, _LN2_LOW = _F(1.4426950408889634), _F(0.693359375), _F(-2.12194440e-4)
+_EXP_MAX, _EXP_MIN = _F(88.72283935546875), _F(-87.33654022216797)  # e^x is inf / subnormal
+
+# tanh(x) = x P(t) / Q(t), t = x²: a (4, 4) rational fitted to tanh(x)/x on [0, 81] by
+# least squares on the relative error, iterated (Loeb's method, Lawson weights): 2.1e-8 at most
+_P = tuple(_F(c) for c in (0.9999999796807832, 0.13381054892331062, 0.0034956218447626712,
+                           2.060959613725455e-05, 1.3355289173509861e-08))  # fmt: skip
+_Q = tuple(_F(c) for c in (1.0, 0.467143705636848, 0.02587711307362306, 0.0003285688219936677,
+                           7.776833489571567e-07))  # fmt: skip
+_P0, _P1, _P2, _P3, _P4 = _P
+_Q0, _Q1, _Q2, _Q3, _Q4 = _Q
 
 
-@njit(**_INLINE)
-def exp_minus(a):
-    """e^(-a) for 0 <= a <= 110 (float64), to a relative 1e-9."""
-    s = a * (1.0 / 1024.0)
-    p = 1.0 - s * (1.0 - s * (1.0 / 2 - s * (1.0 / 6 - s * (1.0 / 24 - s * (
-        1.0 / 120 - s * (1.0 / 720 - s * (1.0 / 5040)))))))  # fmt: skip
-    p = p * p  # ten times: e^(-a/1024) -> e^(-a)
-    p = p * p
-    p = p * p
-    p = p * p
-    p = p * p
-    p = p * p
-    p = p * p
-    p = p * p
-    p = p * p
-    return p * p
+@njit(**_MATH)
+def _power_of_two(k):
+    """2^k for -126 <= k <= 127: the biased exponent k + 127 in a float32's exponent bits."""
+    return np.int32((k + 127) << 23).view(np.float32)
 
 
-@njit(**_INLINE)
+@njit(**_MATH)
 def exp32(x):
-    """e^x of a float32, vectorizable (see the module docstring)."""
-    y = np.float64(x)
-    a = abs(y)
-    a = 110.0 if a > 110.0 else a  # e^-110 is 0 and e^110 inf in float32; NaN passes through
-    e = exp_minus(a)
-    return np.float32(e if y <= 0.0 else 1.0 / e)
+    """e^x of a float32, in float32, vectorizable (see the module docstring)."""
+    a = _EXP_MAX if x > _EXP_MAX else (_EXP_MIN if x < _EXP_MIN else x)
+    k = np.floor(a * _LOG2E + _F(0.5))
+    r = (a - k * _LN2_HIGH) - k * _LN2_LOW
+    p = _F(1.0) + r * (_F(1.0) + r * (_F(1 / 2) + r * (_F(1 / 6) + r * (_F(1 / 24) + r * (
+        _F(1 / 120) + r * (_F(1 / 720) + r * _F(1 / 5040)))))))  # fmt: skip
+    n = np.int32(k)
+    half = n >> 1  # 2^k as 2^half * 2^(k - half): k = 128 (e^88.7) would overflow the bits
+    y = p * _power_of_two(half) * _power_of_two(n - half)
+    y = _F(np.inf) if x > _EXP_MAX else (_F(0.0) if x < _EXP_MIN else y)
+    return x if x != x else y
 
 
-@njit(**_INLINE)
+@njit(**_MATH)
 def tanh32(x):
-    """tanh of a float32, vectorizable: (1 - e^(-2|x|)) / (1 + e^(-2|x|)), with x's sign.
+    """tanh of a float32, in float32, vectorizable: x·P(x²)/Q(x²), see the module docstring."""
+    a = _F(9.0) if x > _F(9.0) else (_F(-9.0) if x < _F(-9.0) else x)
+    t = a * a
+    p = _P0 + t * (_P1 + t * (_P2 + t * (_P3 + t * _P4)))
+    q = _Q0 + t * (_Q1 + t * (_Q2 + t * (_Q3 + t * _Q4)))
+    y = a * p / q
+    y = _F(1.0) if y > _F(1.0) else (_F(-1.0) if y < _F(-1.0) else y)
+    return x if x != x else y
 
-    Near 0 that difference cancels (e^(-2|x|) is off by 1e-13 after the squarings), so below
-    |x| = 1e-5 it is x itself: tanh(x) = x - x^3/3 equals x there to float32's precision.
-    """
-    y = np.float64(x)
-    a = 2.0 * abs(y)
-    a = 40.0 if a > 40.0 else a  # tanh(20) is 1 in float32; NaN passes through
-    e = exp_minus(a)
-    t = (1.0 - e) / (1.0 + e)
-    t = 0.5 * a if a < 2e-5 else t
-    return np.float32(t if y >= 0.0 else -t)
+
+# ---- floats as sortable integers --------------------------------------------------------------------
+# A float's bits, read as a signed integer, sort like the float for positive numbers; negative ones
+# sort backwards. Flipping every bit but the sign of the negative ones fixes that: then
+# a < b  <=>  key(a) < key(b) for any non-NaN floats (-0.0 sorts just below +0.0).
+
+
+@njit(inline="always", cache=True)
+def order_key32(x):
+    i = np.float32(x).view(np.int32)
+    return i if i >= 0 else np.int32(i ^ np.int32(0x7FFFFFFF))
+
+
+@njit(inline="always", cache=True)
+def from_order_key32(k):
+    i = k if k >= 0 else np.int32(k ^ np.int32(0x7FFFFFFF))
+    return np.int32(i).view(np.float32)
+
+
+@njit(inline="always", cache=True)
+def order_key64(x):
+    i = np.float64(x).view(np.int64)
+    return i if i >= 0 else np.int64(i ^ np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+@njit(inline="always", cache=True)
+def from_order_key64(k):
+    i = k if k >= 0 else np.int64(k ^ np.int64(0x7FFFFFFFFFFFFFFF))
+    return np.int64(i).view(np.float64)
