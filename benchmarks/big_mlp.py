@@ -9,10 +9,8 @@ the ratio to the floor is what the engine adds on top of numpy: node bookkeeping
 and gradients summed that the floor writes in place.
 """
 
-import time
-
 import numpy as np
-from harness import Row, Target, compare, interleaved, torch
+from harness import Row, Target, compare, interleaved, now, torch
 from models import MODULES_API, build_mlp, init_weights, missing_api, raw_parameters, train_step
 from numpy_floor import NumpyMLP
 
@@ -40,7 +38,7 @@ def raw_runner(lib, weights, x, labels, result):
     cross_entropy = lib.nn.functional.cross_entropy
 
     def run():
-        start = time.perf_counter()
+        start = now()
         for p in params:
             p.grad = None
         h = x
@@ -50,7 +48,7 @@ def raw_runner(lib, weights, x, labels, result):
                 h = h.relu()
         loss = cross_entropy(h, labels)
         loss.backward()
-        seconds = time.perf_counter() - start
+        seconds = now() - start
         result[:] = [loss.item(), params[0].grad.numpy().copy()]
         return seconds
 
@@ -65,9 +63,9 @@ def module_runner(lib, weights, x, labels, result):
     x, labels = lib.tensor(x), lib.tensor(labels)
 
     def run():
-        start = time.perf_counter()
+        start = now()
         loss = train_step(model, loss_fn, optimizer, x, labels)
-        seconds = time.perf_counter() - start
+        seconds = now() - start
         result[:] = [loss.item()]
         return seconds
 
@@ -78,11 +76,11 @@ def floor_runner(weights, x, labels, result, update):
     net = NumpyMLP(weights)
 
     def run():
-        start = time.perf_counter()
+        start = now()
         loss, grads = net.forward_backward(x, labels)
         if update:
             net.sgd_step(grads, LEARNING_RATE)
-        seconds = time.perf_counter() - start
+        seconds = now() - start
         result[:] = [loss, grads[0][0]] if not update else [loss]
         return seconds
 

@@ -14,6 +14,7 @@ import os
 import platform
 import statistics
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,21 @@ except ImportError:
     torch = None
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+# The clock every runner reads. Wall time by default; `run.py --clock cpu` switches to the CPU
+# time of this process, which does not count the moments other programs hold the CPU (on a busy
+# shared machine the wall clock mostly measures them). Only meaningful with one thread.
+_clock = time.perf_counter
+
+
+def use_cpu_clock(cpu):
+    global _clock
+    _clock = time.process_time if cpu else time.perf_counter
+
+
+def now():
+    """Seconds from the benchmark's clock (see use_cpu_clock); only differences mean anything."""
+    return _clock()
 
 
 def interleaved(runners, repeats, warmup):

@@ -8,9 +8,7 @@ optimizer's update of 6 parameters. Each sample times `steps` steps in a row (on
 for the clock on a busy machine); ours and PyTorch alternate.
 """
 
-import time
-
-from harness import Row, Target, compare, interleaved, torch
+from harness import Row, Target, compare, interleaved, now, torch
 from models import build_mlp, init_weights, missing_api, moons, train_step
 
 import autograd_lab
@@ -30,10 +28,10 @@ def make_trainer(lib, n_samples):
     losses = []
 
     def run(steps):
-        start = time.perf_counter()
+        start = now()
         for _ in range(steps):
             loss = train_step(model, loss_fn, optimizer, x, y)
-        seconds = (time.perf_counter() - start) / steps
+        seconds = (now() - start) / steps
         losses.append(loss.item())  # read after the clock stops: item() is not part of a step
         return seconds
 

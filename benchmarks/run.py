@@ -1,7 +1,7 @@
 """The benchmark suite: every comparison of the issue, measured in one run, printed as one table.
 
     .venv/bin/python benchmarks/run.py [--quick] [--repeats N] [--json PATH] [--only NAME ...]
-                                       [--threads N]
+                                       [--threads N] [--clock wall|cpu]
 
 Rows: 1 tiny-op chain (tiny_ops.py), 2 moons MLP step (moons_mlp.py), 3 big MLP against PyTorch
 and the numpy floor (big_mlp.py), 4 the scalar engine (scalar_engine.py), 5 peak memory
@@ -11,7 +11,8 @@ both computed the same numbers. Without PyTorch the suite still runs and says "n
 
 Threads: numpy's BLAS (OpenBLAS) and PyTorch (OpenMP + MKL) are pinned to the same count,
 `--threads` (default 1), through OMP/OPENBLAS/MKL_NUM_THREADS, set before numpy is imported, and
-torch.set_num_threads; the header prints the counts each library reports.
+torch.set_num_threads; the header prints the counts each library reports. `--clock cpu` times
+with this process's CPU time instead of the wall clock, for a machine busy with other work.
 """
 
 import argparse
@@ -46,6 +47,9 @@ def parse_args(argv=None):
         default=1,
         help="BLAS and torch threads, the same for both (default 1)",
     )
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall time (default), or this process's CPU time: steadier on a busy "
+                        "shared machine, as it leaves out the moments other programs run")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="also write the results to this file")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, metavar="NAME",
                         help=f"run only these: {', '.join(BENCHMARKS)}")  # fmt: skip
@@ -54,6 +58,8 @@ def parse_args(argv=None):
         args.repeats = 2 if args.quick else 20
     if args.warmup is None:
         args.warmup = 1 if args.quick else 3
+    if args.clock == "cpu" and args.threads != 1:
+        parser.error("--clock cpu adds up the time of every thread; use it with --threads 1")
     return args
 
 
@@ -71,7 +77,9 @@ def main(argv=None):
     args = parse_args(argv)
     pin_threads(args.threads)
 
-    from harness import Row, machine_info, print_table, torch
+    from harness import Row, machine_info, print_table, torch, use_cpu_clock
+
+    use_cpu_clock(args.clock == "cpu")
 
     if torch:
         torch.set_num_threads(args.threads)
@@ -84,7 +92,8 @@ def main(argv=None):
     print(f"threads: numpy BLAS {machine['BLAS threads (numpy)'] or '?'}, torch "
           f"{machine['intra-op threads (torch)'] or '-'} (--threads {args.threads})")  # fmt: skip
     print(f"{'quick run (tiny sizes): the times mean nothing; ' if args.quick else ''}"
-          f"{args.repeats} timed samples after {args.warmup} warm-up, interleaved; medians")  # fmt: skip
+          f"{args.repeats} timed samples after {args.warmup} warm-up, interleaved; medians of "
+          f"{'CPU time (--clock cpu)' if args.clock == 'cpu' else 'wall time'}")  # fmt: skip
     print(flush=True)
 
     rows, failed = [], []

@@ -16,11 +16,10 @@ numbers as row 1 of its table.
 import argparse
 import gc
 import json
-import time
 from pathlib import Path
 
 import numpy as np
-from harness import Row, Target, compare, interleaved, machine_info, torch
+from harness import Row, Target, compare, interleaved, machine_info, now, torch
 
 import autograd_lab
 
@@ -52,13 +51,13 @@ def chain_runner(lib, steps, n_ops, gc_off, results):
         if gc_off:
             gc.disable()
         try:
-            t0 = time.perf_counter()
+            t0 = now()
             y = x
             for i in range(n_ops):
                 y = steps[i % len(steps)](y)
-            t1 = time.perf_counter()
+            t1 = now()
             y.backward(seed)
-            t2 = time.perf_counter()
+            t2 = now()
         finally:
             gc.enable()
         results[:] = [y.detach().numpy(), x.grad.numpy()]
