@@ -8,6 +8,9 @@ kernels, and replay the plan on new inputs.
     rules.py    each elementwise op's scalar expression and local derivatives
     codegen.py  a group as Python source: forward and backward numba kernels
     kernel.py   FusedKernel: runs a group's kernels on numpy arrays or CUDA arrays
+    rowwise.py  row-wise groups: reductions over the last axis with their elementwise neighbours
+    rowprogram.py, rowcode.py, rowgrad.py, rowkernel.py  their program, kernels and Function
+    kernel_math.py  float32 exp/tanh the generated CPU kernels call; recycle.py  output arrays
     api.py      compile(fn) -> CompiledFunction: a cache of traces, .graph, .plan, .kernels
 """
 

@@ -162,8 +162,9 @@ def _fits(value, out):
     return all(s in (1, t) for s, t in zip(value.shape, tail, strict=True))
 
 
-def find_groups(graph, min_size=2):
-    """The fusable groups of `graph` (each of at least `min_size` calls), in execution order."""
+def find_groups(graph, min_size=2, exclude=0):
+    """The fusable groups of `graph` (each of at least `min_size` calls), in execution order;
+    `exclude`: a bitset of calls already taken (by row-wise groups)."""
     producer = {v.id: c for c in graph.calls for v in c.outputs if v is not None}
     ancestors = {}  # call index -> bitset of every call it depends on
     for call in graph.calls:
@@ -186,7 +187,7 @@ def find_groups(graph, min_size=2):
 
     groups, group_of = [], {}
     for call in graph.calls:
-        if not fusable(call):
+        if exclude >> call.index & 1 or not fusable(call):
             continue
         out, joined = call.outputs[0], None
         for value in call.inputs():
@@ -240,11 +241,21 @@ def _connect(group, graph):
 
 
 def fuse(graph, min_size=2):
-    """A Plan that runs `graph` with every fusable group replaced by one Fused call."""
+    """A Plan that runs `graph` with every fusable group replaced by one Fused call: row-wise
+    groups first (reductions over the last axis with their neighbours: compile/rowwise.py), then
+    elementwise groups among the other calls."""
+    from .rowkernel import RowKernel  # imported here: rowkernel builds on this module
+    from .rowwise import find_row_groups
+
+    found = [(group, RowKernel) for group in find_row_groups(graph)]
+    taken = 0
+    for group, _ in found:
+        taken |= group.mask
+    found += [(group, FusedKernel) for group in find_groups(graph, min_size, exclude=taken)]
     groups, kernels = [], []
-    for group in find_groups(graph, min_size):
+    for group, make in sorted(found, key=lambda pair: pair[0].calls[0].index):
         try:
-            kernels.append(FusedKernel(group))
+            kernels.append(make(group))
         except (TypeError, ValueError) as error:  # a rule that cannot express this call's form
             warnings.warn(f"not fused: {group.names} ({error})", RuntimeWarning, stacklevel=2)
             continue
@@ -253,8 +264,9 @@ def fuse(graph, min_size=2):
     members = set()
     for number, (group, kernel) in enumerate(zip(groups, kernels, strict=True)):
         members.update(call.index for call in group.calls)
+        function = getattr(kernel, "function", Fused)  # a RowKernel runs as RowFused
         fused_at[group.calls[-1].index] = Call(
-            Fused, Fused.node_name, tuple(group.inputs), {"kernel": kernel},
+            function, Fused.node_name, tuple(group.inputs), {"kernel": kernel},
             tuple(group.outputs), metadata={"fused": group.names, "group": number})  # fmt: skip
     calls = [fused_at.get(c.index, c) for c in graph.calls
              if c.index not in members or c.index in fused_at]  # fmt: skip

@@ -1,0 +1,158 @@
+"""A row-wise group's backward kernel: reverse mode over its program, in passes over each row.
+
+    >>> import autograd_lab as ag
+    >>> f = ag.compile(lambda x: x.softmax(-1))
+    >>> y = f(ag.ones(4, 8, dtype=ag.float64, requires_grad=True))
+    >>> print(f.kernels[0])                          # doctest: +SKIP
+    ...
+    def row_backward(n_rows, n_cols, n_blocks, x0, saved, g0, gx0):
+        ...
+                m1 = saved[r, 0]                     # the row's max and sum, kept by forward
+                s4 = saved[r, 1]
+                sum_ds4 = 0.0
+                for j in range(n_cols):              # backward pass 0: the sum's gradient
+                    dt5 = g0[r, j]                   # the incoming gradient of the softmax
+                    ...
+                    sum_ds4 += -dt5 * t3 / (s4 * s4)
+                ds4 = sum_ds4
+                for j in range(n_cols):              # backward pass 1: the input's gradient
+                    ...
+                    gx0[r, j] = dv0
+
+`d<name>` is the gradient of value `<name>`: each node adds what it sends back to its arguments
+(their rules' local derivatives, compile/rules.py), newest node first. A value that is one number
+per row but was used by every element of the row (a sum, a max, a mean) gets the SUM of what the
+elements send back: `sum_d<name>`, accumulated during one pass and known after it. So gradients,
+too, take a few passes over the row (RowProgram.backward_plan says which node's gradient is
+known in which pass). Row values the forward computed are read from `saved`, never recomputed.
+"""
+
+from .rowcode import INDEX, Emitter, Passes, inputs, kernel, used
+from .rowprogram import Node
+
+
+def backward_source(program, wanted, grad_patterns):
+    """The backward kernel and the row values it reads from `saved`: (source, saved nodes).
+
+    `wanted`: the kernel inputs that get a gradient; `grad_patterns`: how each output's incoming
+    gradient is laid out ("full", "row", "col", "one": a broadcast gradient is read in place)."""
+    emit, n = Emitter(program), program.n
+    flowing, consumers, passes, complete = program.backward_plan(wanted)
+    outputs = {node: k for k, (_, node) in enumerate(program.outputs)}
+    order = [node for node in program.nodes if node in flowing]  # arguments before results
+    saved, prelude, row_ready, adjoints_ready = [], [], set(), set()
+    loops = Passes(program)
+
+    def forward_row(node):
+        """A row value in the backward: loaded from an input or from what forward saved."""
+        if node not in row_ready:
+            row_ready.add(node)
+            if node.op == "load":
+                prelude.append(f"{node.name} = x{node.input}{INDEX[node.pattern]}  # {node.note}")
+            else:
+                saved.append(node)
+                prelude.append(f"{node.name} = saved[r, {len(saved) - 1}]  # {node.note}")
+
+    def mentioned(text, define):
+        """Define every forward value `text` mentions (with `define`) before it is used."""
+        for node in program.nodes:
+            if node.op != "total" and used(text, node.name):
+                define(node)
+
+    def contribution(consumer, node):
+        """What `consumer` sends back to its argument `node`: a text, or None."""
+        grad = f"d{consumer.name}"
+        if consumer.op == "total":
+            return f"{grad} * {n(consumer.scale)}"
+        if consumer.op == "sum":
+            return grad
+        if consumer.op in ("max", "min"):  # the gradient goes to the first column holding it
+            return f"({grad} if col == {program.argmax(consumer).name} else {n(0.0)})"
+        names = lambda a: a.name if isinstance(a, Node) else a  # noqa: E731
+        kwargs = {k: names(v) for k, v in consumer.kwargs.items()}
+        grads = consumer.rule.grads(n, grad, consumer.name, *map(names, consumer.args), **kwargs)
+        terms = [g for a, g in zip(consumer.args, grads, strict=False) if a is node and g]
+        return " + ".join(terms) if terms else None
+
+    def incoming(node):
+        k = outputs.get(node)
+        return [] if k is None else [f"g{k}{INDEX[grad_patterns[k]]}"]
+
+    sums = [node for node in order if node.level == "row"
+            and any(c.level == "full" for c in consumers[node])]  # fmt: skip
+
+    def row_adjoint(node, into):
+        """d<node> of a row node, once every pass that contributes to it has run."""
+        if node in adjoints_ready:
+            return
+        adjoints_ready.add(node)
+        terms = [emit.cast(f"sum_d{node.name}")] if node in sums else []
+        for consumer in consumers[node]:
+            if consumer.level == "row":
+                row_adjoint(consumer, into)
+                term = contribution(consumer, node)
+                if term:
+                    mentioned(term, forward_row)
+                    terms.append(term)
+        into.append(f"d{node.name} = {' + '.join(terms + incoming(node)) or n(0.0)}")
+
+    body = [f"sum_d{node.name} = {emit.zero}" for node in sums]
+    for node in reversed(order):
+        if node.level == "row" and complete[node] == -1:
+            row_adjoint(node, body)
+    loads = [node for node in order if node.op == "load"]
+    pieces = []  # (loop, row lines after it): assembled last, as later passes add stash writes
+    for p in range(max(passes.values(), default=-1) + 1):
+        loop, done = loops.new_loop(f"{p} (backward)"), set()
+        define = lambda node, loop=loop: (  # noqa: E731
+            forward_row(node) if node.level == "row" else loops.full_value(node, loop, forward_row)
+        )
+
+        def full_adjoint(node, loop=loop, done=done, define=define):
+            if node not in done:
+                done.add(node)
+                terms = []
+                for consumer in consumers[node]:
+                    if consumer.level == "full":
+                        full_adjoint(consumer)
+                    term = contribution(consumer, node)
+                    if term:
+                        mentioned(term, define)
+                        terms.append(term)
+                loop["lines"].append(
+                    f"d{node.name} = {' + '.join(terms + incoming(node)) or n(0.0)}"
+                )
+            return f"d{node.name}"
+
+        for node in sums:
+            for consumer in consumers[node]:
+                if consumer.level == "full" and passes[consumer] == p:
+                    full_adjoint(consumer)
+                    term = contribution(consumer, node)
+                    mentioned(term, define)
+                    loop["lines"].append(f"sum_d{node.name} += {term}")
+        for node in loads:
+            if node.level == "full" and passes[node] == p:
+                grad = full_adjoint(node)
+                if node.pattern == "full":
+                    loop["lines"].append(f"gx{node.input}[r, j] = {grad}")
+                else:  # a column input: summed over the rows of this block
+                    loop["lines"].append(f"gx{node.input}[b, j] += {grad}")
+        after = []
+        for node in reversed(order):
+            if node.level == "row" and complete[node] == p:
+                row_adjoint(node, after)
+        pieces.append((loop, after))
+    for loop, after in pieces:
+        body += (loops.lines(loop) if loop["lines"] else []) + after
+    for node in loads:
+        if node.level == "row":
+            row_adjoint(node, body)
+            body.append(f"gx{node.input}[r] = d{node.name}" if node.pattern == "row" else
+                        f"gx{node.input}[b] += d{node.name}")  # fmt: skip
+    params = inputs(program) + ["saved"]
+    params += [f"g{k}" for k in range(len(program.outputs))]
+    params += [f"gx{k}" for k in sorted(wanted)]
+    source = kernel("row_backward", program, params, prelude + body,
+                     loops.allocation(program.group.dtype))  # fmt: skip
+    return source, saved

@@ -1,0 +1,228 @@
+"""RowKernel: a row-wise group's kernels on numpy arrays; RowFused: the group as ONE autograd node.
+
+    kernel.source                     the generated module (forward and backward), to read
+    kernel.forward(arrays)            -> (the group's outputs, the row values backward needs)
+    kernel.backward(arrays, saved, grads) -> one gradient per input (None where none is wanted)
+
+The node is `FusedBackward0`, as for an elementwise group (its metadata["fused"] names the ops).
+What forward saves for backward is a few numbers per row (a softmax's max and sum, a layer
+norm's mean and scale): backward never repeats the forward's passes. With `create_graph=True` the
+backward composes the original ops' differentiable backwards instead, so higher-order gradients
+stay right; on CUDA tensors no row-wise group is formed (compile/rowwise.py).
+"""
+
+import warnings
+
+import numpy as np
+
+from ..autograd import no_grad
+from ..autograd.grad_mode import _state
+from ..tensor import _make
+from . import recycle
+from .codegen import literal_writer, load
+from .fuse import Fused, compose_backward, replay
+from .kernel import _unexpanded
+from .rowcode import forward_source, module_source, parallel_pays
+from .rowgrad import backward_source
+from .rowprogram import RowProgram
+from .rowwise import pattern
+
+
+class RowFused(Fused):
+    """A row-wise group as ONE autograd Function (see the module docstring)."""
+
+    node_name = "FusedBackward0"
+    accepts_out = True
+
+    @staticmethod
+    def forward(ctx, *inputs, kernel, out=None):
+        ctx.kernel = kernel
+        ctx.metadata["fused"] = kernel.op_names
+        arrays, outs, saved = [x._data for x in inputs], None, None
+        if kernel.failed is None and kernel.accepts(arrays):
+            try:
+                outs, saved = kernel.forward(arrays, out)
+            except Exception as error:  # numba could not compile it: run the ops one by one
+                kernel.failed = error
+                message = f"fused kernel {kernel!r} failed ({type(error).__name__}: {error})"
+                warnings.warn(f"{message}; running its ops unfused", RuntimeWarning, stacklevel=2)
+        if outs is None:  # also where eager mode must raise its own error (a bad class target)
+            with no_grad():
+                outs = [t._data for t in replay(kernel.group, inputs)]
+        ctx.has_saved = saved is not None
+        ctx.save_for_backward(*inputs, *([_make(saved)] if saved is not None else []))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        kernel, needs = ctx.kernel, ctx.needs_input_grad
+        tensors = ctx.saved_tensors
+        inputs = tensors[: len(needs)]
+        unplanned = any(need and k not in kernel.wanted for k, need in enumerate(needs))
+        if _state.enabled or not ctx.has_saved or unplanned:
+            return compose_backward(kernel.group, inputs, grads, needs)
+        found = kernel.backward([x._data for x in inputs], tensors[-1]._data,
+                                [g._data for g in grads])  # fmt: skip
+        return tuple(_make(a) if a is not None and need else None
+                     for a, need in zip(found, needs, strict=True))  # fmt: skip
+
+
+class RowKernel:
+    """One row-wise group: its program, generated source and compiled modules."""
+
+    function = RowFused  # the autograd Function that runs it (fuse.py builds calls of it)
+
+    def __init__(self, group):
+        self.group, self.dtype = group, np.dtype(group.dtype)
+        self.op_names = tuple(call.name for call in group.calls)
+        self.program = RowProgram(group, literal_writer(self.dtype))
+        self.wanted = tuple(k for k, v in enumerate(group.inputs) if v.dtype.kind == "f"
+                            and (v.requires_grad or v.producer is not None))  # fmt: skip
+        # how incoming gradients usually arrive: full-size, one per row, one number for a total
+        self.grad_patterns = tuple("one" if node.op == "total" else node.level
+                                   for _, node in self.program.outputs)  # fmt: skip
+        backward, self.saved = backward_source(self.program, set(self.wanted), self.grad_patterns)
+        self.forward_text = forward_source(self.program, self.saved)
+        self.source = module_source(self.program, self.forward_text, backward)
+        self.failed = None
+        self._modules = {}  # incoming-gradient patterns -> the imported module
+
+    def __repr__(self):
+        return f"<RowKernel {' -> '.join(self.op_names)} over {list(self.group.shape)}>"
+
+    # ---- running ---------------------------------------------------------------------------------
+    def accepts(self, arrays):
+        """Are the losses' class targets valid? (If not, eager mode raises its own error.)"""
+        columns = self.group.columns
+        for target, ignore_index, *_ in self.program.targets:
+            t = arrays[target]
+            if not (((t >= 0) & (t < columns)) | (t == ignore_index)).all():
+                return False
+        return True
+
+    def forward(self, arrays, out=None):
+        """The group's output arrays, and the (rows, k) array of row values backward reads."""
+        rows, columns = self.group.rows, self.group.columns
+        blocks = self._blocks()
+        args, undefined = self._arguments(arrays)
+        outs = []
+        for k, (value, node) in enumerate(self.program.outputs):
+            given = out[k] if out is not None and k < len(out) else None
+            if node.op == "total":
+                outs.append(np.zeros(blocks, np.float64))  # a partial sum per block of rows
+            elif node.level == "full":
+                fits = given is not None and given.shape == value.shape and given.flags.c_contiguous
+                outs.append(given.reshape(rows, columns) if fits else
+                            recycle.empty((rows, columns), self.dtype))  # fmt: skip
+            else:
+                outs.append(recycle.empty((rows,), self.dtype))
+        saved = np.empty((rows, len(self.saved)), self.dtype)
+        self._module(self.grad_patterns).row_forward(rows, columns, blocks, *args, *outs, saved)
+        results = []
+        for (value, node), array in zip(self.program.outputs, outs, strict=True):
+            if node.op == "total":
+                total = np.nan if node in undefined else array.sum() * node.scale
+                array = np.asarray(total, dtype=self.dtype)
+            results.append(array.reshape(value.shape))
+        return results, saved
+
+    def backward(self, arrays, saved, grads):
+        """The wanted inputs' gradients (full-size, per row, or summed over the rows)."""
+        rows, columns = self.group.rows, self.group.columns
+        blocks = self._blocks()
+        args, _ = self._arguments(arrays)
+        views, patterns = [], []
+        for (value, node), grad in zip(self.program.outputs, grads, strict=True):
+            view, use = self._incoming(grad, value, node)
+            views.append(view)
+            patterns.append(use)
+        results, shapes = [], {}
+        for number, use in self.program.loads:
+            if number in self.wanted:
+                shapes[number] = use
+        for number in sorted(self.wanted):
+            use = shapes[number]
+            results.append(recycle.empty((rows, columns), self.dtype) if use == "full" else
+                           recycle.empty((rows,), self.dtype) if use == "row" else
+                           np.zeros((blocks, columns), self.dtype) if use == "col" else
+                           np.zeros(blocks, self.dtype))  # fmt: skip
+        module = self._module(tuple(patterns))
+        module.row_backward(rows, columns, blocks, *args, saved, *views, *results)
+        found = [None] * len(self.group.inputs)
+        for number, array in zip(sorted(self.wanted), results, strict=True):
+            if shapes[number] in ("col", "one"):
+                array = array.sum(axis=0)  # the blocks' partial sums
+            found[number] = array.reshape(self.group.inputs[number].shape)
+        return found
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def _blocks(self):
+        """Blocks of rows the threads share: a few per thread, so a slow thread holds up less."""
+        if not parallel_pays(self.group):
+            return 1
+        import numba
+
+        return max(1, min(self.group.rows, 4 * numba.get_num_threads()))
+
+    def _arguments(self, arrays):
+        """The inputs as the kernel indexes them, then each loss's class index and weight."""
+        rows, columns = self.group.rows, self.group.columns
+        shape = {"full": (rows, columns), "row": (rows,), "col": (columns,), "one": (1,)}
+        uses = {number: use for (number, use) in self.program.loads}
+        args = []
+        for number, array in enumerate(arrays):
+            use = uses.get(number)
+            array = np.ascontiguousarray(array)
+            args.append(array.reshape(shape[use]) if use else array)
+        undefined = set()
+        for target, ignore_index, reduction, _, node in self.program.targets:
+            index, weight, nothing_kept = class_weights(arrays[target], ignore_index, reduction,
+                                                        self.dtype)  # fmt: skip
+            args += [index, weight]
+            if nothing_kept:
+                undefined.add(node)
+        return args, undefined
+
+    def _incoming(self, grad, value, node):
+        """An output's incoming gradient as the kernel reads it, and its pattern."""
+        rows, columns = self.group.rows, self.group.columns
+        if node.op == "total":
+            return np.ascontiguousarray(grad).reshape(1), "one"
+        compact = _unexpanded(grad)
+        if compact.size == 1:
+            return compact.reshape(1), "one"
+        if node.level == "full":
+            use = pattern(compact.shape, self.group.shape)
+            if use in ("row", "col"):
+                return compact.reshape(rows if use == "row" else columns), use
+            return np.ascontiguousarray(np.broadcast_to(grad, value.shape)).reshape(
+                rows, columns), "full"  # fmt: skip
+        return np.ascontiguousarray(np.broadcast_to(grad, value.shape)).reshape(rows), "row"
+
+    def _module(self, patterns):
+        """The imported module whose backward reads incoming gradients laid out as `patterns`."""
+        module = self._modules.get(patterns)
+        if module is None:
+            if patterns == self.grad_patterns:
+                source = self.source
+            else:
+                backward, saved = backward_source(self.program, set(self.wanted), patterns)
+                assert saved == self.saved, "a backward kernel must read what forward saved"
+                source = module_source(self.program, self.forward_text, backward)
+            module = self._modules[patterns] = load(source)
+        return module
+
+
+def class_weights(target, ignore_index, reduction, dtype):
+    """For nll_loss / cross_entropy: (class index per row, its weight, nothing kept?).
+
+    An ignored row (target == ignore_index) reads class 0 with weight 0; for reduction="mean"
+    the weights are 1 / (number of kept rows), so the loss is their mean (as eager's NllPlan)."""
+    target = np.asarray(target).reshape(-1)
+    kept = target != ignore_index
+    index = np.where(kept, target, 0).astype(dtype)  # compared with the float column number
+    count = int(kept.sum())
+    weight = kept.astype(dtype)
+    if reduction == "mean" and count:
+        weight = weight / dtype.type(count)
+    return index, weight, reduction == "mean" and count == 0
