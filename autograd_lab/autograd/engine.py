@@ -26,6 +26,7 @@ from .. import storage
 from ..tensor import Tensor, _make
 from .function import AccumulateGrad, grad_accumulator_of
 from .grad_mode import _state
+from .ownership import unshared
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -115,6 +116,8 @@ def _roots(tensors, grads, caller):
             g = _make(np.ones_like(t._data))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=t._data.dtype))
+        elif not g._requires_grad:  # our own handle: the caller's tensor must never become a .grad
+            g = _make(g._data)
         if g._data.shape != t._data.shape:
             raise RuntimeError(
                 f"{caller}: the gradient for output {i} has shape {list(g._data.shape)} but the "
@@ -181,7 +184,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             recorder("run", node, grads)
         if type(node) is AccumulateGrad:
             if not capture and grads[0] is not None:
-                _accumulate(node.variable, grads[0], create_graph)
+                _accumulate(node.variable, grads[0], create_graph, steal=True)
                 if recorder is not None:
                     recorder("accumulate", node, grads[0])
             return
@@ -351,11 +354,11 @@ def _apply_tensor_hooks(node, grads, create_graph):
                 grads[0] = result
 
 
-def _accumulate(variable, g, create_graph):
+def _accumulate(variable, g, create_graph, steal=False):
     """AccumulateGrad: `.grad` is set by the first backward and added to by later ones."""
     if variable._grad is None:
-        # Without create_graph we copy, so no other tensor shares the storage we later add into.
-        variable._grad = g if create_graph else _make(g._data.copy())
+        # Without create_graph: a copy, unless nothing else can see g (ownership.py explains)
+        variable._grad = g if create_graph or (steal and unshared(g)) else _make(g._data.copy())
     elif create_graph:
         variable._grad = variable._grad + g
     else:
