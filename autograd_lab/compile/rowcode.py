@@ -166,6 +166,11 @@ def forward_source(program, saved):
             into.append(f"{node.name} = x{node.input}{INDEX[node.pattern]}  # {node.note}")
         elif node.op == "ew":
             into.append(f"{node.name} = {emit.expression(node, str)}  # {node.note}")
+        elif node.op == "pick":  # one element of the row: computed at its column, no loop
+            value, column = node.args
+            lines = [f"j = int({column.name})  # {node.note}: the target's column"]
+            _at_column(value, emit, lines, set(), lambda a: row_value(a, into))
+            into += lines + [f"{node.name} = {value.name}"]
         else:
             raise AssertionError(f"{node} is used before its pass ran (a bug in rowcode)")
 
@@ -219,15 +224,30 @@ def _reduction_lines(node, emit):
         return start, [f"acc{name} += {arg}"], f"{name} = {emit.cast(f'acc{name}')}"
     if node.op in ("max", "min"):
         first, better = ("-inf", ">") if node.op == "max" else ("inf", "<")
+        update = [f"key = order_key({arg})",
+                  f"key{name} = key if key {better} key{name} else key{name}"]  # fmt: skip
+        if node.no_grad:  # a softmax's shift: a NaN in the row makes its sum of exps NaN anyway
+            return f"key{name} = order_key({n(float(first))})", update, (
+                f"{name} = from_order_key(key{name})")  # fmt: skip
         return (f"key{name}, nans{name} = order_key({n(float(first))}), 0",
-                [f"key = order_key({arg})",
-                 f"key{name} = key if key {better} key{name} else key{name}",
-                 f"nans{name} += {arg} != {arg}  # a NaN makes the result NaN, as in numpy"],
+                update + [f"nans{name} += {arg} != {arg}  # a NaN makes the result NaN, as numpy"],
                 f"{name} = from_order_key(key{name}) if nans{name} == 0 else {n(float('nan'))}")  # fmt: skip
     extreme = node.args[1].name  # argmax: the first column holding the max (or the first NaN)
     hit = f"{arg} == {extreme} or ({arg} != {arg} and {extreme} != {extreme})"
     last = n(float(emit.program.columns))
     return f"{name} = {last}", [f"{name} = min({name}, col if {hit} else {last})"], ""
+
+
+def _at_column(node, emit, lines, done, row_value):
+    """Lines computing full node `node` at the one column `j` (its arguments first)."""
+    if node in done:
+        return
+    done.add(node)
+    for arg in node.deps():
+        _at_column(arg, emit, lines, done, row_value) if arg.level == "full" else row_value(arg)
+    text = (f"x{node.input}{INDEX[node.pattern]}" if node.op == "load"
+            else emit.expression(node, str))  # fmt: skip
+    lines.append(f"{node.name} = {text}  # {node.note}")
 
 
 def _closure(nodes):

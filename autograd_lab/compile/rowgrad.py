@@ -68,6 +68,8 @@ def backward_source(program, wanted, grad_patterns):
             return grad
         if consumer.op in ("max", "min"):  # the gradient goes to the first column holding it
             return f"({grad} if col == {program.argmax(consumer).name} else {n(0.0)})"
+        if consumer.op == "pick":  # to the picked column only
+            return f"({grad} if col == {consumer.args[1].name} else {n(0.0)})"
         names = lambda a: a.name if isinstance(a, Node) else a  # noqa: E731
         kwargs = {k: names(v) for k, v in consumer.kwargs.items()}
         grads = consumer.rule.grads(n, grad, consumer.name, *map(names, consumer.args), **kwargs)

@@ -45,7 +45,7 @@ class Node:
 
     name: str
     level: str
-    op: str  # "load", "ew" (an expression), "sum", "max", "min", "argmax", "total"
+    op: str  # "load", "ew" (an expression), "sum", "max", "min", "argmax", "pick", "total"
     args: tuple = ()  # Nodes, or literal text (a number already written in the kernel's dtype)
     kwargs: dict = field(default_factory=dict)
     rule: Rule = None  # for "ew": the expression and its local derivatives
@@ -64,9 +64,6 @@ class Node:
 
 
 # internal steps that are not ops of their own
-# `col`: the column number as a float of the kernel's dtype (see rowcode.Passes)
-_PICK = Rule(lambda n, a, t: f"({a} if col == {t} else {n(0.0)})",
-              lambda n, g, y, a, t: (f"({g} if col == {t} else {n(0.0)})", None))  # fmt: skip
 _NLL = Rule(lambda n, a, c: f"-({a} * {c})", lambda n, g, y, a, c: (f"-({g} * {c})", None))
 _FINITE = Rule(lambda n, a: f"({a} if {a} - {a} == {n(0.0)} else {n(0.0)})",
                 lambda n, g, y, a: (None,))  # fmt: skip
@@ -198,7 +195,7 @@ class RowProgram:
         self.extra_inputs += 2
         index = self._add("v", "row", "load", input=index_input, pattern="row", note="class")
         coef = self._add("v", "row", "load", input=index_input + 1, pattern="row", note="weight")
-        picked = self._reduce("sum", self._ew(_PICK, [x, index], note), note)
+        picked = self._add("p", "row", "pick", (x, index), note=note)  # x[r, class[r]]
         loss = self._ew(_NLL, [picked, coef], note)
         if reduction != "none":
             loss = self._add("v", "row", "total", (loss,), note=note)
