@@ -449,7 +449,24 @@ class Relu(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (result > 0)
+        return ReluGrad.apply(grad, result)  # grad where result > 0: one op, no float mask
+
+
+class ReluGrad(Op):
+    """relu's backward as a single (differentiable) op, like PyTorch's `threshold_backward`."""
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(result)
+        g = grad._data
+        return np.multiply(g, result._data > 0, dtype=g.dtype)  # the bool mask is cast on the fly
+
+    @staticmethod
+    def backward(ctx, grad2):
+        (result,) = ctx.saved_tensors
+        return ReluGrad.apply(grad2, result), None
 
 
 class Abs(Op):

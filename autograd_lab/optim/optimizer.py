@@ -226,6 +226,33 @@ def gradient(p, weight_decay, maximize, out):
     return np.subtract(out, grad, out=out) if maximize else np.add(out, grad, out=out)
 
 
+_CHUNK = 1 << 14  # elements per pass of add_scaled: its scratch stays at 64 KiB of float32
+
+
+def add_scaled(target, values, alpha):
+    """target += alpha * values, in place, with no temporary the size of target.
+
+    numpy has no fused multiply-add, and `target += alpha * values` would allocate alpha * values
+    whole: for the biggest weight that temporary sets the training step's peak memory. So big
+    arrays go through a small scratch buffer, a chunk at a time (the same numbers either way).
+    """
+    if (
+        type(target) is not np.ndarray
+        or target.size <= _CHUNK
+        or not (
+            target.flags.c_contiguous and values.flags.c_contiguous and values.shape == target.shape
+        )
+    ):
+        np.add(target, np.multiply(values, alpha), out=target)
+        return
+    flat_target, flat_values = target.reshape(-1), values.reshape(-1)
+    scratch = np.empty(_CHUNK, target.dtype)
+    for start in range(0, target.size, _CHUNK):
+        part = flat_target[start : start + _CHUNK]
+        product = np.multiply(flat_values[start : start + _CHUNK], alpha, out=scratch[: part.size])
+        np.add(part, product, out=part)
+
+
 def bump_version(p):
     """Bump p's version counter after writing its storage, as every in-place op does."""
     p._version_box()[0] += 1

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import _make
-from .optimizer import Optimizer, bump_version, gradient, run_closure
+from .optimizer import Optimizer, add_scaled, bump_version, gradient, run_closure
 
 
 class SGD(Optimizer):
@@ -83,7 +83,9 @@ class SGD(Optimizer):
                 if p._grad is None:  # no gradient reached it: leave it (and its state) alone
                     continue
                 param = p._data
-                scratch = np.empty_like(param)
+                scratch = None  # a temporary the size of p, made only for the options needing one
+                if group["weight_decay"] != 0 or group["maximize"] or group["nesterov"]:
+                    scratch = np.empty_like(param)
                 g = gradient(p, group["weight_decay"], group["maximize"], out=scratch)
                 if momentum != 0:
                     state = self.state[p]
@@ -93,12 +95,14 @@ class SGD(Optimizer):
                     else:  # b <- momentum * b + (1 - dampening) * g
                         b = buf._data
                         np.multiply(b, momentum, out=b)
-                        np.add(b, g if dampening == 0 else np.multiply(g, 1 - dampening), out=b)
+                        if dampening == 0:
+                            np.add(b, g, out=b)
+                        else:
+                            add_scaled(b, g, 1 - dampening)
                     if group["nesterov"]:  # look ahead: g + momentum * b
                         g = np.add(g, np.multiply(buf._data, momentum), out=scratch)
                     else:
                         g = buf._data
-                # p <- p - lr * g
-                np.subtract(param, np.multiply(g, lr, out=scratch), out=param)
+                add_scaled(param, g, -lr)  # p <- p - lr * g
                 bump_version(p)
         return loss
