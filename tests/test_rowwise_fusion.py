@@ -398,3 +398,24 @@ def test_recycled_arrays_are_reused_only_once_nobody_holds_them():
     assert recycle.empty(shape, np.float32).__array_interface__["data"][0] != address
     del held, view
     assert recycle.empty(shape, np.float32).__array_interface__["data"][0] == address
+
+
+@pytest.mark.parametrize("fn", [layer_norm, lambda x, w, b: (x * w + b).tanh() * 2])
+def test_fused_gradients_become_grad_without_a_copy(fn, monkeypatch):
+    """A kernel's gradient is a fresh array nothing else holds: AccumulateGrad adopts it as .grad
+    (autograd/ownership.py) instead of copying it, for row-wise and elementwise kernels alike."""
+    x, w, b = (ag.tensor(np.full(s, 0.5), requires_grad=True) for s in ((4, 6), (6,), (6,)))
+    compiled = ag.compile(fn)
+    compiled(x, w, b)
+    (kernel,) = compiled.plan.kernels
+    made = []
+    backward = type(kernel).backward
+
+    def spy(self, *args):  # notes where x's gradient lives (holding it would make it shared)
+        found = backward(self, *args)
+        made.append(found[0].__array_interface__["data"][0])
+        return found
+
+    monkeypatch.setattr(type(kernel), "backward", spy)
+    compiled(x, w, b).sum().backward()
+    assert made == [x.grad._data.__array_interface__["data"][0]]  # a copy would live elsewhere

@@ -15,7 +15,9 @@ cache of freed blocks for the same reason).
 
 Safe by construction: an array someone still references (a tensor, a view of it, a saved tensor
 in the graph) has a higher reference count, so it is never handed out twice. Only arrays of at
-least `MIN_BYTES` are kept, at most `KEEP` of them: a small, bounded cache.
+least `MIN_BYTES` are kept, at most `KEEP` of them: a small, bounded cache. Kernels take their
+forward outputs from here, not their gradients: a gradient nothing else references becomes a
+leaf's `.grad` without a copy (autograd/ownership.py), and this list's reference would prevent it.
 """
 
 import sys

@@ -136,23 +136,20 @@ class RowKernel:
             view, use = self._incoming(grad, value, node)
             views.append(view)
             patterns.append(use)
-        results, shapes = [], {}
-        for number, use in self.program.loads:
-            if number in self.wanted:
-                shapes[number] = use
+        uses = {number: use for number, use in self.program.loads if number in self.wanted}
+        found, results = [None] * len(self.group.inputs), []
         for number in sorted(self.wanted):
-            use = shapes[number]
-            results.append(recycle.empty((rows, columns), self.dtype) if use == "full" else
-                           recycle.empty((rows,), self.dtype) if use == "row" else
-                           np.zeros((blocks, columns), self.dtype) if use == "col" else
-                           np.zeros(blocks, self.dtype))  # fmt: skip
+            shape, use = self.group.inputs[number].shape, uses[number]
+            if use in ("full", "row"):  # the gradient itself, in its input's shape: not recycled
+                found[number] = np.empty(shape, self.dtype)  # (so .grad can adopt it uncopied)
+                results.append(found[number].reshape((rows, columns) if use == "full" else rows))
+            else:  # a partial sum per block of rows, added up below
+                results.append(np.zeros((blocks, columns) if use == "col" else blocks, self.dtype))
         module = self._module(tuple(patterns))
         module.row_backward(rows, columns, blocks, *args, saved, *views, *results)
-        found = [None] * len(self.group.inputs)
         for number, array in zip(sorted(self.wanted), results, strict=True):
-            if shapes[number] in ("col", "one"):
-                array = array.sum(axis=0)  # the blocks' partial sums
-            found[number] = array.reshape(self.group.inputs[number].shape)
+            if uses[number] in ("col", "one"):
+                found[number] = array.sum(axis=0).reshape(self.group.inputs[number].shape)
         return found
 
     # ---- helpers ---------------------------------------------------------------------------------

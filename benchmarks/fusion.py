@@ -1,0 +1,169 @@
+"""Row 6: fused kernels (autograd_lab.compile) against eager mode and a memory-bandwidth bound.
+
+    .venv/bin/python benchmarks/fusion.py [--quick] [--repeats N] [--warmup N]
+
+Three functions, forward + backward on 4M float32 elements (4096 rows x 1024 columns):
+    GELU          the tanh form written out in ops (x, x**3, tanh, ...): one elementwise group
+    layer norm    over the last axis, with a weight and a bias: one row-wise group
+    softmax + CE  F.cross_entropy(logits, class targets): one row-wise group
+Each is timed three ways, interleaved (eager, fused, bound, eager, ...) after a warm-up that
+includes tracing and compiling the kernels; the table shows medians:
+    eager   autograd_lab ops, one numpy pass (or several) per op
+    fused   ag.compile(fn): generated numba kernels, on every core (numba's threads)
+    bound   the least memory any implementation must move, at the bandwidth np.add(a, b, out=c)
+            reaches on 4M float32 in the same round (one thread: numpy's)
+The least memory, forward + backward (16 MB per full array; a row's few numbers are free):
+    GELU          read x, write y; read x and the incoming gradient, write x's gradient: 5 x 16 MB
+    layer norm    the same 5 x 16 MB (the weight's and bias's gradients are 4 KB each)
+    softmax + CE  read x; read x, write x's gradient (the loss is one number): 3 x 16 MB
+Targets (issue 7): fused >= 3x faster than eager, and fused <= 2x the bound. A step is what a
+training loop does: .grad set to None, forward, backward (the engine adopts a fresh gradient as
+.grad without copying it). The machine is shared: the header prints the load average before and
+after, and medians only tell so much. With run.py's `--clock cpu` the fused times are the CPU
+time of all of numba's threads (two here), so they count the work, not the wait.
+"""
+
+import argparse
+import sys
+
+import numpy as np
+from harness import Row, Target, interleaved, machine_info, now, print_table
+
+import autograd_lab as ag
+import autograd_lab.nn.functional as F
+
+SPEEDUP, BOUND = Target(3.0, at_least=True), Target(2.0)
+ROWS, COLUMNS = 4096, 1024
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + ((x + 0.044715 * x * x * x) * 0.7978845608028654).tanh())
+
+
+def layer_norm(x, weight, bias):
+    mean = x.mean(-1, keepdim=True)
+    centred = x - mean
+    var = (centred * centred).mean(-1, keepdim=True)
+    return centred / (var + 1e-5).sqrt() * weight + bias
+
+
+def softmax_cross_entropy(logits, target):
+    return F.cross_entropy(logits, target)
+
+
+def cases(rows, columns, rng):
+    """name: (function, its inputs, the inputs that get gradients, full arrays moved at least)."""
+    x = ag.tensor(rng.standard_normal((rows, columns)).astype(np.float32), requires_grad=True)
+    weight = ag.tensor(rng.uniform(0.5, 1.5, columns).astype(np.float32), requires_grad=True)
+    bias = ag.tensor(rng.uniform(-0.5, 0.5, columns).astype(np.float32), requires_grad=True)
+    target = ag.tensor(rng.integers(0, columns, rows))
+    return {
+        "GELU (tanh form)": (gelu_tanh, [x], [x], 5),
+        "layer norm (last axis)": (layer_norm, [x, weight, bias], [x, weight, bias], 5),
+        "softmax + cross-entropy": (softmax_cross_entropy, [x, target], [x], 3),
+    }
+
+
+def step(fn, inputs, leaves, upstream):
+    """One forward + backward; returns its seconds (and keeps its results for the check)."""
+    for leaf in leaves:
+        leaf.grad = None
+    start = now()
+    out = fn(*inputs)
+    out.backward(upstream if out.ndim else None)
+    seconds = now() - start
+    step.last = (out, [leaf.grad for leaf in leaves])
+    return seconds
+
+
+def agreement(a, b):
+    """The largest difference between two (output, gradients) results, relative to their size."""
+    worst = 0.0
+    for x, y in zip([a[0], *a[1]], [b[0], *b[1]], strict=True):
+        x, y = x.detach().numpy().astype(np.float64), y.detach().numpy().astype(np.float64)
+        worst = max(worst, float(np.max(np.abs(x - y))) / max(1.0, float(np.max(np.abs(y)))))
+    return worst
+
+
+def measure(fn, inputs, leaves, upstream, add, repeats, warmup):
+    """Median seconds of eager, fused and np.add, interleaved; and fused's difference from eager."""
+    compiled, results = ag.compile(fn), {}
+
+    def runner(label, f):
+        def one():
+            seconds = step(f, inputs, leaves, upstream)
+            results[label] = step.last
+            return seconds
+
+        return one
+
+    times = interleaved({"eager": runner("eager", fn), "fused": runner("fused", compiled),
+                         "np.add": add}, repeats=repeats, warmup=warmup)  # fmt: skip
+    medians = {name: columns[""] for name, columns in times.items()}
+    return medians, agreement(results["fused"], results["eager"]), compiled.plan.kernels
+
+
+def run(quick=False, repeats=None, warmup=None):
+    """The table's rows: per function, fused vs eager (speed-up) and fused vs the bound."""
+    repeats = repeats or (2 if quick else 15)
+    warmup = warmup or (1 if quick else 2)
+    rows, columns = (64, 128) if quick else (ROWS, COLUMNS)
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(rows * columns).astype(np.float32) for _ in range(2))
+    c = np.empty_like(a)
+
+    def add():
+        start = now()
+        np.add(a, b, out=c)
+        return now() - start
+
+    table, size = [], f"{rows}x{columns} float32"
+    for letter, (name, (fn, inputs, leaves, arrays)) in zip(
+        "abc", cases(rows, columns, rng).items(), strict=True
+    ):
+        upstream = ag.tensor(rng.standard_normal((rows, columns)).astype(np.float32))
+        seconds, difference, kernels = measure(fn, inputs, leaves, upstream, add, repeats, warmup)
+        eager, fused, add_ms = (seconds[k] * 1e3 for k in ("eager", "fused", "np.add"))
+        bandwidth = 3 * a.nbytes / (add_ms / 1e3)  # np.add reads two arrays and writes one
+        bound = arrays * a.nbytes / bandwidth * 1e3
+        ok = difference <= 1e-4
+        check = f"fused-eager {difference:.0e} {'✓' if ok else '✗'}"
+        by = ", ".join(type(k).__name__ for k in kernels) or "none"
+        table.append(Row(f"6{letter}", f"{name}, fwd+bwd, {size}", "ms", fused, "eager", eager,
+                         SPEEDUP, speedup=True, check=check, check_ok=ok,
+                         note=f"fused by {by}"))  # fmt: skip
+        table.append(Row(f"6{letter}", f"{name}: fused vs bound", "ms", fused, "bound", bound,
+                         BOUND, note=f"bound: {arrays} x {a.nbytes / 1e6:.3g} MB at np.add's "
+                         f"{bandwidth / 1e9:.1f} GB/s ({add_ms:.2f} ms per np.add)"))  # fmt: skip
+    return table
+
+
+def rows(settings):
+    """Row 6 of run.py's table (same settings as the other rows)."""
+    return run(quick=settings.quick, repeats=settings.repeats, warmup=settings.warmup)
+
+
+def _load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: checks it runs")
+    parser.add_argument("--repeats", type=int, help="timed samples each (default 15)")
+    parser.add_argument("--warmup", type=int, help="untimed samples first (default 2)")
+    args = parser.parse_args(argv)
+    import numba
+
+    machine = machine_info()
+    print(f"machine: {machine['cpu']}, {machine['cpus']} CPUs; numba threads "
+          f"{numba.get_num_threads()}; load average before: {_load()}")  # fmt: skip
+    table = run(args.quick, args.repeats, args.warmup)
+    print_table(table)
+    print(f"load average after: {_load()}")
+    return 0 if all(r.check_ok for r in table) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
