@@ -273,9 +273,11 @@ def kernel(name, program, params, body, before_rows=(), after_rows=()):
     group = program.group
     parallel = parallel_pays(group)
     float32 = np.dtype(group.dtype) == np.float32
-    # sums in the loop must be reorderable to vectorize (as codegen.reduction_kind explains);
-    # float64 kernels keep numpy's exact left-to-right rounding instead
-    fastmath = '{"reassoc"}' if float32 else "False"
+    # float32: sums in the loop must be reorderable to vectorize (as codegen.reduction_kind
+    # explains), and `arcp` lets x / s (s one number per row: a sum, a std) become x * (1 / s),
+    # one division per row instead of one per element (within an ulp; backward 1.6x faster).
+    # float64 kernels keep numpy's exact rounding instead: no fast-math at all.
+    fastmath = '{"reassoc", "arcp"}' if float32 else "False"
     lines = ["", "", "", f'@njit(parallel={parallel}, cache=True, fastmath={fastmath}, '
              'error_model="numpy")', f"def {name}({', '.join(params)}):",
              "    per_block = (n_rows + n_blocks - 1) // n_blocks",
