@@ -1,38 +1,45 @@
-"""A row-wise group's kernels as Python source for numba: one forward, one backward.
+"""A row-wise group's kernels as Python source for numba: forward here, backward in rowgrad.py.
 
     >>> import autograd_lab as ag
     >>> f = ag.compile(lambda x: x.softmax(-1))
-    >>> y = f(ag.ones(4, 8, dtype=ag.float64))
+    >>> y = f(ag.ones(4, 8, dtype=ag.float64, requires_grad=True))
     >>> print(f.kernels[0])                          # doctest: +SKIP
     ...
     def row_forward(n_rows, n_cols, n_blocks, x0, out0, saved):
         per_block = (n_rows + n_blocks - 1) // n_blocks
         for b in range(n_blocks):
+            stash = empty((1, n_cols), float64)
             for r in range(b * per_block, min(n_rows, (b + 1) * per_block)):
-                key1, nans1 = order_key(-inf), 0
-                for j in range(n_cols):                      # pass 0: the row's max
-                    v0 = x0[r, j]
-                    ...
-                m1 = from_order_key(key1) if nans1 == 0 else nan
-                acc4 = 0.0
-                for j in range(n_cols):                      # pass 1: the sum of exps
-                    ...
-                s4 = acc4
-                for j in range(n_cols):                      # pass 2: write the result
-                    ...
-                    out0[r, j] = v5
-                saved[r, 0] = m1                             # what backward needs, per row
+                keym1 = order_key(-inf)  # compared as integers: kernel_math
+                for j in range(n_cols):  # pass 0: m1
+                    v0 = x0[r, j]  # %0
+                    key = order_key(v0)
+                    keym1 = key if key > keym1 else keym1
+                m1 = from_order_key(keym1)
+                accs4 = 0.0
+                for j in range(n_cols):  # pass 1: s4
+                    v0 = x0[r, j]  # %0
+                    t2 = v0 - m1  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    t3 = exp(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    accs4 += t3
+                    stash[0, j] = t3
+                s4 = accs4
+                for j in range(n_cols):  # pass 2: out0
+                    t3 = stash[0, j]  # kept by pass 1
+                    t5 = t3 / s4  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    out0[r, j] = t5
+                saved[r, 0] = m1
                 saved[r, 1] = s4
     ...
 
-The outer loop runs over blocks of rows (`prange`: the threads share the blocks); the passes over
-one row read memory the first time and the CPU's cache after. The forward kernel also writes the
-row values the backward needs (`saved`: a few numbers per row), so backward does not redo the
-forward's passes. A column input's gradient (a layer norm's weight) is a sum over the rows: each
-block adds into its own row of a partial-sum array, which RowKernel sums in numpy.
+The outer loop runs over blocks of rows (`prange` when the group is big enough: the threads
+share the blocks); the passes over one row read memory the first time and the CPU's cache after.
+A value a later pass needs again is recomputed, unless it is costly (an exp): then it is kept in
+`stash`, one row per value. The forward kernel also writes the row values the backward needs
+(`saved`: a few numbers per row), so backward never repeats the forward's passes.
 
-Maxima: `max` keeps the comparison on integers (`order_key`: see compile/kernel_math.py), which
-the compiler turns into vector instructions; a float max with NaN rules would not vectorize.
+Maxima compare `order_key`s, integers that sort like the floats (compile/kernel_math.py): the
+compiler turns an integer max into vector instructions, a float max with NaN rules it does not.
 """
 
 import re
@@ -95,7 +102,8 @@ class Passes:
         self.stash = {}  # node -> its row in the stash
 
     def new_loop(self, title):
-        loop = {"title": title, "lines": [], "defined": set()}
+        """A loop over the row's columns; `title` names it in comments ("pass 1")."""
+        loop = {"title": title, "lines": [], "defined": set(), "makes": []}
         self.loops.append(loop)
         return loop
 
@@ -110,7 +118,7 @@ class Passes:
             if node not in self.stash:
                 self.stash[node] = len(self.stash)
                 earlier["lines"].append(f"stash[{self.stash[node]}, j] = {node.name}")
-            loop["lines"].append(f"{node.name} = stash[{self.stash[node]}, j]  # kept by pass "
+            loop["lines"].append(f"{node.name} = stash[{self.stash[node]}, j]  # kept by "
                                  f"{earlier['title']}")  # fmt: skip
             return
         for arg in node.deps():
@@ -128,7 +136,8 @@ class Passes:
         an integer j next to float32 values would take 64-bit vector lanes and halve the speed
         (the compiler turns `col += 1` into a vector of 8 column numbers as well)."""
         body = [f"    {line}" for line in loop["lines"]]
-        head = [f"for j in range(n_cols):  # pass {loop['title']}"]
+        makes = f": {', '.join(loop['makes'])}" if loop["makes"] else ""
+        head = [f"for j in range(n_cols):  # {loop['title']}{makes}"]
         if any(used(line, "col") for line in body):
             head = [f"col = {self.n(0.0)}"] + head
             body.append(f"    col += {self.n(1.0)}")
@@ -180,7 +189,8 @@ def forward_source(program, saved):
         writes = [node for node in full_out if node.phase == k]
         if not work and not writes:
             continue
-        loop, before, starts, ends = passes.new_loop(str(k)), [], [], []
+        loop, before, starts, ends = passes.new_loop(f"pass {k}"), [], [], []
+        loop["makes"] = [r.name for r in work] + [f"out{full_out[node]}" for node in writes]
         for r in work:
             for arg in r.args:
                 if arg.level == "full":
@@ -226,10 +236,11 @@ def _reduction_lines(node, emit):
         first, better = ("-inf", ">") if node.op == "max" else ("inf", "<")
         update = [f"key = order_key({arg})",
                   f"key{name} = key if key {better} key{name} else key{name}"]  # fmt: skip
+        start = f"key{name} = order_key({n(float(first))})  # compared as integers: kernel_math"
         if node.no_grad:  # a softmax's shift: a NaN in the row makes its sum of exps NaN anyway
-            return f"key{name} = order_key({n(float(first))})", update, (
-                f"{name} = from_order_key(key{name})")  # fmt: skip
-        return (f"key{name}, nans{name} = order_key({n(float(first))}), 0",
+            return start, update, f"{name} = from_order_key(key{name})"
+        return (start.replace(f"key{name} =", f"key{name}, nans{name} =").replace(
+                    "  # compared", ", 0  # compared"),
                 update + [f"nans{name} += {arg} != {arg}  # a NaN makes the result NaN, as numpy"],
                 f"{name} = from_order_key(key{name}) if nans{name} == 0 else {n(float('nan'))}")  # fmt: skip
     extreme = node.args[1].name  # argmax: the first column holding the max (or the first NaN)

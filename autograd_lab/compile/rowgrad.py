@@ -7,24 +7,30 @@
     ...
     def row_backward(n_rows, n_cols, n_blocks, x0, saved, g0, gx0):
         ...
-                m1 = saved[r, 0]                     # the row's max and sum, kept by forward
-                s4 = saved[r, 1]
+                m1 = saved[r, 0]  # %1 = SoftmaxBackward0(%0, dim=-1)
+                s4 = saved[r, 1]  # %1 = SoftmaxBackward0(%0, dim=-1)
                 sum_ds4 = 0.0
-                for j in range(n_cols):              # backward pass 0: the sum's gradient
-                    dt5 = g0[r, j]                   # the incoming gradient of the softmax
+                for j in range(n_cols):  # backward pass 0: sum_ds4
+                    dt5 = g0[r, j]
                     ...
+                    t3 = exp(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
                     sum_ds4 += -dt5 * t3 / (s4 * s4)
+                    stash[0, j] = t3
                 ds4 = sum_ds4
-                for j in range(n_cols):              # backward pass 1: the input's gradient
-                    ...
+                for j in range(n_cols):  # backward pass 1: gx0
+                    dt5 = g0[r, j]
+                    dt3 = ds4 + dt5 / s4
+                    t3 = stash[0, j]  # kept by backward pass 0
+                    dt2 = dt3 * t3
+                    dv0 = dt2
                     gx0[r, j] = dv0
 
-`d<name>` is the gradient of value `<name>`: each node adds what it sends back to its arguments
-(their rules' local derivatives, compile/rules.py), newest node first. A value that is one number
-per row but was used by every element of the row (a sum, a max, a mean) gets the SUM of what the
-elements send back: `sum_d<name>`, accumulated during one pass and known after it. So gradients,
-too, take a few passes over the row (RowProgram.backward_plan says which node's gradient is
-known in which pass). Row values the forward computed are read from `saved`, never recomputed.
+`d<name>` is the gradient of value `<name>`: each node sends back to its arguments their rules'
+local derivatives (compile/rules.py), newest node first. A value that is one number per row but
+was used by every element of the row (a sum, a max, a mean) gets the SUM of what the elements
+send back: `sum_d<name>`, added up during one pass and known after it. So gradients, too, take a
+few passes over the row (RowProgram.backward_plan says which node's gradient is known in which
+pass). Row values the forward computed are read from `saved`, never recomputed.
 """
 
 from .rowcode import INDEX, Emitter, Passes, inputs, kernel, used
@@ -105,7 +111,7 @@ def backward_source(program, wanted, grad_patterns):
     loads = [node for node in order if node.op == "load"]
     pieces = []  # (loop, row lines after it): assembled last, as later passes add stash writes
     for p in range(max(passes.values(), default=-1) + 1):
-        loop, done = loops.new_loop(f"{p} (backward)"), set()
+        loop, done = loops.new_loop(f"backward pass {p}"), set()
         define = lambda node, loop=loop: (  # noqa: E731
             forward_row(node) if node.level == "row" else loops.full_value(node, loop, forward_row)
         )
@@ -133,6 +139,8 @@ def backward_source(program, wanted, grad_patterns):
                     term = contribution(consumer, node)
                     mentioned(term, define)
                     loop["lines"].append(f"sum_d{node.name} += {term}")
+                    loop["makes"] += [] if f"sum_d{node.name}" in loop["makes"] else [
+                        f"sum_d{node.name}"]  # fmt: skip
         for node in loads:
             if node.level == "full" and passes[node] == p:
                 grad = full_adjoint(node)
@@ -140,6 +148,7 @@ def backward_source(program, wanted, grad_patterns):
                     loop["lines"].append(f"gx{node.input}[r, j] = {grad}")
                 else:  # a column input: summed over the rows of this block
                     loop["lines"].append(f"gx{node.input}[b, j] += {grad}")
+                loop["makes"].append(f"gx{node.input}")
         after = []
         for node in reversed(order):
             if node.level == "row" and complete[node] == p:

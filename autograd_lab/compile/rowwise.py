@@ -34,7 +34,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..nn import functional as F
 from ..ops import reduction as red
-from .fuse import Group, fusable
+from .fuse import Group, _connect, fusable
 from .ir import Value
 from .rules import rule_for
 from .traced import WholeCall
@@ -170,11 +170,8 @@ def uses(call, kind, frame, dtype):
     lead, out = tuple(frame[:-1]), call.outputs[0]
     if kind == "loss":
         x, target = call.args
-        if x.dtype != dtype:
-            return None
-        return {x.id: "full", target.id: "flat"}, "total" if loss_form(call)[
-            1
-        ] != "none" else "flat"
+        result = "flat" if loss_form(call)[1] == "none" else "total"
+        return ({x.id: "full", target.id: "flat"}, result) if x.dtype == dtype else None
     if kind in ("reduction", "softmax"):
         if call.args[0].dtype != dtype or tuple(call.args[0].shape) != tuple(frame):
             return None
@@ -347,22 +344,6 @@ def find_row_groups(graph):
         if len(group.calls) == 1 and roles[0] != "loss" and not issubclass(
                 group.calls[0].fn, COMPOSITES):  # fmt: skip
             continue  # a lone sum or max: numpy does it in one pass already
-        _connect(group, graph, returned)
+        _connect(group, graph)
         kept.append(group)
     return kept
-
-
-def _connect(group, graph, returned):
-    """A group's inputs (read from outside) and outputs (used outside, or returned)."""
-    made = {call.outputs[0].id for call in group.calls}
-    seen = set()
-    for call in group.calls:
-        for value in call.inputs():
-            if value.id not in made and value.id not in seen:
-                seen.add(value.id)
-                group.inputs.append(value)
-    used_outside = set(returned)
-    for call in graph.calls:
-        if not group.mask >> call.index & 1:
-            used_outside.update(v.id for v in call.inputs())
-    group.outputs = [c.outputs[0] for c in group.calls if c.outputs[0].id in used_outside]
