@@ -15,10 +15,13 @@
 
 Forward runs every call through `call.fn.apply`, as eager mode does, but each call on leaves
 detached from its arguments, so the call's nodes form a small graph of their own, and frees every
-value after its last reader. The whole program is one autograd node, `PlannedGraphBackward0`,
-whose backward walks the calls in reverse (a valid order: they were recorded in execution order),
-runs one call's backward at a time, drops each gradient once used, adds repeated gradients in
-place, and writes leaf parameters' gradients straight into `.grad`.
+value after its last reader. Linear layers and ReLU it runs itself, in numpy, into buffers it
+chooses (layers.py: a weight's gradient buffer holds the layer's output and the gradient flowing
+back into it until the weight's gradient is written there). The whole program is one autograd
+node, `PlannedGraphBackward0`, whose backward walks the calls in reverse (a valid order: they
+were recorded in execution order), runs one call's backward at a time, drops each gradient once
+used, adds repeated gradients in place, and writes leaf parameters' gradients straight into
+`.grad`. It frees (and overwrites) what forward kept as it goes: it runs once per forward.
 
 NB: like PyTorch's reentrant checkpoint, the parameters' gradients are written by this node
 itself, so `autograd.grad(loss, params)` does not reach them: use `loss.backward()`.
@@ -34,11 +37,16 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import _state, enable_grad
 from ..tensor import Tensor, _make
 from .ir import map_values
-from .run import run
+from .layers import layer_steps
+from .run import check_inputs, run
+
+watchers = []  # timelines recording now (memory.record_memory): they get a sample per step that
+# the executor runs itself, since those steps make no autograd node that they could observe
 
 
 def run_planned(graph, inputs, plan):
     """Run `graph` on `inputs` as `plan` says; gradients of the results take the planned backward."""
+    check_inputs(graph, inputs)
     params = [(v, t) for v, t in _const_items(graph) if t.requires_grad]
     if not (_state.enabled and (params or any(t.requires_grad for t in inputs))):
         return run(graph, inputs, plan)  # nothing to differentiate: forward with reuse only
@@ -83,8 +91,13 @@ class PlannedGraph(Function):
         # A plan made without gradients (nothing was saved then) may reuse buffers that backward
         # now needs: such a plan's buffers are not used here.
         buffers = plan.buffers if plan.backward else {}
+        steps = layer_steps(graph, tensors[:n_inputs], routed)  # linear layers, ReLU: layers.py
         for call in graph.calls:
-            record, outs = _forward_call(call, env, buffers, slots)
+            step = steps.get(call.index)
+            if step is None:
+                record, outs = _forward_call(call, env, buffers, slots)
+            else:
+                record, outs = step, (_run_step(step, call, env),)
             ctx.records.append(record)
             for value, out in zip(call.outputs, outs, strict=False):
                 if value is not None:
@@ -104,21 +117,19 @@ class PlannedGraph(Function):
             if g is not None:
                 _add(pending, value.id, g)
         records, ctx.records = ctx.records, None
+        if records is None:
+            raise RuntimeError(
+                "this planned graph has gone backward already: its backward frees (and partly "
+                "overwrites) what forward kept as it goes, so retain_graph=True cannot keep it. "
+                "Fix: run the planned function again to go backward again, or compile without "
+                "plan_memory=True."
+            )
         for i in range(len(records) - 1, -1, -1):
             record, records[i] = records[i], None  # this call's saved tensors go once it has run
-            roots, seeds = [], []
-            for value_id, root in record.roots:
-                if value_id in pending:  # the last use of this gradient: drop it after
-                    roots.append(root)
-                    seeds.append(pending.pop(value_id)[0])
-            if not roots or not record.targets:
-                continue
-            results = engine.grad(roots, [leaf for _, leaf in record.targets], seeds,
-                                  allow_unused=True)  # fmt: skip
-            del roots, seeds
-            for (value_id, _), g in zip(record.targets, results, strict=True):
-                if g is not None:
-                    _add(pending, value_id, g)
+            if type(record) is _CallRecord:
+                _call_backward(record, pending)
+            else:
+                _step_backward(record, pending)
         given = [g._data for g in grads if g is not None]  # arrays the caller may still hold
         params = {v.id: t for v, t in _const_items(graph)}
         for value_id in ctx.params:
@@ -168,6 +179,47 @@ def _forward_call(call, env, buffers, slots):
     return _CallRecord(call, roots, targets), outs
 
 
+def _call_backward(record, pending):
+    """One call's backward through its own small graph: its results' gradients leave `pending`
+    (their last use) and its inputs' gradients join it."""
+    roots, seeds = [], []
+    for value_id, root in record.roots:
+        if value_id in pending:
+            roots.append(root)
+            seeds.append(pending.pop(value_id)[0])
+    if not roots or not record.targets:
+        return
+    results = engine.grad(roots, [leaf for _, leaf in record.targets], seeds, allow_unused=True)
+    del roots, seeds  # the incoming gradients go before the next call's backward makes more
+    for (value_id, _), g in zip(record.targets, results, strict=True):
+        if g is not None:
+            _add(pending, value_id, g)
+
+
+def _step_backward(step, pending):
+    """The backward of a step of layers.py: the gradients it makes are ours (new arrays or
+    planned buffers), so later ones may be added into them, and ReLU may mask them in place."""
+    entry = pending.pop(step.out.id, None)
+    if entry is not None:
+        for value_id, g, ours in step.backward(*entry):
+            _add(pending, value_id, g, ours)
+        _note(step.call.name, "backward")
+
+
+def _run_step(step, call, env):
+    """Run a step of layers.py; its result requires grad when one of its inputs does."""
+    lookup = lambda value: env[value.id] if value.id in env else value.const  # noqa: E731
+    out = _make(step.forward(lookup))
+    out._requires_grad = any(lookup(value).requires_grad for value in call.inputs())
+    _note(call.name, "forward")
+    return out
+
+
+def _note(label, phase):
+    for timeline in watchers:
+        timeline.mark(label, phase)
+
+
 def _held_tensors(node):
     """Tensors a node keeps: saved for backward, or put on ctx by forward."""
     for entry in node._saved or ():
@@ -193,11 +245,11 @@ def _out_arrays(call, buffers, slots):
     return tuple(out)
 
 
-def _add(pending, value_id, g):
-    """Sum a gradient into the pending one: in place once the array is one we made."""
+def _add(pending, value_id, g, ours=False):
+    """Sum a gradient into the pending one: in place once the array is one we made (`ours`)."""
     entry = pending.get(value_id)
-    if entry is None:
-        pending[value_id] = [g, False]  # borrowed: the op that made it may have handed it out too
+    if entry is None:  # not ours: the op that made it may have handed it out elsewhere too
+        pending[value_id] = [g, ours]
     elif entry[1] and entry[0]._data.shape == g._data.shape:
         np.add(entry[0]._data, g._data, out=entry[0]._data)
     else:
