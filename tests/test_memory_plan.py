@@ -283,13 +283,20 @@ def linear_relu_linear(batch, hidden=40, features=16, requires_grad=False):
     return fn, x, [w1, b1, w2, b2]
 
 
+def same_numbers(got, want):
+    """Equal to rounding: the plan computes a weight gradient in row blocks, which OpenBLAS (numpy's
+    wheels on Linux) rounds exactly as the whole product, but another BLAS need not."""
+    rtol = 1e-5 if np.asarray(want).dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
 def exactly_as_eager(fn, inputs, params):
-    """Eager and planned results and gradients are bit for bit the same."""
+    """Eager and planned results and gradients are the same (bit for bit with OpenBLAS)."""
     eager, planned = eager_and_planned(fn, inputs, params)
     for got, want in zip(planned[0] + planned[1], eager[0] + eager[1], strict=True):
         assert (got is None) == (want is None)
         if want is not None:
-            np.testing.assert_array_equal(got, want)
+            same_numbers(got, want)
 
 
 def test_a_weight_gradient_hosts_the_layer_output_and_its_gradient_when_they_fit():
@@ -318,7 +325,7 @@ def test_a_weight_gradient_written_over_its_own_incoming_gradient_is_exact(batch
     back = buffer.reshape(-1)[buffer.size - g.size :].reshape(g.shape)
     back[...] = g
     assert weight_grad_over_its_input(buffer, back, x) is buffer
-    np.testing.assert_array_equal(buffer, want)
+    same_numbers(buffer, want)
     np.testing.assert_array_equal(x, x_before)
 
 
@@ -432,7 +439,7 @@ def test_planned_mlp_step_holds_little_besides_its_gradients(big_mlp):
     eager_grads = [p.grad.numpy().copy() for p in model.parameters()]
     planned = measure_peak(step(lambda: run_planned(graph, [x, y], plan)))
     for p, want in zip(model.parameters(), eager_grads, strict=True):
-        np.testing.assert_array_equal(p.grad.numpy(), want)
+        same_numbers(p.grad.numpy(), want)
     results = sum(p.grad.numpy().nbytes for p in model.parameters())
     assert planned <= 0.9 * eager, (planned, eager)
     assert planned - results <= 0.25 * (eager - results), (planned, eager, results)
