@@ -29,6 +29,7 @@ BENCHMARKS = {  # name for --only: (row, the module that measures it)
     "big_mlp": ("3", "big_mlp"),
     "scalar": ("4", "scalar_engine"),
     "memory": ("5", "peak_memory"),
+    "fusion": ("6", "fusion"),
 }
 
 

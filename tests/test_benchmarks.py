@@ -21,7 +21,14 @@ from models import init_weights  # noqa: E402
 from numpy_floor import NumpyMLP  # noqa: E402
 from scalar_engine import Value  # noqa: E402
 
-ALL_ROWS = ["1", "1", "1", "1", "2", "3a", "3a", "3b", "3b", "4", "5", "5", "5"]
+ALL_ROWS = ["1", "1", "1", "1", "2", "3a", "3a", "3b", "3b", "4", "5", "5", "5"] + [
+    "6a",
+    "6a",
+    "6b",
+    "6b",
+    "6c",
+    "6c",
+]
 
 
 def run_suite(tmp_path, *args, without_torch=False):
