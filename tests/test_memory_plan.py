@@ -377,6 +377,29 @@ def test_a_weight_with_a_hook_gets_its_gradient_through_autograd():
     assert seen == [(40, 16), (40, 16)]  # once eager, once planned
 
 
+@pytest.mark.parametrize("batch", [4, 16])  # 2 * 4 * 40 <= 40 * 16: w1's gradient hosts; 16: not
+def test_the_planned_estimate_counts_memory_that_layers_share_once(batch):
+    fn, x, params = linear_relu_linear(batch)
+    graph = trace(fn, x)  # %l = linear, %r = relu(%l), then linear, pow, sum
+    plan = plan_memory(graph, [x])
+    linear, relu = graph.calls[0].outputs[0].id, graph.calls[1].outputs[0].id
+    w1 = graph.calls[0].args[2].id
+    activation, results = batch * 40 * 8, sum(p.detach().numpy().nbytes for p in params) + 8
+    live, eager = plan.live_bytes(), plan.live_bytes(eager=True)
+    if batch == 4:  # %l, %r and their gradients live in w1's gradient buffer, made in forward
+        assert {plan.hosted[k] for k in (linear, relu, ("grad", linear), ("grad", relu))} == {
+            ("grad", w1)
+        }
+        assert live[0] == params[0].detach().numpy().nbytes
+    else:  # ReLU in place: %r in %l's memory, and %l's gradient in %r's
+        assert plan.hosted[relu] == linear and plan.hosted[("grad", linear)] == ("grad", relu)
+        assert live[1] == activation and eager[1] == 2 * activation
+    # the first layer's backward holds the results and the gradient flowing into that layer,
+    # which takes no memory of its own when the weight gradient's buffer hosts it
+    assert live[-1] == results + (0 if batch == 4 else activation)
+    assert eager[-1] == results + activation
+
+
 def test_going_backward_twice_is_refused_with_the_fix():
     fn, x, _ = linear_relu_linear(batch=4)
     graph = trace(fn, x)
@@ -443,8 +466,11 @@ def test_planned_mlp_step_holds_little_besides_its_gradients(big_mlp):
     results = sum(p.grad.numpy().nbytes for p in model.parameters())
     assert planned <= 0.9 * eager, (planned, eager)
     assert planned - results <= 0.25 * (eager - results), (planned, eager, results)
-    estimate = plan.live_bytes()
-    assert estimate.max() < plan.live_bytes(eager=True).max()
+    # The estimates, from the graph alone, model both executors to within 3% (measured: eager
+    # 3.203 vs 3.217 MB, planned 2.685 vs 2.726 MB; temporaries inside an op are not counted).
+    for estimate, measured in ((plan.live_bytes(eager=True).max(), eager),
+                               (plan.live_bytes().max(), planned)):  # fmt: skip
+        assert abs(estimate - measured) <= 0.03 * measured, (estimate, measured)
 
 
 # ---- the figures -----------------------------------------------------------------------------------
