@@ -209,8 +209,8 @@ class MemoryPlan:
             f"  eager estimate:   peak {eager.max(initial=0) / 1e6:.3f} MB (values live until the "
             "function returns, saved ones until their backward, gradients adopted as .grad)",
             f"  planned estimate: peak {planned.max(initial=0) / 1e6:.3f} MB (freed after last use"
-            + (f", {len(self.hosted)} values in a weight gradient's or their input's memory"
-               if self.hosted else "") + ")",
+            + (f"; {len(self.hosted)} arrays kept in another's memory" if self.hosted else "")
+            + ")",
             f"  out= buffers:     {len(self.slots)} for {len(self.buffers)} values, "
             f"{len(self.reused)} reuse a dead value's buffer",
             f"  saved for backward: {saved / 1e6:.3f} MB",
