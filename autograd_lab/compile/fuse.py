@@ -162,29 +162,37 @@ def _fits(value, out):
     return all(s in (1, t) for s, t in zip(value.shape, tail, strict=True))
 
 
-def find_groups(graph, min_size=2, exclude=0):
-    """The fusable groups of `graph` (each of at least `min_size` calls), in execution order;
-    `exclude`: a bitset of calls already taken (by row-wise groups)."""
-    producer = {v.id: c for c in graph.calls for v in c.outputs if v is not None}
-    ancestors = {}  # call index -> bitset of every call it depends on
-    for call in graph.calls:
-        bits = 0
-        for value in call.inputs():
-            made_by = producer.get(value.id)
-            if made_by is not None:
-                bits |= ancestors[made_by.index] | (1 << made_by.index)
-        ancestors[call.index] = bits
+class Dependencies:
+    """Which calls each call depends on (a bitset per call), to keep fused groups acyclic."""
 
-    def acyclic(calls, mask):
-        """No member reads a value made outside the group from something the group made."""
+    def __init__(self, graph):
+        self.producer = {v.id: c for c in graph.calls for v in c.outputs if v is not None}
+        self.ancestors = {}  # call index -> bitset of every call it depends on
+        for call in graph.calls:
+            bits = 0
+            for value in call.inputs():
+                made_by = self.producer.get(value.id)
+                if made_by is not None:
+                    bits |= self.ancestors[made_by.index] | (1 << made_by.index)
+            self.ancestors[call.index] = bits
+
+    def acyclic(self, calls, mask):
+        """No member reads a value made outside the group from something the group made (that
+        outside call would have to run both after and before the fused kernel)."""
         for call in calls:
             for value in call.inputs():
-                made_by = producer.get(value.id)
+                made_by = self.producer.get(value.id)
                 if made_by is not None and not mask >> made_by.index & 1:
-                    if ancestors[made_by.index] & mask:
+                    if self.ancestors[made_by.index] & mask:
                         return False
         return True
 
+
+def find_groups(graph, min_size=2, exclude=0):
+    """The fusable groups of `graph` (each of at least `min_size` calls), in execution order;
+    `exclude`: a bitset of calls already taken (by row-wise groups)."""
+    dependencies = Dependencies(graph)
+    producer, acyclic = dependencies.producer, dependencies.acyclic
     groups, group_of = [], {}
     for call in graph.calls:
         if exclude >> call.index & 1 or not fusable(call):

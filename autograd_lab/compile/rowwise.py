@@ -34,7 +34,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..nn import functional as F
 from ..ops import reduction as red
-from .fuse import Group, _connect, fusable
+from .fuse import Dependencies, Group, _connect, fusable
 from .ir import Value
 from .rules import rule_for
 from .traced import WholeCall
@@ -262,30 +262,13 @@ def _merged(a, b):
 
 def find_row_groups(graph):
     """The row-wise groups of a graph (see the module docstring), in execution order."""
-    producer = {v.id: c for c in graph.calls for v in c.outputs if v is not None}
     readers = graph.consumers()
     returned = {v.id for v in graph.outputs}
-    ancestors = {}
-    for call in graph.calls:
-        bits = 0
-        for value in call.inputs():
-            made_by = producer.get(value.id)
-            if made_by is not None:
-                bits |= ancestors[made_by.index] | (1 << made_by.index)
-        ancestors[call.index] = bits
+    dependencies = Dependencies(graph)
+    producer, acyclic = dependencies.producer, dependencies.acyclic
 
     def unused(value):
         return value is None or (value.id not in readers and value.id not in returned)
-
-    def acyclic(calls, mask):
-        """No member reads a value made outside the group from something the group made."""
-        for call in calls:
-            for value in call.inputs():
-                made_by = producer.get(value.id)
-                if made_by is not None and not mask >> made_by.index & 1:
-                    if ancestors[made_by.index] & mask:
-                        return False
-        return True
 
     groups, group_of = [], {}
     for call in graph.calls:
