@@ -24,7 +24,24 @@ def _position(container, idx):
     return i % n
 
 
-class Sequential(Module):
+class _Numbered(Module):
+    """What Sequential and ModuleList share: a sequence of child modules, by position."""
+
+    def __delitem__(self, idx):
+        names = list(self._modules)
+        for name in names[idx] if isinstance(idx, slice) else [names[_position(self, idx)]]:
+            delattr(self, name)
+        # renumber, as PyTorch does, so the names stay "0", "1", ... in order
+        self._modules = {str(i): m for i, m in enumerate(self._modules.values())}
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_Numbered):
     """`Sequential(*modules)` or `Sequential(OrderedDict(name=module, ...))`: forward feeds the
     input through each module in order."""
 
@@ -50,19 +67,6 @@ class Sequential(Module):
     def __setitem__(self, idx, module):
         setattr(self, list(self._modules)[_position(self, idx)], module)
 
-    def __delitem__(self, idx):
-        names = list(self._modules)
-        for name in names[idx] if isinstance(idx, slice) else [names[_position(self, idx)]]:
-            delattr(self, name)
-        # renumber, as PyTorch does, so the names stay "0", "1", ... in order
-        self._modules = {str(i): m for i, m in enumerate(self._modules.values())}
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def append(self, module):
         """Add `module` at the end (named by its position); returns self."""
         self.add_module(str(len(self)), module)
@@ -85,7 +89,7 @@ class Sequential(Module):
         return self
 
 
-class ModuleList(Module):
+class ModuleList(_Numbered):
     """A list of modules that registers them (a plain Python list would hide their parameters).
 
     It has no forward: loop over it in your own module's forward.
@@ -103,18 +107,6 @@ class ModuleList(Module):
 
     def __setitem__(self, idx, module):
         setattr(self, str(_position(self, idx)), module)
-
-    def __delitem__(self, idx):
-        names = list(self._modules)
-        for name in names[idx] if isinstance(idx, slice) else [names[_position(self, idx)]]:
-            delattr(self, name)
-        self._modules = {str(i): m for i, m in enumerate(self._modules.values())}
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __iadd__(self, modules):
         return self.extend(modules)
