@@ -81,6 +81,10 @@ def use_simulator_if_no_gpu():
         )
     if _nvidia_gpu_count() == 0:
         os.environ[_SIMULATOR_VARIABLE] = "1"
+    if simulator_enabled():  # numba's simulator could give a block's threads two shared arrays
+        from .backend.cuda.simulator import make_shared_arrays_thread_safe
+
+        make_shared_arrays_thread_safe()
     return simulator_enabled()
 
 
