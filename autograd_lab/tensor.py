@@ -255,18 +255,8 @@ class Tensor:
     # ---- conversions ------------------------------------------------------------------------------
     def to(self, *args, **kwargs):
         """`t.to(dtype)`, `t.to(device)`, `t.to(other)`: a converted tensor (self when nothing changes)."""
-        target_dtype, copy = kwargs.pop("dtype", None), kwargs.pop("copy", False)
-        target_device = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for arg in args:
-            if isinstance(arg, Tensor):
-                target_dtype, target_device = arg.dtype, arg.device
-            elif isinstance(arg, (str, types.device)):
-                target_device = arg
-            else:
-                target_dtype = arg
+        copy = kwargs.pop("copy", False)
+        target_device, target_dtype = to_arguments(args, kwargs)
         device = storage.resolve_device(target_device)
         device = None if device == self.device else device
         dtype = None if target_dtype is None else types.to_dtype(target_dtype).numpy
@@ -503,6 +493,23 @@ def init(tensor, data, requires_grad=False):
     tensor._vbox = None  # version counter, made on first need (see _version_box)
     if requires_grad:
         tensor.requires_grad_(True)
+
+
+def to_arguments(args, kwargs):
+    """The (device, dtype) that `.to(...)` asks for: a dtype, a device, a tensor (its device and
+    dtype) or keywords; either may be None. Shared by Tensor.to and nn.Module.to."""
+    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, types.device)):
+            device = arg
+        else:
+            dtype = arg
+    return device, dtype
 
 
 def _make(data, grad_fn=None, output_nr=0):

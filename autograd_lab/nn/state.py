@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from .. import types
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, to_arguments
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -134,17 +134,7 @@ def to(module, *args, **kwargs):
     Only floating-point parameters and buffers change dtype (integer counters stay integers);
     devices are handed on to `Tensor.to`.
     """
-    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for arg in args:
-        if isinstance(arg, Tensor):
-            device, dtype = arg.device, arg.dtype
-        elif isinstance(arg, (str, types.device)):
-            device = arg
-        else:
-            dtype = arg
+    device, dtype = to_arguments(args, kwargs)
     if dtype is not None:
         dtype = types.to_dtype(dtype)
         if not dtype.is_floating_point:
