@@ -74,3 +74,19 @@ def traced_seed_example(backward=True):
         if backward:
             e.backward()
     return t, dict(a=a, b=b, c=c, d=d, e=e)
+
+
+# ---- workloads the fusion tests share (written with ordinary ops, as a model's code would) --------
+
+
+def layer_norm(x, w, b):
+    mean = x.mean(-1, keepdim=True)
+    centred = x - mean
+    var = (centred * centred).mean(-1, keepdim=True)
+    return centred / (var + 1e-5).sqrt() * w + b
+
+
+def softmax_cross_entropy(x, onehot):
+    z = x - x.max(-1, keepdim=True).values
+    log_p = z - z.exp().sum(-1, keepdim=True).log()
+    return -(log_p * onehot).sum() / x.shape[0]

@@ -7,6 +7,7 @@ tiny and repeated: most tests reuse a kernel another test compiled.
 
 import numpy as np
 import pytest
+from conftest import layer_norm, softmax_cross_entropy
 
 import autograd_lab as ag
 from autograd_lab.compile import find_groups, fuse, run, trace
@@ -127,19 +128,6 @@ def test_fused_node_names_its_ops():
 
 def gelu_tanh(x):
     return 0.5 * x * (1 + ((x + 0.044715 * x * x * x) * 0.7978845608028654).tanh())
-
-
-def layer_norm(x, w, b):
-    mean = x.mean(-1, keepdim=True)
-    centred = x - mean
-    var = (centred * centred).mean(-1, keepdim=True)
-    return centred / (var + 1e-5).sqrt() * w + b
-
-
-def softmax_cross_entropy(x, onehot):
-    z = x - x.max(-1, keepdim=True).values
-    log_p = z - z.exp().sum(-1, keepdim=True).log()
-    return -(log_p * onehot).sum() / x.shape[0]
 
 
 def sigmoid_tanh_chain(x, y):

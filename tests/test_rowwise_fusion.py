@@ -9,6 +9,7 @@ repeated, so most tests reuse a kernel another test compiled.
 
 import numpy as np
 import pytest
+from conftest import layer_norm, softmax_cross_entropy
 from numba import njit
 
 import autograd_lab as ag
@@ -32,19 +33,6 @@ TOLERANCE = {"float64": {"rtol": 1e-10, "atol": 1e-12}, "float32": {"rtol": 2e-5
 
 def names(group):
     return [n.replace("Backward0", "").replace("Backward1", "'") for n in group.names]
-
-
-def layer_norm(x, w, b):
-    mean = x.mean(-1, keepdim=True)
-    centred = x - mean
-    var = (centred * centred).mean(-1, keepdim=True)
-    return centred / (var + 1e-5).sqrt() * w + b
-
-
-def softmax_cross_entropy(x, onehot):
-    z = x - x.max(-1, keepdim=True).values
-    log_p = z - z.exp().sum(-1, keepdim=True).log()
-    return -(log_p * onehot).sum() / x.shape[0]
 
 
 # ---- grouping decisions -----------------------------------------------------------------------------
