@@ -8,6 +8,8 @@ rounding order), so the ops call these instead of np.sum / np.max. Any other cas
 that is not a plain numpy array (a CudaArray), goes to numpy unchanged.
 """
 
+import math
+
 import numpy as np
 
 _ONES = {}  # (length, dtype) -> a read-only vector of ones, made once
@@ -36,12 +38,12 @@ def sum_array(data, dims, keepdims, dtype=None):
     ):
         shape = data.shape
         if dims[-1] == ndim - 1:  # leading axes: ones(rows) @ (rows, rest)
-            rows = data.reshape(-1, data.size // _count(shape[:ndim]))
+            rows = data.reshape(-1, data.size // math.prod(shape[:ndim]))
             out = _ones(rows.shape[0], data.dtype) @ rows
             kept = (1,) * ndim + shape[ndim:] if keepdims else shape[ndim:]
             return out.reshape(kept)
         if dims[0] == data.ndim - ndim and dims[-1] == data.ndim - 1:  # trailing axes
-            inner = _count(shape[dims[0] :])
+            inner = math.prod(shape[dims[0] :])
             out = data.reshape(-1, inner) @ _ones(inner, data.dtype)
             kept = shape[: dims[0]] + (1,) * ndim if keepdims else shape[: dims[0]]
             return out.reshape(kept)
@@ -59,10 +61,3 @@ def max_array(data, dims):
             peak = np.maximum(peak, data[tuple(index)])  # NaN wins, as in np.max
         return peak
     return np.max(data, axis=dims, keepdims=True)
-
-
-def _count(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
