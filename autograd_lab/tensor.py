@@ -24,6 +24,7 @@ import numpy as np
 
 from . import storage, types
 from .autograd.grad_mode import _state
+from .autograd.handles import RemovableHandle
 from .types import CPU, CUDA, Size
 
 
@@ -194,21 +195,49 @@ class Tensor:
 
         Returns a handle; `handle.remove()` takes the hook off.
         """
-        from .autograd.function import RemovableHandle
+        node = self._grad_fn
+        if node is None:  # leaf: the hook lives on the tensor, AccumulateGrad runs it
+            return self._leaf_hook("_hooks", hook)
+        if node._tensor_hooks is None:  # non-leaf: the hook lives on the node that makes it
+            node._tensor_hooks = {}
+        return RemovableHandle(node._tensor_hooks.setdefault(self._output_nr, {}), hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(self)` each time backward() has accumulated this leaf's gradient into `.grad`.
+
+        The hook gets the tensor, not its gradient, and must return None. It is the place to
+        update a parameter as soon as its gradient is complete and to drop that gradient, so that
+        a training step never holds all its gradients at once (PyTorch's "optimizer step in the
+        backward pass"). `autograd.grad()` fills no `.grad`, so it runs none of these hooks.
+        Returns a handle; `handle.remove()` takes the hook off.
+
+            >>> w = ag.tensor([1.0, 2.0], requires_grad=True)
+            >>> optimizer = ag.optim.SGD([w], lr=0.1)
+            >>> def update(p):  # a def, not a lambda: a lambda would return the two calls' results
+            ...     optimizer.step()
+            ...     optimizer.zero_grad()  # .grad = None: the gradient's memory goes right now
+            >>> handle = w.register_post_accumulate_grad_hook(update)
+            >>> (w * w).sum().backward()  # d/dw = 2w; updated inside backward
+            >>> w, w.grad
+            (tensor([0.8000, 1.6000], requires_grad=True), None)
+        """
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors: this one was "
+                f"made by {self._grad_fn.name()}, and only a leaf's gradient is accumulated into "
+                ".grad. Fix: register it on the leaf (the parameter), or use register_hook() to "
+                "see this tensor's gradient."
+            )
+        return self._leaf_hook("_post_accumulate_grad_hooks", hook)
+
+    def _leaf_hook(self, kind, hook):
+        """Keep `hook` in this leaf's dict of hooks `kind`; the engine runs them (engine.py)."""
         if not self._requires_grad:
             raise RuntimeError(
                 "cannot register a hook on a tensor that does not require grad: no gradient will "
                 "ever reach it. Fix: create it with requires_grad=True (or call requires_grad_())."
             )
-        node = self._grad_fn
-        if node is None:  # leaf: the hook lives on the tensor, AccumulateGrad runs it
-            hooks = self.__dict__.setdefault("_hooks", {})
-        else:  # non-leaf: the hook lives on the node that makes this tensor
-            if node._tensor_hooks is None:
-                node._tensor_hooks = {}
-            hooks = node._tensor_hooks.setdefault(self._output_nr, {})
-        return RemovableHandle(hooks, hook)
+        return RemovableHandle(self.__dict__.setdefault(kind, {}), hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute d(self)/d(leaf) for every leaf this tensor depends on, into `leaf.grad`."""

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import storage
 from ..tensor import Tensor, _make
+from . import anomaly
 from .function import AccumulateGrad, grad_accumulator_of
 from .grad_mode import _state
 from .ownership import unshared
@@ -187,6 +188,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
                 _accumulate(node.variable, grads[0], create_graph, steal=True)
                 if recorder is not None:
                     recorder("accumulate", node, grads[0])
+                run_post_accumulate_grad_hooks(node.variable)
             return
         if grads[0] is None and all(g is None for g in grads):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
@@ -269,9 +271,8 @@ def _call_backward(node, grads, check_nan):
     try:
         results = fn.backward(node, *grads)
     except Exception as error:
-        if node._trace is not None:
-            _add_note(error, f"The failing backward belongs to {node.name()}, created at:\n"
-                      + _format_trace(node._trace))  # fmt: skip
+        if node._trace is not None:  # anomaly mode: say where the failing node was created
+            anomaly.note_creation(error, node)
         raise
     if type(results) is not tuple:
         results = (results,)
@@ -286,17 +287,7 @@ def _call_backward(node, grads, check_nan):
                 "for inputs that need none."
             )
     if check_nan:
-        for i, g in enumerate(results):
-            if (
-                isinstance(g, Tensor) and np.isnan(g._data).any()
-            ):  # NaN only, as PyTorch (inf is legit)
-                where = (
-                    _format_trace(node._trace) if node._trace else "  (created before anomaly mode)"
-                )
-                raise RuntimeError(
-                    f"{node.name()} produced NaN in the gradient for its input {i}. The "
-                    f"operation was created at:\n{where}"
-                )
+        anomaly.check_nan(node, results)
     return results
 
 
@@ -365,16 +356,15 @@ def _accumulate(variable, g, create_graph, steal=False):
         np.add(variable._grad._data, g._data, out=variable._grad._data, casting="unsafe")
 
 
-def _add_note(error, text):
-    if hasattr(error, "add_note"):  # Python >= 3.11
-        error.add_note(text)
-    else:
-        import sys
-
-        print(text, file=sys.stderr)
-
-
-def _format_trace(frames):
-    import traceback
-
-    return "".join(traceback.format_list(frames[-5:]))
+def run_post_accumulate_grad_hooks(variable):
+    """Tensor.register_post_accumulate_grad_hook: each hook gets the leaf once its .grad is up to
+    date (also called by compile/planned.py, whose backward writes .grad itself)."""
+    for hook in list(variable.__dict__.get("_post_accumulate_grad_hooks", {}).values()):
+        result = hook(variable)
+        if result is not None:
+            error = RuntimeError if isinstance(result, Tensor) else TypeError  # as PyTorch
+            raise error(
+                "a post accumulate grad hook must return None, but this one returned "
+                f"{type(result).__name__!r}: it works on the tensor it is given (p, p.grad) instead. "
+                "Fix: return nothing; write a def, as a lambda returns what its expression makes."
+            )
