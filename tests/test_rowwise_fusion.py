@@ -407,3 +407,79 @@ def test_fused_gradients_become_grad_without_a_copy(fn, monkeypatch):
     monkeypatch.setattr(type(kernel), "backward", spy)
     compiled(x, w, b).sum().backward()
     assert made == [x.grad._data.__array_interface__["data"][0]]  # a copy would live elsewhere
+
+
+# ---- a loss's gradients computed by its forward kernel ------------------------------------------------
+
+
+def _spied_loss(monkeypatch):
+    """A compiled cross-entropy, and a list that records which kernel functions ran."""
+    compiled = ag.compile(lambda x, t: F.cross_entropy(x * 2, t))
+    x = ag.tensor(_inputs([(6, 5)], "float64")[0], requires_grad=True)
+    t = ag.tensor(CASES["cross_entropy"][1][1])
+    compiled(x, t)
+    (kernel,) = compiled.plan.kernels
+    module, ran = kernel._module(kernel.grad_patterns), []
+    for name in ("row_forward", "row_backward", "row_forward_backward"):
+        function = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, f=function, n=name: (ran.append(n), f(*a))[1])
+    return compiled, x, t, ran
+
+
+def _eager_grad(x, t, scale=1.0, create_graph=False):
+    x = ag.tensor(x.detach().numpy(), requires_grad=True)
+    (F.cross_entropy(x * 2, t) * scale).backward(create_graph=create_graph)
+    return x
+
+
+def test_a_loss_gets_its_gradients_from_the_forward_kernel(monkeypatch):
+    """One output, a total: forward also runs backward for an incoming 1 while each row is in
+    the cache; backward only scales those gradients by the real incoming gradient."""
+    compiled, x, t, ran = _spied_loss(monkeypatch)
+    assert "def row_forward_backward(" in compiled.kernels[0]
+    for scale in (1.0, 3.0):
+        x.grad = None
+        (compiled(x, t) * scale).backward()
+        np.testing.assert_allclose(x.grad.numpy(), _eager_grad(x, t, scale).grad.numpy(),
+                                   rtol=1e-12, atol=1e-15)  # fmt: skip
+    assert ran == ["row_forward_backward"] * 2
+    ran.clear()
+    with ag.no_grad():  # no gradient wanted: the forward alone
+        compiled(x, t)
+    assert ran == ["row_forward"]
+
+
+def test_a_second_backward_runs_the_backward_kernel_and_create_graph_the_ops(monkeypatch):
+    compiled, x, t, ran = _spied_loss(monkeypatch)
+    loss = compiled(x, t)
+    loss.backward(retain_graph=True)  # gradients computed ahead, used once
+    loss.backward()  # they are gone (and .grad may have changed them): the backward kernel
+    assert ran == ["row_forward_backward", "row_backward"]
+    np.testing.assert_allclose(x.grad.numpy(), 2 * _eager_grad(x, t).grad.numpy(), rtol=1e-12)
+    x.grad = None
+    (grad,) = ag.autograd.grad(compiled(x, t), x, create_graph=True)
+    eager = _eager_grad(x, t, create_graph=True)
+    np.testing.assert_allclose(grad.detach().numpy(), eager.grad.detach().numpy(), rtol=1e-12)
+    assert grad.requires_grad  # composed of the original ops: differentiable again
+
+
+def test_fused_gradients_are_recycled_once_grad_lets_go():
+    """A kernel's gradient comes from compile/recycle.py's cache: .grad adopts it without a copy
+    all the same, and once the loop sets .grad = None the next step writes into the same memory
+    (fresh pages from the system cost more than the kernel itself on a busy machine)."""
+    x = ag.tensor(np.random.default_rng(0).normal(size=(512, 1024)).astype(np.float32),
+                  requires_grad=True)  # fmt: skip
+    t = ag.tensor(np.random.default_rng(1).integers(0, 1024, 512))
+    compiled = ag.compile(lambda x, t: F.cross_entropy(x, t))
+    for step in range(3):
+        x.grad = None
+        kept_before = [id(array) for array in recycle._kept]  # ids: a reference would block it
+        compiled(x, t).backward()
+        assert recycle.holds(x.grad._data)  # adopted: the cache's reference shares nothing
+        if step:  # after the first step: an array the cache had (last step's), no new memory
+            assert id(x.grad._data) in kept_before
+    once, kept = x.grad.numpy().copy(), x.grad._data
+    compiled(x, t).backward()  # .grad kept: the new gradient is added into it, in place
+    assert x.grad._data is kept
+    np.testing.assert_allclose(x.grad.numpy(), 2 * once, rtol=1e-6)
+    assert recycle.empty((512, 1024), np.float32) is not kept  # held by .grad: never handed out

@@ -20,6 +20,8 @@ import numpy as np
 
 _limits = None  # (references to the tensor, references to its array) of a private gradient
 _seen = []
+pool = None  # compile/recycle.py, once imported: the one holder whose reference shares nothing
+# (it hands an array out again only when nothing but itself references it)
 
 
 def unshared(g):
@@ -33,7 +35,8 @@ def unshared(g):
         return False  # a view, or another device: copy
     if g._requires_grad:  # only a create_graph pass makes gradients that require grad
         return False
-    return refs[0] <= _limits[0] and refs[1] <= _limits[1]
+    kept = pool is not None and pool.holds(data)
+    return refs[0] <= _limits[0] and refs[1] <= _limits[1] + kept
 
 
 def calibrate():

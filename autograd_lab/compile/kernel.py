@@ -71,8 +71,7 @@ class FusedKernel:
         kinds = [reduction_kind(layout.inputs[k], layout.shape, target) for k in self.wanted]
         result_shapes = [shape if kind == "full" else layout.inputs[k]
                          for k, kind in zip(self.wanted, kinds, strict=True)]  # fmt: skip
-        # gradients are not recycled: nothing else may hold them, so .grad can adopt them uncopied
-        results = [_new(s, dtype, on_gpu, recycled=False) for s in result_shapes]
+        results = [_new(s, dtype, on_gpu) for s in result_shapes]
         if not _empty(shape):
             loop_shapes = [layout.shape if kind == "full" else layout.inputs[k]
                            for k, kind in zip(self.wanted, kinds, strict=True)]  # fmt: skip
@@ -132,12 +131,12 @@ def _on_gpu(arrays):
     return any(type(a) is not np.ndarray and not isinstance(a, np.generic) for a in arrays)
 
 
-def _new(shape, dtype, on_gpu, recycled=True):
+def _new(shape, dtype, on_gpu):
     if on_gpu:
         from ..backend.cuda import empty
 
         return empty(shape, dtype)
-    return recycle.empty(shape, dtype) if recycled else np.empty(shape, dtype)
+    return recycle.empty(shape, dtype)
 
 
 def _device_view(array, shape):

@@ -11,19 +11,23 @@ cold), when a fused kernel's forward pass over 4M floats takes 1-2 ms. numpy's a
 big blocks back to the system when they are freed (eager mode frees many), so a training loop
 would pay this on every step. Keeping the last few big arrays the kernels handed out, and handing
 one out again once its reference count says only this list holds it, saves it (PyTorch keeps a
-cache of freed blocks for the same reason).
+cache of freed blocks for the same reason). On this VM a fused loss's 16 MB gradient in fresh
+pages took 12.6 ms a step instead of 3.3 (487 page faults; two threads wait on each other).
 
 Safe by construction: an array someone still references (a tensor, a view of it, a saved tensor
 in the graph) has a higher reference count, so it is never handed out twice. Only arrays of at
 least `MIN_BYTES` are kept, at most `KEEP` of them: a small, bounded cache. Kernels take their
-forward outputs from here, not their gradients: a gradient nothing else references becomes a
-leaf's `.grad` without a copy (autograd/ownership.py), and this list's reference would prevent it.
+outputs and gradients from here. A gradient nothing else references becomes a leaf's `.grad`
+without a copy (autograd/ownership.py): this list's reference does not count against that, as it
+never shares the array; once the training loop sets `.grad = None`, the next step reuses it.
 """
 
 import sys
 import threading
 
 import numpy as np
+
+from ..autograd import ownership
 
 MIN_BYTES = 1 << 20  # smaller arrays come from numpy's own cache quickly enough
 KEEP = 6  # the most recently handed-out big arrays that are remembered
@@ -55,3 +59,11 @@ def zeros(shape, dtype):
     array = empty(shape, dtype)
     array.fill(0)
     return array
+
+
+def holds(array):
+    """Is `array` one this cache keeps? (Then its reference to it shares nothing: see above.)"""
+    return any(kept is array for kept in _kept)
+
+
+ownership.pool = sys.modules[__name__]

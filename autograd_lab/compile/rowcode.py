@@ -155,13 +155,35 @@ class Passes:
 
 def forward_source(program, saved):
     """The forward kernel: outputs, and the row values in `saved` (a list of nodes)."""
+    passes = Passes(program)
+    assemble, totals, _ = forward_body(program, saved, passes)
+    params = inputs(program) + [f"out{k}" for k in range(len(program.outputs))] + ["saved"]
+    before_rows, after_rows = block_lines(program, passes, totals)
+    return kernel("row_forward", program, params, assemble(), before_rows, after_rows)
+
+
+def block_lines(program, passes, totals):
+    """Lines before and after a block's rows: the stash, and each total's partial sum."""
+    before_rows = passes.allocation(program.group.dtype)
+    before_rows += [f"total{t.name} = 0.0" for t in totals]
+    after_rows = [f"out{k}[b] = total{node.name}" for k, (_, node) in enumerate(program.outputs)
+                  if node.op == "total"]  # fmt: skip
+    return before_rows, after_rows
+
+
+def forward_body(program, saved, passes):
+    """The forward's lines for one row: (a function returning them, the totals it adds up, the
+    row values it defines).
+
+    Call the function last, once every kernel sharing `passes` has been generated: a later
+    pass (a backward's, in one fused kernel) may still ask these loops to stash a value."""
     emit, outputs = Emitter(program), program.outputs
     full_out = {node: k for k, (_, node) in enumerate(outputs) if node.level == "full"}
     needed = _closure([node for _, node in outputs] + list(saved))
     totals = [node for node in program.nodes if node.op == "total" and node in needed]
     reductions = [node for node in program.nodes if node.op in REDUCE and node in needed]
     last = max([node.phase for node in full_out] + [r.phase - 1 for r in reductions], default=-1)
-    passes, row_ready, body = Passes(program), set(), []
+    row_ready, body = set(), []
 
     def row_value(node, into):
         """Define a row node (and the row nodes it needs) in `into`, once."""
@@ -206,24 +228,24 @@ def forward_source(program, saved):
             loop["lines"].append(f"out{full_out[node]}[r, j] = {node.name}")
         pieces.append((before, starts, loop, ends))
         row_ready.update(work)
-    for before, starts, loop, ends in pieces:  # assembled last: later passes add stash writes
-        body += before + starts + passes.lines(loop) + ends
+    tail = []
     for k, (_, node) in enumerate(outputs):
         if node.level == "row" and node.op != "total":
-            row_value(node, body)
-            body.append(f"out{k}[r] = {node.name}")
+            row_value(node, tail)
+            tail.append(f"out{k}[r] = {node.name}")
     for k, node in enumerate(saved):
-        row_value(node, body)
-        body.append(f"saved[r, {k}] = {node.name}")
+        row_value(node, tail)
+        tail.append(f"saved[r, {k}] = {node.name}")
     for node in totals:
-        row_value(node.args[0], body)
-        body.append(f"total{node.name} += {node.args[0].name}")
-    params = inputs(program) + [f"out{k}" for k in range(len(outputs))] + ["saved"]
-    before_rows = passes.allocation(program.group.dtype)
-    before_rows += [f"total{t.name} = 0.0" for t in totals]
-    after_rows = [f"out{k}[b] = total{node.name}" for k, (_, node) in enumerate(outputs)
-                  if node.op == "total"]  # fmt: skip
-    return kernel("row_forward", program, params, body, before_rows, after_rows)
+        row_value(node.args[0], tail)
+        tail.append(f"total{node.name} += {node.args[0].name}")
+
+    def assemble():  # last: later passes add stash writes to these loops
+        for before, starts, loop, ends in pieces:
+            body.extend(before + starts + passes.lines(loop) + ends)
+        return body + tail
+
+    return assemble, totals, row_ready
 
 
 def _reduction_lines(node, emit):

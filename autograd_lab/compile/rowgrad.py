@@ -33,7 +33,7 @@ few passes over the row (RowProgram.backward_plan says which node's gradient is 
 pass). Row values the forward computed are read from `saved`, never recomputed.
 """
 
-from .rowcode import INDEX, Emitter, Passes, inputs, kernel, used
+from .rowcode import INDEX, Emitter, Passes, block_lines, forward_body, inputs, kernel, used
 from .rowprogram import Node
 
 
@@ -42,12 +42,44 @@ def backward_source(program, wanted, grad_patterns):
 
     `wanted`: the kernel inputs that get a gradient; `grad_patterns`: how each output's incoming
     gradient is laid out ("full", "row", "col", "one": a broadcast gradient is read in place)."""
+    loops = Passes(program)
+    body, saved = backward_body(program, wanted, grad_patterns, loops)
+    source = kernel("row_backward", program, backward_params(program, wanted), body,
+                    loops.allocation(program.group.dtype))  # fmt: skip
+    return source, saved
+
+
+def backward_params(program, wanted):
+    params = inputs(program) + ["saved"]
+    params += [f"g{k}" for k in range(len(program.outputs))]
+    return params + [f"gx{k}" for k in sorted(wanted)]
+
+
+def ahead_source(program, wanted, saved):
+    """ONE kernel for a loss (a group whose one output is a total): the forward, then in the same
+    visit of each row the backward for an incoming gradient of 1 (g0 = [1.0]).
+
+    Why: the loss is one number, and a gradient is linear in the gradient coming in, so the
+    inputs' gradients for any incoming g are g times these. Computed while the row is still in
+    the cache, backward re-reads nothing from memory, and a costly value (a softmax's exp) is
+    computed once and kept in the stash for the backward's pass instead of twice."""
+    passes = Passes(program)
+    forward, totals, defined = forward_body(program, saved, passes)
+    backward, _ = backward_body(program, wanted, ("one",), passes, defined)
+    params = inputs(program) + ["out0", "saved", "g0"] + [f"gx{k}" for k in sorted(wanted)]
+    before_rows, after_rows = block_lines(program, passes, totals)
+    body = forward() + backward  # forward's loops last assembled: backward added stash writes
+    return kernel("row_forward_backward", program, params, body, before_rows, after_rows)
+
+
+def backward_body(program, wanted, grad_patterns, loops, defined=None):
+    """The backward's lines for one row, and the row values they read from `saved`; or, after
+    the forward in one kernel, none: the row values it `defined` are at hand."""
     emit, n = Emitter(program), program.n
     flowing, consumers, passes, complete = program.backward_plan(wanted)
     outputs = {node: k for k, (_, node) in enumerate(program.outputs)}
     order = [node for node in program.nodes if node in flowing]  # arguments before results
     saved, prelude, row_ready, adjoints_ready = [], [], set(), set()
-    loops = Passes(program)
 
     def forward_row(node):
         """A row value in the backward: loaded from an input or from what forward saved."""
@@ -55,6 +87,8 @@ def backward_source(program, wanted, grad_patterns):
             row_ready.add(node)
             if node.op == "load":
                 prelude.append(f"{node.name} = x{node.input}{INDEX[node.pattern]}  # {node.note}")
+            elif defined is not None:
+                assert node in defined, f"{node} is not computed by the forward part (a bug)"
             else:
                 saved.append(node)
                 prelude.append(f"{node.name} = saved[r, {len(saved) - 1}]  # {node.note}")
@@ -161,9 +195,4 @@ def backward_source(program, wanted, grad_patterns):
             row_adjoint(node, body)
             body.append(f"gx{node.input}[r] = d{node.name}" if node.pattern == "row" else
                         f"gx{node.input}[b] += d{node.name}")  # fmt: skip
-    params = inputs(program) + ["saved"]
-    params += [f"g{k}" for k in range(len(program.outputs))]
-    params += [f"gx{k}" for k in sorted(wanted)]
-    source = kernel("row_backward", program, params, prelude + body,
-                     loops.allocation(program.group.dtype))  # fmt: skip
-    return source, saved
+    return prelude + body, saved

@@ -6,7 +6,16 @@
 
 The node is `FusedBackward0`, as for an elementwise group (its metadata["fused"] names the ops).
 What forward saves for backward is a few numbers per row (a softmax's max and sum, a layer
-norm's mean and scale): backward never repeats the forward's passes. With `create_graph=True` the
+norm's mean and scale): backward never repeats the forward's passes.
+
+A loss (the group's one output is a total, like cross-entropy's mean) whose gradient is wanted
+goes further: its forward kernel also runs the backward for an incoming gradient of 1, in the
+same visit of each row (rowgrad.ahead_source), and backward just scales those gradients by the
+gradient that really comes in (1 for `loss.backward()`: nothing to do). One pass over the logits
+instead of two and one exp per element instead of two; the price is that the gradients are made,
+and held until backward, even when no backward follows (eager's cross-entropy holds a
+log-softmax of the same size). A second backward (retain_graph) runs the backward kernel. With
+`create_graph=True` the
 backward composes the original ops' differentiable backwards instead, so higher-order gradients
 stay right; on CUDA tensors no row-wise group is formed (compile/rowwise.py).
 """
@@ -23,7 +32,7 @@ from .codegen import literal_writer, load
 from .fuse import Fused, compose_backward, replay
 from .kernel import _unexpanded
 from .rowcode import forward_source, module_source, parallel_pays
-from .rowgrad import backward_source
+from .rowgrad import ahead_source, backward_source
 from .rowprogram import RowProgram
 from .rowwise import pattern
 
@@ -38,10 +47,17 @@ class RowFused(Fused):
     def forward(ctx, *inputs, kernel, out=None):
         ctx.kernel = kernel
         ctx.metadata["fused"] = kernel.op_names
-        arrays, outs, saved = [x._data for x in inputs], None, None
+        arrays, outs, saved, ctx.ahead = [x._data for x in inputs], None, None, None
+        # a loss whose gradient is wanted: compute the gradients now, in the same visit of each row
+        ahead = (
+            kernel.ahead
+            and any(ctx.needs_input_grad)
+            and all(k in kernel.wanted for k, need in enumerate(ctx.needs_input_grad) if need)
+        )
         if kernel.failed is None and kernel.accepts(arrays):
             try:
-                outs, saved = kernel.forward(arrays, out)
+                outs, saved, *found = kernel.forward(arrays, out, ahead=ahead)
+                ctx.ahead = found[0] if found else None
             except Exception as error:  # numba could not compile it: run the ops one by one
                 kernel.failed = error
                 message = f"fused kernel {kernel!r} failed ({type(error).__name__}: {error})"
@@ -59,10 +75,18 @@ class RowFused(Fused):
         tensors = ctx.saved_tensors
         inputs = tensors[: len(needs)]
         unplanned = any(need and k not in kernel.wanted for k, need in enumerate(needs))
+        found, ctx.ahead = ctx.ahead, None  # computed by forward: used once, then dropped
         if _state.enabled or not ctx.has_saved or unplanned:
             return compose_backward(kernel.group, inputs, grads, needs)
-        found = kernel.backward([x._data for x in inputs], tensors[-1]._data,
-                                [g._data for g in grads])  # fmt: skip
+        if found is not None:  # the gradients for an incoming 1: scaled by the real one
+            scale = grads[0]._data
+            if scale != 1:
+                for array in found:
+                    if array is not None:
+                        np.multiply(array, scale, out=array, casting="unsafe")
+        else:
+            found = kernel.backward([x._data for x in inputs], tensors[-1]._data,
+                                    [g._data for g in grads])  # fmt: skip
         return tuple(_make(a) if a is not None and need else None
                      for a, need in zip(found, needs, strict=True))  # fmt: skip
 
@@ -83,6 +107,10 @@ class RowKernel:
                                    for _, node in self.program.outputs)  # fmt: skip
         backward, self.saved = backward_source(self.program, set(self.wanted), self.grad_patterns)
         self.forward_text = forward_source(self.program, self.saved)
+        # a loss (one output, a total): forward can compute the gradients too (rowgrad.ahead_source)
+        self.ahead = self.grad_patterns == ("one",) and bool(self.wanted)
+        if self.ahead:
+            backward += ahead_source(self.program, set(self.wanted), self.saved)
         self.source = module_source(self.program, self.forward_text, backward)
         self.failed = None
         self._modules = {}  # incoming-gradient patterns -> the imported module
@@ -100,8 +128,9 @@ class RowKernel:
                 return False
         return True
 
-    def forward(self, arrays, out=None):
-        """The group's output arrays, and the (rows, k) array of row values backward reads."""
+    def forward(self, arrays, out=None, ahead=False):
+        """The group's output arrays, and the (rows, k) array of row values backward reads;
+        `ahead=True` (a loss only): also the gradients for an incoming gradient of 1, last."""
         rows, columns = self.group.rows, self.group.columns
         blocks = self._blocks()
         args, undefined = self._arguments(arrays)
@@ -117,13 +146,21 @@ class RowKernel:
             else:
                 outs.append(recycle.empty((rows,), self.dtype))
         saved = np.empty((rows, len(self.saved)), self.dtype)
-        self._module(self.grad_patterns).row_forward(rows, columns, blocks, *args, *outs, saved)
+        module = self._module(self.grad_patterns)
+        if ahead:
+            found, grads = self._gradient_arrays(blocks)
+            unit = np.ones(1, self.dtype)
+            module.row_forward_backward(rows, columns, blocks, *args, *outs, saved, unit, *grads)
+        else:
+            module.row_forward(rows, columns, blocks, *args, *outs, saved)
         results = []
         for (value, node), array in zip(self.program.outputs, outs, strict=True):
             if node.op == "total":
                 total = np.nan if node in undefined else array.sum() * node.scale
                 array = np.asarray(total, dtype=self.dtype)
             results.append(array.reshape(value.shape))
+        if ahead:
+            return results, saved, self._finish(found, grads)
         return results, saved
 
     def backward(self, arrays, saved, grads):
@@ -136,17 +173,28 @@ class RowKernel:
             view, use = self._incoming(grad, value, node)
             views.append(view)
             patterns.append(use)
+        found, results = self._gradient_arrays(blocks)
+        module = self._module(tuple(patterns))
+        module.row_backward(rows, columns, blocks, *args, saved, *views, *results)
+        return self._finish(found, results)
+
+    def _gradient_arrays(self, blocks):
+        """Arrays the kernel writes the wanted inputs' gradients into: (per input, as written)."""
+        rows, columns = self.group.rows, self.group.columns
         uses = {number: use for number, use in self.program.loads if number in self.wanted}
         found, results = [None] * len(self.group.inputs), []
         for number in sorted(self.wanted):
             shape, use = self.group.inputs[number].shape, uses[number]
-            if use in ("full", "row"):  # the gradient itself, in its input's shape: not recycled
-                found[number] = np.empty(shape, self.dtype)  # (so .grad can adopt it uncopied)
+            if use in ("full", "row"):  # the gradient itself, in its input's shape
+                found[number] = recycle.empty(shape, self.dtype)
                 results.append(found[number].reshape((rows, columns) if use == "full" else rows))
-            else:  # a partial sum per block of rows, added up below
+            else:  # a partial sum per block of rows, added up in _finish
                 results.append(np.zeros((blocks, columns) if use == "col" else blocks, self.dtype))
-        module = self._module(tuple(patterns))
-        module.row_backward(rows, columns, blocks, *args, saved, *views, *results)
+        return found, results
+
+    def _finish(self, found, results):
+        """The gradients, once the partial sums per block of rows are added up."""
+        uses = {number: use for number, use in self.program.loads if number in self.wanted}
         for number, array in zip(sorted(self.wanted), results, strict=True):
             if uses[number] in ("col", "one"):
                 found[number] = array.sum(axis=0).reshape(self.group.inputs[number].shape)
