@@ -31,6 +31,15 @@ the step cannot be made smaller, but that incoming gradient need not take memory
 The price: a forward under grad mode holds the weight gradients' memory from the start, which
 pays off only if backward follows (under `no_grad` none of this runs).
 
+3. When the optimizer's step runs inside backward (a post-accumulate hook on the weight, see
+   `Tensor.register_post_accumulate_grad_hook`), each weight gradient is dropped right after it
+   is written, so the gradients are never all alive together, and a buffer made in forward is
+   idle memory no longer: it sits under the backward of every later layer. Then a layer hosts
+   only when no later layer does: one buffer, the one that sits under the least. (Measured on
+   the 784-512-512-10 step: hosting in both layers 2.73 MB, in the first only 3.19 MB, in the
+   second only 2.17 MB, in neither 2.63 MB; on deeper and narrower MLPs too, hosting in the last
+   layer that can was never beaten.)
+
 Every number comes from the same numpy calls as the ops (`Addmm`, `LinearMm`, `Relu`) make in
 eager mode, so gradients are bit-identical; only the weight gradient is computed in row blocks,
 whose elements are the same dot products over the batch (BLAS computes each one alike: the
@@ -67,7 +76,8 @@ def layer_steps(graph, inputs, routed):
         found = readers.get(value.id, [])
         return steps.get(found[0].index) if len(found) == 1 and value.id not in returned else None
 
-    for linear in [step for step in steps.values() if isinstance(step, LinearStep)]:
+    hosting_later = False  # does a layer after this one host? (the loop goes last layer first)
+    for linear in reversed([step for step in steps.values() if isinstance(step, LinearStep)]):
         relu = only_reader(linear.out)
         if not isinstance(relu, ReluStep):
             continue
@@ -75,10 +85,17 @@ def layer_steps(graph, inputs, routed):
         after, w = only_reader(relu.out), linear.w
         if (isinstance(after, LinearStep) and after.x.id == relu.out.id and after.needs[1]
                 and w.id in params and w.id in needs and w.id not in routed
-                and len(readers[w.id]) == 1 and 2 * linear.out.nbytes <= w.nbytes):  # fmt: skip
-            linear.hosts = True  # see the module docstring
+                and len(readers[w.id]) == 1 and 2 * linear.out.nbytes <= w.nbytes
+                and not (hosting_later and _updated_in_backward(params[w.id]))):  # fmt: skip
+            linear.hosts = hosting_later = True  # see the module docstring
             after.input_grad_into = linear
     return steps
+
+
+def _updated_in_backward(weight):
+    """Has the weight post-accumulate hooks (the optimizer's step, run inside backward)? Then its
+    gradient is dropped right after it is written: its buffer is idle memory no longer."""
+    return bool(weight.__dict__.get("_post_accumulate_grad_hooks"))
 
 
 def _is_linear(call):

@@ -20,14 +20,29 @@ chooses (layers.py: a weight's gradient buffer holds the layer's output and the 
 back into it until the weight's gradient is written there). The whole program is one autograd
 node, `PlannedGraphBackward0`, whose backward walks the calls in reverse (a valid order: they
 were recorded in execution order), runs one call's backward at a time, drops each gradient once
-used, adds repeated gradients in place, and writes leaf parameters' gradients straight into
-`.grad`. It frees (and overwrites) what forward kept as it goes: it runs once per forward.
+used, adds repeated gradients in place, and writes each leaf parameter's gradient straight into
+`.grad` as soon as it is complete (once the first call that reads the parameter has gone
+backward), then runs that parameter's post-accumulate hooks (`register_post_accumulate_grad_hook`)
+right there, as eager's AccumulateGrad does. With the optimizer's step in such a hook, each
+gradient is used and dropped as backward goes, so the gradients are never all alive together:
+
+    >>> optimizers = {p: ag.optim.SGD([p], lr=0.1) for p in [w]}  # one per parameter
+    >>> def update(p):
+    ...     optimizers[p].step()
+    ...     optimizers[p].zero_grad()  # the gradient's memory goes now, before backward ends
+    >>> handle = w.register_post_accumulate_grad_hook(update)
+    >>> run_planned(graph, [x], plan_memory(graph, [x])).backward()
+    >>> w.grad is None
+    True
+
+It frees (and overwrites) what forward kept as it goes: it runs once per forward.
 
 NB: like PyTorch's reentrant checkpoint, the parameters' gradients are written by this node
 itself, so `autograd.grad(loss, params)` does not reach them: use `loss.backward()`.
 With `create_graph=True` it runs the graph again eagerly (higher-order gradients stay right).
 """
 
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -50,8 +65,9 @@ def run_planned(graph, inputs, plan):
     params = [(v, t) for v, t in _const_items(graph) if t.requires_grad]
     if not (_state.enabled and (params or any(t.requires_grad for t in inputs))):
         return run(graph, inputs, plan)  # nothing to differentiate: forward with reuse only
-    # Leaf parameters get their gradient straight into .grad; others (a non-leaf constant, a leaf
-    # with hooks) get theirs through autograd, which routes it on and runs the hooks.
+    # Leaf parameters get their gradient straight into .grad, each as soon as it is complete (then
+    # their post-accumulate hooks run); others (a non-leaf constant, a leaf with register_hook
+    # hooks) get theirs through autograd, which routes it on and runs the hooks.
     routed = {v.id for v, t in params if t.grad_fn is not None or t.__dict__.get("_hooks")}
     results = PlannedGraph.apply(graph, plan, routed, len(inputs), *inputs,
                                  *[t for _, t in params])  # fmt: skip
@@ -124,17 +140,20 @@ class PlannedGraph(Function):
                 "Fix: run the planned function again to go backward again, or compile without "
                 "plan_memory=True."
             )
+        given = [_weak(g._data) for g in grads if g is not None]  # arrays the caller may hold
+        params = {v.id: t for v, t in _const_items(graph)}
+        direct = [i for i in ctx.params if i not in ctx.routed]  # their gradients go into .grad
+        complete_after = _first_readers(graph, direct)  # {call index: parameters it completes}
         for i in range(len(records) - 1, -1, -1):
             record, records[i] = records[i], None  # this call's saved tensors go once it has run
             if type(record) is _CallRecord:
                 _call_backward(record, pending)
             else:
                 _step_backward(record, pending)
-        given = [g._data for g in grads if g is not None]  # arrays the caller may still hold
-        params = {v.id: t for v, t in _const_items(graph)}
-        for value_id in ctx.params:
-            if value_id not in ctx.routed and value_id in pending:
-                _into_grad(params[value_id], _exclusive(pending.pop(value_id), given))
+            for value_id in complete_after.get(i, ()):  # no earlier call adds to its gradient
+                _hand_over(params[value_id], pending.pop(value_id, None), given)
+        for value_id in direct:  # read by no call (a parameter the function returns as it is)
+            _hand_over(params[value_id], pending.pop(value_id, None), given)
         returned = [v.id for v in graph.inputs] + [i if i in ctx.routed else None
                                                     for i in ctx.params]  # fmt: skip
         return (None,) * 4 + tuple(
@@ -256,23 +275,49 @@ def _add(pending, value_id, g, ours=False):
         pending[value_id] = [_make(entry[0]._data + g._data), True]
 
 
+def _first_readers(graph, value_ids):
+    """{call index: [ids of the values that this call is the first to read]}: going backward,
+    a value's gradient is complete once the backward of its first reader has run."""
+    found, wanted = {}, set(value_ids)
+    for call in graph.calls:
+        for value in call.inputs():
+            if value.id in wanted:
+                wanted.discard(value.id)
+                found.setdefault(call.index, []).append(value.id)
+    return found
+
+
 def _exclusive(entry, given):
     """A pending gradient ready to hand out, copied if its array may be shared (a view, or an
     array handed out already or given to us): whoever receives it may add into it in place."""
     g, ours = entry
     array = g._data
-    if not ours and (array.base is not None or any(np.may_share_memory(array, o) for o in given)):
+    if not ours and (array.base is not None or any(
+        other is not None and np.may_share_memory(array, other) for other in (r() for r in given)
+    )):  # fmt: skip
         g = _make(array.copy())
-    given.append(g._data)
+    given.append(_weak(g._data))
     return g
 
 
-def _into_grad(tensor, g):
-    """AccumulateGrad, planned: adopt the (exclusive) array as `.grad`, or add into it in place."""
+def _weak(array):
+    """A reference that does not keep a handed-out gradient alive: one that a hook drops (after
+    the optimizer's step) is freed at once, not at the end of backward. CUDA arrays have none."""
+    return weakref.ref(array) if type(array) is np.ndarray else lambda: array
+
+
+def _hand_over(tensor, entry, given):
+    """AccumulateGrad, planned: adopt the (exclusive) gradient as `.grad`, or add it into `.grad`
+    in place; then the tensor's post-accumulate hooks run (they may update it and drop `.grad`)."""
+    if entry is None:
+        return
+    g = _exclusive(entry, given)
     if tensor._grad is None:
         tensor._grad = _make(g._data)
     else:
         np.add(tensor._grad._data, g._data, out=tensor._grad._data, casting="unsafe")
+    del g, entry  # the hooks may drop .grad: nothing here may keep its array alive
+    engine.run_post_accumulate_grad_hooks(tensor)
 
 
 def _backward_eagerly(ctx, grads):
