@@ -5,9 +5,11 @@
 
 Rows: 1 tiny-op chain (tiny_ops.py), 2 moons MLP step (moons_mlp.py), 3 big MLP against PyTorch
 and the numpy floor (big_mlp.py), 4 the scalar engine (scalar_engine.py), 5 peak memory
-(peak_memory.py). In each, ours and its references run interleaved (ours, torch, floor, ours, ...),
-after warm-up; the table shows medians, the ratio, the issue's target with ✓/✗, and a check that
-both computed the same numbers. Without PyTorch the suite still runs and says "n/a" for its ratios.
+(peak_memory.py), 7 the planned executor's peak memory, eager against planned, with the update
+in backward or after it (planned_memory.py); `--rows` is another name for `--only`. In each, ours
+and its references run interleaved (ours, torch, floor, ours, ...), after warm-up; the table
+shows medians, the ratio, the issue's target with ✓/✗, and a check that both computed the same
+numbers. Without PyTorch the suite still runs and says "n/a" for its ratios.
 
 Threads: numpy's BLAS (OpenBLAS) and PyTorch (OpenMP + MKL) are pinned to the same count,
 `--threads` (default 1), through OMP/OPENBLAS/MKL_NUM_THREADS, set before numpy is imported, and
@@ -30,6 +32,7 @@ BENCHMARKS = {  # name for --only: (row, the module that measures it)
     "scalar": ("4", "scalar_engine"),
     "memory": ("5", "peak_memory"),
     "fusion": ("6", "fusion"),
+    "planned": ("7", "planned_memory"),
 }
 
 
@@ -52,7 +55,7 @@ def parse_args(argv=None):
                         help="wall time (default), or this process's CPU time: steadier on a busy "
                         "shared machine, as it leaves out the moments other programs run")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="also write the results to this file")
-    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, metavar="NAME",
+    parser.add_argument("--only", "--rows", nargs="+", choices=BENCHMARKS, metavar="NAME",
                         help=f"run only these: {', '.join(BENCHMARKS)}")  # fmt: skip
     args = parser.parse_args(argv)
     if args.repeats is None:

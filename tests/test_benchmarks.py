@@ -21,14 +21,8 @@ from models import init_weights  # noqa: E402
 from numpy_floor import NumpyMLP  # noqa: E402
 from scalar_engine import Value  # noqa: E402
 
-ALL_ROWS = ["1", "1", "1", "1", "2", "3a", "3a", "3b", "3b", "4", "5", "5", "5"] + [
-    "6a",
-    "6a",
-    "6b",
-    "6b",
-    "6c",
-    "6c",
-]
+ALL_ROWS = ["1", "1", "1", "1", "2", "3a", "3a", "3b", "3b", "4", "5", "5", "5"]
+ALL_ROWS += ["6a", "6a", "6b", "6b", "6c", "6c"] + ["7"] * 5
 
 
 def run_suite(tmp_path, *args, without_torch=False):
@@ -58,6 +52,7 @@ def test_quick_run_produces_every_row_with_checked_numbers(tmp_path, torch):
     refs = {(r["id"], r["ref_name"]) for r in rows}
     assert {("3a", "floor"), ("3a", "torch"), ("3b", "floor"), ("3b", "torch")} <= refs
     assert ("4", "scalar") in refs and ("5", "torch") in refs
+    assert ("7", "eager") in refs and ("7", "eager+hooks") in refs
     machine = report["machine"]
     assert machine["BLAS threads (numpy)"] in (1, None)  # --threads 1 (the default) is applied
     assert machine["intra-op threads (torch)"] == 1
