@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import autograd_lab as ag
 from autograd_lab.autograd.function import Function
 from autograd_lab.compile import trace
+from autograd_lab.compile.layers import LinearStep, layer_steps
 from autograd_lab.compile.layers import _weight_grad_over_its_input as weight_grad_over_its_input
-from autograd_lab.compile.layers import layer_steps
 from autograd_lab.compile.memory import (
     find_saved,
     measure_peak,
@@ -377,6 +377,26 @@ def test_a_weight_with_a_hook_gets_its_gradient_through_autograd():
     assert not layer_steps(graph, [x], routed={graph.calls[0].args[2].id})[0].hosts
     exactly_as_eager(fn, [x], params)
     assert seen == [(40, 16), (40, 16)]  # once eager, once planned
+
+
+def test_with_the_update_in_backward_only_the_last_layer_that_can_host_does():
+    x = tensor(4, 16)
+    w1, w2, w3 = (tensor(40, 16, requires_grad=True), tensor(40, 40, requires_grad=True),
+                  tensor(3, 40, requires_grad=True))  # fmt: skip
+    graph = trace(lambda x: F.linear(F.linear(F.linear(x, w1).relu(), w2).relu(), w3).sum(), x)
+
+    def hosting():
+        steps = layer_steps(graph, [x], routed=set()).values()
+        return [step.hosts for step in steps if isinstance(step, LinearStep)]
+
+    assert hosting() == [True, True, False]
+    handles = [w.register_post_accumulate_grad_hook(lambda p: None) for w in (w1, w2, w3)]
+    assert hosting() == [False, True, False]  # w1's buffer would sit under w2's backward
+    handles[0].remove()
+    assert hosting() == [True, True, False]  # w1 is not updated in backward: its buffer is idle
+    # a leaf with post-accumulate hooks only is not routed through autograd (hooks run in order)
+    run_planned(graph, [x], plan_memory(graph, [x])).backward()
+    assert w1.grad is not None and w2.grad is not None
 
 
 @pytest.mark.parametrize("batch", [4, 16])  # 2 * 4 * 40 <= 40 * 16: w1's gradient hosts; 16: not

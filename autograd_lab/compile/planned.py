@@ -292,10 +292,10 @@ def _exclusive(entry, given):
     array handed out already or given to us): whoever receives it may add into it in place."""
     g, ours = entry
     array = g._data
-    if not ours and (array.base is not None or any(
-        other is not None and np.may_share_memory(array, other) for other in (r() for r in given)
-    )):  # fmt: skip
-        g = _make(array.copy())
+    if not ours:
+        alive = [other for other in (ref() for ref in given) if other is not None]
+        if array.base is not None or any(np.may_share_memory(array, o) for o in alive):
+            g = _make(array.copy())
     given.append(_weak(g._data))
     return g
 
