@@ -483,3 +483,14 @@ def test_fused_gradients_are_recycled_once_grad_lets_go():
     assert x.grad._data is kept
     np.testing.assert_allclose(x.grad.numpy(), 2 * once, rtol=1e-6)
     assert recycle.empty((512, 1024), np.float32) is not kept  # held by .grad: never handed out
+
+
+def test_a_picked_columns_gradient_is_summed_over_the_row_without_a_pass():
+    """Cross-entropy picks one column's log-probability: the gradient of log(sum of exps) is
+    that column's gradient alone, so backward needs no pass adding up zeros: one loop per row."""
+    compiled = ag.compile(lambda x, t: F.cross_entropy(x, t))
+    compiled(ag.ones(4, 6, requires_grad=True), ag.tensor([0, 5, 2, 1]))
+    source = compiled.kernels[0]
+    backward = source[source.index("def row_backward") : source.index("def row_forward_backward")]
+    assert backward.count("for j in range(n_cols)") == 1
+    assert "sum_d" not in backward

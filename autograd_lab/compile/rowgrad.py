@@ -33,6 +33,8 @@ few passes over the row (RowProgram.backward_plan says which node's gradient is 
 pass). Row values the forward computed are read from `saved`, never recomputed.
 """
 
+import re
+
 from .rowcode import INDEX, Emitter, Passes, block_lines, forward_body, inputs, kernel, used
 from .rowprogram import Node
 
@@ -76,9 +78,6 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
     """The backward's lines for one row, and the row values they read from `saved`; or, after
     the forward in one kernel, none: the row values it `defined` are at hand."""
     emit, n = Emitter(program), program.n
-    flowing, consumers, passes, complete = program.backward_plan(wanted)
-    outputs = {node: k for k, (_, node) in enumerate(program.outputs)}
-    order = [node for node in program.nodes if node in flowing]  # arguments before results
     saved, prelude, row_ready, adjoints_ready = [], [], set(), set()
 
     def forward_row(node):
@@ -116,12 +115,26 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
         terms = [g for a, g in zip(consumer.args, grads, strict=False) if a is node and g]
         return " + ".join(terms) if terms else None
 
+    def at_column(full, node):
+        """May `full`'s contribution to row node `node` be taken at its one nonzero column?"""
+        term = full.op == "ew" and contribution(full, node)
+        return bool(term) and not any(
+            m.level == "full" and used(term, m.name) for m in program.nodes
+        )
+
+    flowing, consumers, passes, complete, picked = program.backward_plan(wanted, at_column)
+    outputs = {node: k for k, (_, node) in enumerate(program.outputs)}
+    order = [node for node in program.nodes if node in flowing]  # arguments before results
+    # full consumers whose gradient is one column's: summed over the row without a pass
+    one_column = {node: [c for c in consumers[node] if c in picked and at_column(c, node)]
+                  for node in order if node.level == "row"}  # fmt: skip
+
     def incoming(node):
         k = outputs.get(node)
         return [] if k is None else [f"g{k}{INDEX[grad_patterns[k]]}"]
 
-    sums = [node for node in order if node.level == "row"
-            and any(c.level == "full" for c in consumers[node])]  # fmt: skip
+    sums = [node for node in order if node.level == "row" and any(
+        c.level == "full" and c not in one_column[node] for c in consumers[node])]  # fmt: skip
 
     def row_adjoint(node, into):
         """d<node> of a row node, once every pass that contributes to it has run."""
@@ -129,6 +142,13 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
             return
         adjoints_ready.add(node)
         terms = [emit.cast(f"sum_d{node.name}")] if node in sums else []
+        for full in one_column[node]:  # its gradient at the picked column: the picks' gradients
+            for pick in picked[full]:
+                row_adjoint(pick, into)
+            at_pick = " + ".join(f"d{pick.name}" for pick in picked[full])
+            term = re.sub(rf"\bd{full.name}\b", f"({at_pick})", contribution(full, node))
+            mentioned(term, forward_row)
+            terms.append(term)
         for consumer in consumers[node]:
             if consumer.level == "row":
                 row_adjoint(consumer, into)
@@ -168,7 +188,8 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
 
         for node in sums:
             for consumer in consumers[node]:
-                if consumer.level == "full" and passes[consumer] == p:
+                if consumer.level == "full" and passes[consumer] == p and (
+                        consumer not in one_column[node]):  # fmt: skip
                     full_adjoint(consumer)
                     term = contribution(consumer, node)
                     mentioned(term, define)
