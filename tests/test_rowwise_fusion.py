@@ -18,6 +18,7 @@ from autograd_lab.autograd.gradcheck import gradcheck
 from autograd_lab.compile import fuse, recycle, trace
 from autograd_lab.compile.kernel_math import (
     exp32,
+    exp_nonpositive32,
     from_order_key32,
     from_order_key64,
     order_key32,
@@ -110,7 +111,7 @@ def test_the_program_listing_shows_passes():
         "v0 = x0[r, j]                 full   pass 0",
         "m1 = max(v0)  (no gradient)   row    after pass 0",
         "t2 = v0 - m1                  full   pass 1",
-        "t3 = exp(t2)                  full   pass 1",
+        "t3 = exp_nonpositive(t2)      full   pass 1",
         "s4 = sum(t3)                  row    after pass 1",
         "t5 = t3 / s4                  full   pass 2",
     ]
@@ -350,6 +351,16 @@ def test_float32_exp_is_within_one_ulp_and_keeps_ieee_special_values():
     assert _ulps(_apply32(exp32, x), exact).max() <= 1.0
     special = np.array([np.nan, np.inf, -np.inf, 0.0, 89.0, -88.0], np.float32)
     np.testing.assert_array_equal(_apply32(exp32, special), [np.nan, np.inf, 0, 1, np.inf, 0])
+
+
+def test_float32_exp_of_nonpositive_numbers_is_within_one_ulp_and_keeps_special_values():
+    """Softmax kernels take e^(x - max): never positive, so exp_nonpositive32 skips overflow."""
+    x = np.concatenate([np.linspace(-87.3, 0.0, 400_001), -np.geomspace(1e-30, 1.0, 2001)])
+    x = x.astype(np.float32)
+    exact = np.exp(x.astype(np.float64))
+    assert _ulps(_apply32(exp_nonpositive32, x), exact).max() <= 1.0
+    special = np.array([np.nan, -np.inf, 0.0, -0.0, -88.0, -1e-45], np.float32)
+    np.testing.assert_array_equal(_apply32(exp_nonpositive32, special), [np.nan, 0, 1, 1, 0, 1])
 
 
 def test_float32_tanh_is_within_five_ulp_and_keeps_signs():

@@ -20,7 +20,7 @@
                 for j in range(n_cols):  # pass 1: s4
                     v0 = x0[r, j]  # %0
                     t2 = v0 - m1  # %1 = SoftmaxBackward0(%0, dim=-1)
-                    t3 = exp(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    t3 = exp_nonpositive(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
                     accs4 += t3
                     stash[0, j] = t3
                 s4 = accs4
@@ -86,7 +86,7 @@ def used(text, name):
 
 # ---- values shared by the passes of a kernel -----------------------------------------------------------
 
-_COSTLY = re.compile(r"\b(exp|tanh|log|log1p|expm1|sqrt|sin|cos|erf)\(|\*\*")
+_COSTLY = re.compile(r"\b(exp|exp_nonpositive|tanh|log|log1p|expm1|sqrt|sin|cos|erf)\(|\*\*")
 
 
 class Passes:
@@ -332,10 +332,12 @@ def module_source(program, forward, backward):
     if np.dtype(group.dtype) == np.float32:
         lines.append("from autograd_lab.compile.kernel_math import exp32 as exp, tanh32 as tanh  "
                      f"# version {_kernel_math_version()}")  # fmt: skip
+        lines.append("from autograd_lab.compile.kernel_math import exp_nonpositive32 as "
+                     "exp_nonpositive")  # fmt: skip
         lines.append("from autograd_lab.compile.kernel_math import from_order_key32 as "
                      "from_order_key, order_key32 as order_key")  # fmt: skip
     else:
-        lines.append("from math import exp, tanh")
+        lines.append("from math import exp, exp as exp_nonpositive, tanh")
         lines.append("from autograd_lab.compile.kernel_math import from_order_key64 as "
                      "from_order_key, order_key64 as order_key")  # fmt: skip
     lines.append("from numpy import empty, float32, float64  # noqa: F401 (constants, the stash)")

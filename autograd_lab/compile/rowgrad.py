@@ -13,7 +13,7 @@
                 for j in range(n_cols):  # backward pass 0: sum_ds4
                     dt5 = g0[r, j]
                     ...
-                    t3 = exp(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    t3 = exp_nonpositive(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
                     sum_ds4 += -dt5 * t3 / (s4 * s4)
                     stash[0, j] = t3
                 ds4 = sum_ds4

@@ -8,7 +8,7 @@
     v0 = x0[r, j]                 full   pass 0
     m1 = max(v0)  (no gradient)   row    after pass 0
     t2 = v0 - m1                  full   pass 1
-    t3 = exp(t2)                  full   pass 1
+    t3 = exp_nonpositive(t2)      full   pass 1
     s4 = sum(t3)                  row    after pass 1
     t5 = t3 / s4                  full   pass 2
 
@@ -67,6 +67,8 @@ class Node:
 _NLL = Rule(lambda n, a, c: f"-({a} * {c})", lambda n, g, y, a, c: (f"-({g} * {c})", None))
 _FINITE = Rule(lambda n, a: f"({a} if {a} - {a} == {n(0.0)} else {n(0.0)})",
                 lambda n, g, y, a: (None,))  # fmt: skip
+_SHIFTED_EXP = Rule(lambda n, a: f"exp_nonpositive({a})",  # kernel_math: e^a for a <= 0
+                    lambda n, g, y, a: (f"{g} * {y}",))  # fmt: skip
 _STD = Rule(
     lambda n, a: f"sqrt({a})",  # std = sqrt(var); 0 gradient where std is 0, as eager
     lambda n, g, y, a: (f"({n(0.0)} if {y} == {n(0.0)} else {g} / ({n(2.0)} * {y}))",),
@@ -173,7 +175,9 @@ class RowProgram:
         if issubclass(fn, red.LogSumExp):  # an infinite max (a row of -inf) shifts by 0, as eager
             shift = self._ew(_FINITE, [shift], note, no_grad=True)
         shifted = self._ew(RULES[ew.Sub], [x, shift], note)
-        exps = self._ew(RULES[ew.Exp], [shifted], note)
+        # x - max(x) <= 0 (or NaN): an exp for those; logsumexp's shift may be 0 instead of max
+        exps = self._ew(RULES[ew.Exp] if issubclass(fn, red.LogSumExp) else _SHIFTED_EXP,
+                        [shifted], note)  # fmt: skip
         total = self._reduce("sum", exps, note)
         if issubclass(fn, red.Softmax):
             return self._ew(RULES[ew.Div], [exps, total], note)
