@@ -28,10 +28,17 @@ lifetime (made by call i, last read by call j, or kept until backward when a nod
   parameter's gradient straight into `.grad` (adopted when nothing else shares the array).
 Measured (tracemalloc peak of forward + backward, after warm-up, `tests/test_memory_plan.py`):
 eager 3.22 MB, planned 2.74 MB (0.85x); with `optimizer.step()` (SGD) too, 3.22 vs 2.75 MB.
-Neither can go below the step's results, the six gradients (2.68 MB, 0.83 of eager's peak):
-besides them eager holds 0.54 MB at its peak, the plan 0.06 MB. `plan.summary()` estimates both
-peaks from the graph alone (eager 3.20 MB, planned 2.69 MB: within 3% of the measured ones, tested),
-modelling adopted gradients and the memory that layers.py shares; it does not count temporaries.
+Forward + backward cannot go below its results, the six gradients (2.68 MB, 0.83 of eager's
+peak): besides them eager holds 0.54 MB at its peak, the plan 0.06 MB. A training step can, since
+a gradient's last use is the update: step one optimizer per parameter in that parameter's
+`register_post_accumulate_grad_hook` and drop `.grad` there, and the gradients are never all alive
+together. The planned executor runs those hooks as soon as each gradient is complete (planned.py;
+the layers that host change, layers.py point 3). Whole step: eager 2.70 MB with the update in
+backward, planned 2.17 MB (0.675x of eager's 3.22 MB; benchmarks/planned_memory.py, row 7).
+`plan.summary()` estimates the peaks of forward + backward from the graph alone (eager 3.20 MB,
+planned 2.69 MB: within 3% of the measured ones, tested), modelling adopted gradients and the
+memory that layers.py shares; it does not count temporaries, and it keeps every gradient until
+backward ends, as the update after backward does (it does not model the update in backward).
 
 Hook for `autograd_lab.compile(..., plan_memory=True)`: `plan = plan_memory(graph, inputs)` once
 per trace, then `run_planned(graph, inputs, plan)` per call, instead of `run`.
