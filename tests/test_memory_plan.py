@@ -601,3 +601,28 @@ def test_plan_figure_draws_eager_estimate_and_plan(plt):
     eager, planned = ax.lines[0], ax.lines[1]
     np.testing.assert_allclose(eager.get_ydata(), plan.live_bytes(eager=True) / 1e6)
     np.testing.assert_allclose(planned.get_ydata(), plan.live_bytes() / 1e6)
+
+
+# ---- CUDA tensors: the planner plans host memory only --------------------------------------------
+
+
+def test_planning_cuda_tensors_is_refused_with_the_fix_and_compile_runs_them_unplanned():
+    """The planner lays out numpy arrays (layers.py runs Linear/ReLU in numpy): on CUDA tensors
+    run_planned says so, and compile(plan_memory=True) warns and replays the graph unplanned."""
+    ag.cuda.use_simulator_if_no_gpu()
+    w = ag.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True, device="cuda")
+    x = ag.tensor([[1.0, 2.0], [-0.5, 0.5], [3.0, 1.0]], device="cuda")
+
+    def fn(x):
+        return (x @ w).tanh().sum()
+
+    graph = trace(fn, x)
+    with pytest.raises(NotImplementedError, match="host memory.*compile.run"):
+        run_planned(graph, [x], plan_memory(graph, [x]))
+    fn(x).backward()
+    eager, w.grad = w.grad.cpu().numpy(), None
+    with pytest.warns(RuntimeWarning, match="plans host .*unplanned"):
+        compiled = ag.compile(fn, plan_memory=True)
+        compiled(x).backward()
+    assert w.grad.device.type == "cuda"
+    np.testing.assert_allclose(w.grad.cpu().numpy(), eager, rtol=1e-12)

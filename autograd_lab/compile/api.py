@@ -22,6 +22,7 @@ follows the branch taken while tracing (a `TracerWarning` flags `.item()` / `boo
 """
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -112,8 +113,14 @@ class _Compiled:
         self.checkpoint = checkpoint
         if plan_memory:
             from .memory import plan_memory as make_memory_plan
+            from .planned import on_host
 
-            self.memory_plan = make_memory_plan(self.executed, examples)
+            if on_host(self.executed, examples):
+                self.memory_plan = make_memory_plan(self.executed, examples)
+            else:  # the planner lays out numpy arrays; on a GPU the plain replay runs instead
+                warnings.warn("compile(plan_memory=True): the memory planner plans host (numpy) "
+                              "memory only; on these CUDA tensors the function runs unplanned "
+                              "(fusion still applies)", RuntimeWarning, stacklevel=4)  # fmt: skip
         if parallel:
             from .parallel import run_parallel
 

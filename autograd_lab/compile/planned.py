@@ -62,6 +62,12 @@ watchers = []  # timelines recording now (memory.record_memory): they get a samp
 def run_planned(graph, inputs, plan):
     """Run `graph` on `inputs` as `plan` says; gradients of the results take the planned backward."""
     check_inputs(graph, inputs)
+    if not on_host(graph, inputs):
+        raise NotImplementedError(
+            "run_planned plans host memory (numpy arrays), and these tensors are on a GPU. Fix: run "
+            "the graph unplanned with autograd_lab.compile.run(graph, inputs), or use "
+            "compile(fn) without plan_memory=True on CUDA tensors (fusion still applies)."
+        )
     params = [(v, t) for v, t in _const_items(graph) if t.requires_grad]
     if not (_state.enabled and (params or any(t.requires_grad for t in inputs))):
         return run(graph, inputs, plan)  # nothing to differentiate: forward with reuse only
@@ -73,6 +79,12 @@ def run_planned(graph, inputs, plan):
                                  *[t for _, t in params])  # fmt: skip
     values = dict(zip([v.id for v in graph.outputs], _as_tuple(results), strict=True))
     return map_values(graph.output_tree, lambda v: values[v.id])
+
+
+def on_host(graph, inputs):
+    """Are the inputs and the graph's constants numpy arrays (what the planner plans)?"""
+    tensors = list(inputs) + [t for _, t in _const_items(graph)]
+    return all(type(t._data) is np.ndarray for t in tensors)
 
 
 def _const_items(graph):
