@@ -557,6 +557,34 @@ def test_planned_training_step_with_the_update_in_backward_peaks_under_0_7_of_ea
     assert not np.array_equal(params[False, False][0], model[0].weight.detach().numpy())
 
 
+def test_the_plan_estimates_the_update_in_backward_from_the_hooks(big_mlp):
+    """With post-accumulate hooks on the parameters when the plan is made, the estimates let
+    each gradient go once complete. Measured: eager 2.70 MB, planned 2.17 MB; estimates 2.62 and
+    2.13 MB (without the hooks in the model they said 3.20 and 2.69: every gradient to the end)."""
+    net = copy.deepcopy(big_mlp[0])
+    x, y = big_mlp[1], big_mlp[2]
+    optimizers = {p: ag.optim.SGD([p], lr=0.01) for p in net.parameters()}
+
+    def update(p):
+        optimizers[p].step()
+        optimizers[p].zero_grad()
+
+    for p in net.parameters():
+        p.register_post_accumulate_grad_hook(update)
+
+    def loss_fn(x, y):
+        return F.cross_entropy(net(x), y)
+
+    graph = trace(loss_fn, x, y)
+    plan = plan_memory(graph, [x, y])
+    assert len(plan.updated) == 6 and "updated in backward: 6 parameters" in plan.summary()
+    eager = measure_peak(lambda: loss_fn(x, y).backward())
+    planned = measure_peak(lambda: run_planned(graph, [x, y], plan).backward())
+    for estimate, measured in ((plan.live_bytes(eager=True).max(), eager),
+                               (plan.live_bytes().max(), planned)):  # fmt: skip
+        assert abs(estimate - measured) <= 0.04 * measured, (estimate, measured)
+
+
 # ---- the figures -----------------------------------------------------------------------------------
 
 
