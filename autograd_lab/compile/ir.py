@@ -121,6 +121,15 @@ class Graph:
                 last[value.id] = call.index
         return last
 
+    def first_use(self):
+        """{value id: index of the first call reading it}: going backward, the last call whose
+        backward adds to the value's gradient (so the gradient is complete after it)."""
+        first = {}
+        for call in self.calls:
+            for value in call.inputs():
+                first.setdefault(value.id, call.index)
+        return first
+
     def levels(self):
         """Calls grouped by depth: a call's level is one more than the deepest call it reads from.
 

@@ -270,10 +270,7 @@ def _plan_gradients(plan, last_use, outputs):
     post-accumulate hooks: then it is taken to go once complete, at the backward of its first
     reader, as the optimizer's step in such a hook drops it (`zero_grad()`)."""
     graph, n = plan.graph, len(plan.graph.calls)
-    first_reader = {}
-    for call in graph.calls:
-        for value in call.inputs():
-            first_reader.setdefault(value.id, call.index)
+    first_reader = graph.first_use()
     needs = {
         v.id
         for v in graph.values()

@@ -155,7 +155,10 @@ class PlannedGraph(Function):
         given = [_weak(g._data) for g in grads if g is not None]  # arrays the caller may hold
         params = {v.id: t for v, t in _const_items(graph)}
         direct = [i for i in ctx.params if i not in ctx.routed]  # their gradients go into .grad
-        complete_after = _first_readers(graph, direct)  # {call index: parameters it completes}
+        complete_after = {}  # {call index: the parameters whose gradients are complete after it}
+        for value_id, index in graph.first_use().items():
+            if value_id in direct:
+                complete_after.setdefault(index, []).append(value_id)
         for i in range(len(records) - 1, -1, -1):
             record, records[i] = records[i], None  # this call's saved tensors go once it has run
             if type(record) is _CallRecord:
@@ -285,18 +288,6 @@ def _add(pending, value_id, g, ours=False):
         np.add(entry[0]._data, g._data, out=entry[0]._data)
     else:
         pending[value_id] = [_make(entry[0]._data + g._data), True]
-
-
-def _first_readers(graph, value_ids):
-    """{call index: [ids of the values that this call is the first to read]}: going backward,
-    a value's gradient is complete once the backward of its first reader has run."""
-    found, wanted = {}, set(value_ids)
-    for call in graph.calls:
-        for value in call.inputs():
-            if value.id in wanted:
-                wanted.discard(value.id)
-                found.setdefault(call.index, []).append(value.id)
-    return found
 
 
 def _exclusive(entry, given):
