@@ -122,12 +122,10 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
             m.level == "full" and used(term, m.name) for m in program.nodes
         )
 
-    flowing, consumers, passes, complete, picked = program.backward_plan(wanted, at_column)
+    # one_column: the full consumers whose gradient is one column's, summed without a pass
+    flowing, consumers, passes, complete, one_column = program.backward_plan(wanted, at_column)
     outputs = {node: k for k, (_, node) in enumerate(program.outputs)}
     order = [node for node in program.nodes if node in flowing]  # arguments before results
-    # full consumers whose gradient is one column's: summed over the row without a pass
-    one_column = {node: [c for c in consumers[node] if c in picked and at_column(c, node)]
-                  for node in order if node.level == "row"}  # fmt: skip
 
     def incoming(node):
         k = outputs.get(node)
@@ -143,9 +141,9 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
         adjoints_ready.add(node)
         terms = [emit.cast(f"sum_d{node.name}")] if node in sums else []
         for full in one_column[node]:  # its gradient at the picked column: the picks' gradients
-            for pick in picked[full]:
+            for pick in consumers[full]:
                 row_adjoint(pick, into)
-            at_pick = " + ".join(f"d{pick.name}" for pick in picked[full])
+            at_pick = " + ".join(f"d{pick.name}" for pick in consumers[full])
             term = re.sub(rf"\bd{full.name}\b", f"({at_pick})", contribution(full, node))
             mentioned(term, forward_row)
             terms.append(term)

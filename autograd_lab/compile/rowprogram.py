@@ -242,13 +242,15 @@ class RowProgram:
         return found
 
     def backward_plan(self, wanted, at_column=None):
-        """(flowing nodes, {node: consumers}, {full node: pass}, {row node: complete}, picked).
+        """(flowing nodes, {node: consumers}, {full node: pass}, {row node: complete},
+        one_column).
 
-        `picked`: {full node: the picks reading it} for full nodes whose gradient is nonzero at
-        one column only (every consumer picks the same column, as cross-entropy picks the
-        target's log-probability). A row node they read gets its gradient's sum over the row
-        from that one column, with no pass over the row, where `at_column(full node, row node)`
-        says the local gradient mentions no other full value (0 elsewhere, so the sum is it)."""
+        A full node whose consumers all pick the same column (as cross-entropy picks the
+        target's log-probability) has a gradient that is nonzero in that column only. A row node
+        it reads gets that part of its gradient's sum over the row from the one column, with no
+        pass over the row, where `at_column(full node, row node)` says the local gradient
+        mentions no other full value (0 elsewhere, so the sum is it). `one_column`: {row node:
+        those full consumers} (their picks are their consumers)."""
         flowing = self.flows(wanted)
         for node in list(self.nodes):  # max/min that pass a gradient need their column
             if node in flowing and node.op in ("max", "min"):
@@ -260,17 +262,20 @@ class RowProgram:
                     if arg in flowing:
                         consumers[arg].append(node)
         outputs = {node for _, node in self.outputs}
-        picked = {node: consumers[node] for node in self.nodes
+        picked = {node: consumers[node] for node in self.nodes  # its picks
                   if node in flowing and node.level == "full" and node not in outputs
                   and consumers[node] and all(c.op == "pick" for c in consumers[node])
                   and len({c.args[1] for c in consumers[node]}) == 1}  # fmt: skip
-        passes, complete = {}, {}
+        passes, complete, one_column = {}, {}, {}
         for node in reversed(self.nodes):
             if node not in flowing:
                 continue
             late = [-1]  # an output's incoming gradient is there from the start
+            if node.level == "row":
+                one_column[node] = [c for c in consumers[node]
+                                    if c in picked and at_column and at_column(c, node)]  # fmt: skip
             for c in consumers[node]:
-                if c in picked and node.level == "row" and at_column and at_column(c, node):
+                if c in one_column.get(node, ()):
                     late += [complete[p] for p in picked[c]]
                     continue
                 late.append(passes[c] if c.level == "full" else complete[c] + (
@@ -279,7 +284,7 @@ class RowProgram:
                 passes[node] = max(0, *late)
             else:
                 complete[node] = max(late)
-        return flowing, consumers, passes, complete, picked
+        return flowing, consumers, passes, complete, one_column
 
     def listing(self):
         """The nodes, one a line (what the module docstring shows)."""
