@@ -100,6 +100,8 @@ class RowKernel:
         self.group, self.dtype = group, np.dtype(group.dtype)
         self.op_names = tuple(call.name for call in group.calls)
         self.program = RowProgram(group, literal_writer(self.dtype))
+        # how the kernel reads each input: "full", "row", "col" or "one" (its gradient's shape too)
+        self.uses = {number: use for number, use in self.program.loads}
         self.wanted = tuple(k for k, v in enumerate(group.inputs) if v.dtype.kind == "f"
                             and (v.requires_grad or v.producer is not None))  # fmt: skip
         # how incoming gradients usually arrive: full-size, one per row, one number for a total
@@ -181,10 +183,9 @@ class RowKernel:
     def _gradient_arrays(self, blocks):
         """Arrays the kernel writes the wanted inputs' gradients into: (per input, as written)."""
         rows, columns = self.group.rows, self.group.columns
-        uses = {number: use for number, use in self.program.loads if number in self.wanted}
         found, results = [None] * len(self.group.inputs), []
         for number in sorted(self.wanted):
-            shape, use = self.group.inputs[number].shape, uses[number]
+            shape, use = self.group.inputs[number].shape, self.uses[number]
             if use in ("full", "row"):  # the gradient itself, in its input's shape
                 found[number] = recycle.empty(shape, self.dtype)
                 results.append(found[number].reshape((rows, columns) if use == "full" else rows))
@@ -194,9 +195,8 @@ class RowKernel:
 
     def _finish(self, found, results):
         """The gradients, once the partial sums per block of rows are added up."""
-        uses = {number: use for number, use in self.program.loads if number in self.wanted}
         for number, array in zip(sorted(self.wanted), results, strict=True):
-            if uses[number] in ("col", "one"):
+            if self.uses[number] in ("col", "one"):
                 found[number] = array.sum(axis=0).reshape(self.group.inputs[number].shape)
         return found
 
@@ -213,10 +213,9 @@ class RowKernel:
         """The inputs as the kernel indexes them, then each loss's class index and weight."""
         rows, columns = self.group.rows, self.group.columns
         shape = {"full": (rows, columns), "row": (rows,), "col": (columns,), "one": (1,)}
-        uses = {number: use for (number, use) in self.program.loads}
         args = []
         for number, array in enumerate(arrays):
-            use = uses.get(number)
+            use = self.uses.get(number)
             array = np.ascontiguousarray(array)
             args.append(array.reshape(shape[use]) if use else array)
         undefined = set()
