@@ -51,14 +51,21 @@ def _power_of_two(k):
 
 
 @njit(**_MATH)
-def exp32(x):
-    """e^x of a float32, in float32, vectorizable (see the module docstring)."""
-    a = _EXP_MAX if x > _EXP_MAX else (_EXP_MIN if x < _EXP_MIN else x)
+def _exp_split(a):
+    """(k, e^r) for a = k·ln2 + r, |r| <= ln2/2: k an integer (as an int32), e^r by its Taylor
+    polynomial to r^7/7!, so that e^a = e^r · 2^k (the two exps below make 2^k their own way)."""
     k = np.floor(a * _LOG2E + _F(0.5))
     r = (a - k * _LN2_HIGH) - k * _LN2_LOW
     p = _F(1.0) + r * (_F(1.0) + r * (_F(1 / 2) + r * (_F(1 / 6) + r * (_F(1 / 24) + r * (
         _F(1 / 120) + r * (_F(1 / 720) + r * _F(1 / 5040)))))))  # fmt: skip
-    n = np.int32(k)
+    return np.int32(k), p
+
+
+@njit(**_MATH)
+def exp32(x):
+    """e^x of a float32, in float32, vectorizable (see the module docstring)."""
+    a = _EXP_MAX if x > _EXP_MAX else (_EXP_MIN if x < _EXP_MIN else x)
+    n, p = _exp_split(a)
     half = n >> 1  # 2^k as 2^half * 2^(k - half): k = 128 (e^88.7) would overflow the bits
     y = p * _power_of_two(half) * _power_of_two(n - half)
     y = _F(np.inf) if x > _EXP_MAX else (_F(0.0) if x < _EXP_MIN else y)
@@ -69,12 +76,8 @@ def exp32(x):
 def exp_nonpositive32(x):
     """e^x of a float32 x <= 0 (x minus its row's max), in float32, vectorizable: exp32 without
     the overflow steps (k <= 0 here, so 2^k fits a float's exponent bits in one go)."""
-    a = _EXP_MIN if x < _EXP_MIN else x
-    k = np.floor(a * _LOG2E + _F(0.5))
-    r = (a - k * _LN2_HIGH) - k * _LN2_LOW
-    p = _F(1.0) + r * (_F(1.0) + r * (_F(1 / 2) + r * (_F(1 / 6) + r * (_F(1 / 24) + r * (
-        _F(1 / 120) + r * (_F(1 / 720) + r * _F(1 / 5040)))))))  # fmt: skip
-    y = p * _power_of_two(np.int32(k))
+    k, p = _exp_split(_EXP_MIN if x < _EXP_MIN else x)
+    y = p * _power_of_two(k)
     y = _F(0.0) if x < _EXP_MIN else y
     return x if x != x else y
 
