@@ -88,17 +88,25 @@ def child(kind):
     print(json.dumps({"rss": rss, "traced": traced, "loss": loss}))
 
 
-def run_child(kind):
+def run_child(script, *args, with_torch=False):
+    """Run `script` with `args` in a fresh process that measures one way (args[0]) and prints
+    JSON last; return it. Big arrays get their own mappings (see the module docstring)."""
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    if kind != "torch":
+    if not with_torch:
         env["BENCHMARKS_WITHOUT_TORCH"] = "1"
-    command = [sys.executable, __file__, kind]
+    command = [sys.executable, script, *args]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
         last_line = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise RuntimeError(f"the child measuring {kind} failed: {last_line}")
+        raise RuntimeError(f"the child measuring {args[0]} failed: {last_line}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def in_mib(got):
+    """{way: {"rss": MiB or None, "traced": MiB or None}} from the children's bytes."""
+    return {way: {m: None if v[m] is None else v[m] / MiB for m in ("rss", "traced")}
+            for way, v in got.items()}  # fmt: skip
 
 
 def rows(settings):
@@ -109,11 +117,8 @@ def rows(settings):
         return [Row("5", what, "MiB", None, "torch", None, TARGET,
                     note=f"not run: {missing_api(autograd_lab)} missing")]  # fmt: skip
     kinds = ["ours", "floor"] + (["torch"] if torch else [])
-    got = {kind: run_child(kind) for kind in kinds}  # full size even with --quick: it is cheap
-    mib = {
-        k: {m: None if v[m] is None else v[m] / MiB for m in ("rss", "traced")}
-        for k, v in got.items()
-    }
+    got = {kind: run_child(__file__, kind, with_torch=kind == "torch") for kind in kinds}
+    mib = in_mib(got)  # full size even with --quick: it is cheap
     loss_check = lambda ref: compare("ours", got["ours"]["loss"], ref, got[ref]["loss"], 1e-4)
     no_rss = "" if mib["ours"]["rss"] is not None else "RSS: /proc not available (not Linux)"
     table = []

@@ -26,8 +26,6 @@ compares them with the reference's.
 
 import gc
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import tracemalloc
@@ -35,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from harness import Row, Target, compare
-from peak_memory import MiB, rss_peak
+from peak_memory import in_mib, rss_peak, run_child
 
 TARGET = Target(0.7)  # issue 7: planned + update in backward at most 0.7x eager's peak
 WAYS = ("eager", "eager+hooks", "planned", "planned+hooks")
@@ -108,28 +106,16 @@ def child(way, out_path):
     print(json.dumps({"rss": rss, "traced": traced}))
 
 
-def run_child(way, out_path):
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", BENCHMARKS_WITHOUT_TORCH="1")
-    command = [sys.executable, __file__, way, str(out_path)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        print(done.stderr, file=sys.stderr)
-        last_line = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise RuntimeError(f"the child measuring {way} failed: {last_line}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def rows(settings):
     """Full size even with --quick: four children of a few steps each, a few seconds."""
     with tempfile.TemporaryDirectory() as folder:
         paths = {way: Path(folder) / f"{way}.npz" for way in WAYS}
-        got = {way: run_child(way, paths[way]) for way in WAYS}
+        got = {way: run_child(__file__, way, str(paths[way])) for way in WAYS}
         params = {}
         for way, path in paths.items():
             with np.load(path) as saved:
                 params[way] = np.concatenate([saved[k].ravel() for k in saved.files])
-    mib = {way: {m: None if v[m] is None else v[m] / MiB for m in ("rss", "traced")}
-           for way, v in got.items()}  # fmt: skip
+    mib = in_mib(got)
     what = "peak memory of a 3b training step"
     no_rss = "RSS: /proc not available (not Linux)" if mib["eager"]["rss"] is None else ""
     table = []
