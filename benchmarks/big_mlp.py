@@ -4,22 +4,22 @@ Four ways to run a training step of the same network from the same weights, inte
 (a) forward + cross-entropy + backward written with raw tensors (`h @ W.T + b`, `relu()`,
 `F.cross_entropy`), ours and PyTorch; (b) the same with `nn.Linear` modules, `CrossEntropyLoss` and
 an `optim.SGD` step (zero_grad + forward + loss + backward + step), ours and PyTorch; (d) the numpy
-floor (numpy_floor.py) without and with the SGD update. Here the matmuls are most of the work, so
-the ratio to the floor is what the engine adds on top of numpy: node bookkeeping, extra copies,
-and gradients summed that the floor writes in place.
+floor (numpy_floor.py) without and with the SGD update; with run.py's --before, the "before"
+engine's (a) and (b) as well. Here the matmuls are most of the work, so the ratio to the floor is
+what the engine adds on top of numpy: node bookkeeping, extra copies, and gradients summed that
+the floor writes in place.
 """
 
 import numpy as np
-from harness import Row, Target, compare, interleaved, now, torch
+from harness import Row, Target, check_all, engines, interleaved, now, quietly, torch
 from models import MODULES_API, build_mlp, init_weights, missing_api, raw_parameters, train_step
 from numpy_floor import NumpyMLP
-
-import autograd_lab
 
 SIZES, BATCH = [784, 512, 512, 10], 256
 QUICK_SIZES, QUICK_BATCH = [20, 16, 16, 10], 8
 LEARNING_RATE = 0.01
 TO_FLOOR, TO_TORCH = Target(1.15), Target(1.3)  # the issue's targets
+REFERENCES = (("floor", TO_FLOOR), ("torch", TO_TORCH))
 
 
 def problem(quick):
@@ -87,48 +87,65 @@ def floor_runner(weights, x, labels, result, update):
     return run
 
 
-def rows(settings):
-    sizes, weights, x, labels = problem(settings.quick)
-    net = f"{'-'.join(map(str, sizes))} MLP, batch {len(labels)}"
-    names = {"raw": f"{net}, fwd+bwd, raw tensors", "nn": f"{net}, nn.Linear + SGD step"}
-    needs = {"raw": ("nn.functional.cross_entropy",), "nn": MODULES_API}
-    missing = {kind: missing_api(autograd_lab, needed) for kind, needed in needs.items()}
-    results = {}
-    runners = {}
-    libs = {"ours": autograd_lab} | ({"torch": torch} if torch else {})
+def measure(libs, kinds, weights, x, labels, settings):
+    """Median ms of every way to run each kind of step ({"ours raw": ms, "floor raw": ...},
+    interleaved) and the numbers each computed, for the checks."""
     make = {"raw": raw_runner, "nn": module_runner}
-    for kind in [k for k in ("raw", "nn") if not missing[k]]:
-        for name, lib in libs.items():
+    results, runners = {}, {}
+    for kind in kinds:
+        for name, lib in libs[kind].items():
             result = results[f"{name} {kind}"] = []
             runners[f"{name} {kind}"] = make[kind](lib, weights, x, labels, result)
         result = results[f"floor {kind}"] = []
         runners[f"floor {kind}"] = floor_runner(weights, x, labels, result, update=kind == "nn")
     medians = interleaved(runners, settings.repeats, settings.warmup)
-    ms = {name: m[""] * 1e3 for name, m in medians.items()}
+    flat = {way: np.concatenate([np.ravel(v) for v in result]) for way, result in results.items()}
+    return {way: m[""] * 1e3 for way, m in medians.items()}, flat
+
+
+def rows(settings):
+    sizes, weights, x, labels = problem(settings.quick)
+    net = f"{'-'.join(map(str, sizes))} MLP, batch {len(labels)}"
+    names = {"raw": f"{net}, fwd+bwd, raw tensors", "nn": f"{net}, nn.Linear + SGD step"}
+    needs = {"raw": ("nn.functional.cross_entropy",), "nn": MODULES_API}
+    libs, notes = {}, {}
+    for kind, needed in needs.items():  # the engines that have what each kind of step needs
+        missing = {name: missing_api(lib, needed) for name, lib in engines().items()}
+        libs[kind] = {name: lib for name, lib in engines().items() if not missing[name]}
+        libs[kind] |= {"torch": torch} if torch else {}
+        notes[kind] = "; ".join(f"{name} not run: {m} missing" for name, m in missing.items() if m)
+    kinds = [kind for kind in ("raw", "nn") if "ours" in libs[kind]]
+    (ms, results), load = quietly(lambda: measure(libs, kinds, weights, x, labels, settings))
 
     table = []
     for kind, row_id in (("raw", "3a"), ("nn", "3b")):
-        if missing[kind]:
-            table += [Row(row_id, names[kind], "ms/step", None, ref, None, target,
-                          note=f"not run: {missing[kind]} missing")
-                      for ref, target in (("floor", TO_FLOOR), ("torch", TO_TORCH))]  # fmt: skip
+        if kind not in kinds:
+            table += [
+                Row(row_id, names[kind], "ms/step", None, ref, None, target, note=notes[kind])
+                for ref, target in REFERENCES
+            ]
             continue
         # (a) compares the loss and the first weight's gradient; (b), after the same number of
         # SGD steps from the same weights, the loss.
-        ours = np.concatenate([np.ravel(v) for v in results[f"ours {kind}"]])
-        for ref, target in (("floor", TO_FLOOR), ("torch", TO_TORCH)):
-            if f"{ref} {kind}" not in results:
-                table.append(
-                    Row(row_id, names[kind], "ms/step", ms[f"ours {kind}"], ref, None, target)
-                )
-                continue
-            theirs = np.concatenate([np.ravel(v) for v in results[f"{ref} {kind}"]])
-            check, ok = compare("ours", ours, ref, theirs, tolerance=1e-4)
-            what = "loss+dW1" if kind == "raw" else "loss"
-            note = ""
-            if ref == "torch":
-                note = f"torch / floor = {ms[f'torch {kind}'] / ms[f'floor {kind}']:.2f}x"
-            table.append(Row(row_id, names[kind], "ms/step", ms[f"ours {kind}"], ref,
-                             ms[f"{ref} {kind}"], target, check=f"{what} {check}", check_ok=ok,
-                             note=note))  # fmt: skip
+        what = "loss+dW1 " if kind == "raw" else "loss "
+        ours = {name: results[f"{name} {kind}"] for name in libs[kind] if name != "torch"}
+        for ref, target in REFERENCES:
+            row = Row(
+                row_id,
+                names[kind],
+                "ms/step",
+                ms[f"ours {kind}"],
+                ref,
+                ms.get(f"{ref} {kind}"),
+                target,
+                before=ms.get(f"before {kind}"),
+                load=load,
+                note=notes[kind],
+            )
+            if f"{ref} {kind}" in results:
+                row.check, row.check_ok = check_all(ours, ref, results[f"{ref} {kind}"], 1e-4, what)
+            if ref == "torch" and row.ref is not None:
+                scale = f"torch / floor = {row.ref / ms[f'floor {kind}']:.2f}x"
+                row.note = "; ".join(filter(None, [scale, notes[kind]]))
+            table.append(row)
     return table

@@ -5,13 +5,12 @@ one batch, CrossEntropyLoss, SGD with momentum 0.9. A step is zero_grad + forwar
 + step, exactly as a learner writes it. The arrays are tiny (16 columns), so this measures the
 per-op cost of a real training loop: about 20 ops forward, as many nodes backward, and the
 optimizer's update of 6 parameters. Each sample times `steps` steps in a row (one step is too short
-for the clock on a busy machine); ours and PyTorch alternate.
+for the clock on a busy machine); ours and PyTorch take turns (with run.py's --before, the
+"before" engine too).
 """
 
-from harness import Row, Target, compare, interleaved, now, torch
+from harness import Row, Target, check_engines, engines, interleaved, now, quietly, torch
 from models import build_mlp, init_weights, missing_api, moons, train_step
-
-import autograd_lab
 
 SIZES = [2, 16, 16, 2]
 LEARNING_RATE, MOMENTUM = 0.1, 0.9
@@ -38,20 +37,46 @@ def make_trainer(lib, n_samples):
     return run, losses
 
 
-def rows(settings):
-    n_samples, steps = (40, 2) if settings.quick else (200, 20)
-    what = f"moons MLP step {'-'.join(map(str, SIZES))} Tanh, batch {n_samples}, SGD+momentum"
-    if missing_api(autograd_lab):
-        return [Row("2", what, "µs/step", None, "torch", None, TARGET,
-                    note=f"not run: {missing_api(autograd_lab)} missing")]  # fmt: skip
-    libs = {"ours": autograd_lab} | ({"torch": torch} if torch else {})
+def usable_engines():
+    """(engines with the API this row needs, {name: what is missing} for the others)."""
+    found = {name: (lib, missing_api(lib)) for name, lib in engines().items()}
+    usable = {name: lib for name, (lib, missing) in found.items() if not missing}
+    return usable, {name: missing for name, (_, missing) in found.items() if missing}
+
+
+def measure(libs, n_samples, steps, settings):
+    """Median seconds per step of each library, interleaved, and each one's losses."""
     trainers = {name: make_trainer(lib, n_samples) for name, lib in libs.items()}
     runners = {name: (lambda run=run: run(steps)) for name, (run, _) in trainers.items()}
     medians = interleaved(runners, settings.repeats, settings.warmup)
-    check, ok = "", True
-    if torch:  # both ran the same number of steps from the same weights: same losses
-        ours, theirs = trainers["ours"][1], trainers["torch"][1]
-        check, ok = compare("ours", ours, "torch", theirs, tolerance=1e-4)
-    theirs = medians["torch"][""] * 1e6 if torch else None
-    return [Row("2", what, "µs/step", medians["ours"][""] * 1e6, "torch", theirs, TARGET,
-                check=f"losses {check}" if check else "", check_ok=ok)]  # fmt: skip
+    return medians, {name: losses for name, (_, losses) in trainers.items()}
+
+
+def rows(settings):
+    n_samples, steps = (40, 2) if settings.quick else (200, 20)
+    what = f"moons MLP step {'-'.join(map(str, SIZES))} Tanh, batch {n_samples}, SGD+momentum"
+    usable, missing = usable_engines()
+    note = "; ".join(f"{name} not run: {m} missing" for name, m in missing.items())
+    if "ours" in missing:
+        return [Row("2", what, "µs/step", None, "torch", None, TARGET, note=note)]
+    libs = usable | ({"torch": torch} if torch else {})
+    (medians, losses), load = quietly(lambda: measure(libs, n_samples, steps, settings))
+    # all ran the same number of steps from the same weights: the same losses
+    check, ok = check_engines(losses, 1e-4, prefix="losses ")
+    us = {name: m[""] * 1e6 for name, m in medians.items()}
+    return [
+        Row(
+            "2",
+            what,
+            "µs/step",
+            us["ours"],
+            "torch",
+            us.get("torch"),
+            TARGET,
+            check=check,
+            check_ok=ok,
+            before=us.get("before"),
+            load=load,
+            note=note,
+        )
+    ]

@@ -9,8 +9,12 @@ one step and reads the high-water mark (VmHWM): peak - baseline is what the step
 returned to the system when freed, so that resident memory follows the live arrays.
 For ours and the numpy floor, `tracemalloc` (numpy reports its buffers to it) gives a second,
 independent number; it cannot see PyTorch's allocator. Off Linux the RSS numbers are "n/a".
+With run.py's --before, a child measures the "before" engine too (it imports the package from the
+folder its parent exported it to). The load column counts the children's CPU time as this
+process's own.
 
-    .venv/bin/python benchmarks/peak_memory.py ours    # one child (ours, torch or floor): prints JSON
+    .venv/bin/python benchmarks/peak_memory.py ours    # one child (ours, before, torch or floor):
+                                                       # prints JSON
 """
 
 import gc
@@ -21,9 +25,7 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from harness import Row, Target, compare, torch
-
-import autograd_lab
+from harness import Row, Target, check_all, child_environment, engine, engines, quietly, torch
 
 TARGET = Target(1.2)  # the issue's: at most 1.2x PyTorch's peak
 MiB = 2**20
@@ -63,7 +65,8 @@ def traced_peak(step):
 
 
 def child(kind):
-    """Measure one library's step in this process; print {"rss": bytes, "traced": ..., "loss": ...}."""
+    """Measure one way's step in this process (an engine, "floor" or "torch"); print
+    {"rss": bytes, "traced": ..., "loss": ...}."""
     from big_mlp import LEARNING_RATE, module_runner, problem
     from numpy_floor import NumpyMLP
 
@@ -78,7 +81,8 @@ def child(kind):
             net.sgd_step(kept["grads"], LEARNING_RATE)
             result[:] = [loss]
     else:
-        step = module_runner(autograd_lab if kind == "ours" else torch, weights, x, labels, result)
+        lib = torch if kind == "torch" else engine(kind)
+        step = module_runner(lib, weights, x, labels, result)
     step()
     step()
     gc.collect()
@@ -91,7 +95,7 @@ def child(kind):
 def run_child(script, *args, with_torch=False):
     """Run `script` with `args` in a fresh process that measures one way (args[0]) and prints
     JSON last; return it. Big arrays get their own mappings (see the module docstring)."""
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", **child_environment())
     if not with_torch:
         env["BENCHMARKS_WITHOUT_TORCH"] = "1"
     command = [sys.executable, script, *args]
@@ -99,41 +103,84 @@ def run_child(script, *args, with_torch=False):
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
         last_line = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise RuntimeError(f"the child measuring {args[0]} failed: {last_line}")
+        raise RuntimeError(f"the child measuring {' '.join(args)} failed: {last_line}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def in_mib(got):
     """{way: {"rss": MiB or None, "traced": MiB or None}} from the children's bytes."""
-    return {way: {m: None if v[m] is None else v[m] / MiB for m in ("rss", "traced")}
-            for way, v in got.items()}  # fmt: skip
+    return {
+        way: {m: None if v[m] is None else v[m] / MiB for m in ("rss", "traced")}
+        for way, v in got.items()
+    }
+
+
+def run_children(kinds):
+    """{kind: the child's JSON} for each kind, and for each one that failed, its error."""
+    got, failed = {}, {}
+    for kind in kinds:
+        try:
+            got[kind] = run_child(__file__, kind, with_torch=kind == "torch")
+        except RuntimeError as error:
+            if kind == "ours":
+                raise
+            failed[kind] = str(error)  # an old "before" may lack what the step needs
+    return got, failed
 
 
 def rows(settings):
     from models import missing_api
 
     what = "peak memory of one 3b step"
-    if missing_api(autograd_lab):
-        return [Row("5", what, "MiB", None, "torch", None, TARGET,
-                    note=f"not run: {missing_api(autograd_lab)} missing")]  # fmt: skip
-    kinds = ["ours", "floor"] + (["torch"] if torch else [])
-    got = {kind: run_child(__file__, kind, with_torch=kind == "torch") for kind in kinds}
+    missing = {name: missing_api(lib) for name, lib in engines().items()}
+    if missing["ours"]:
+        return [
+            Row(
+                "5",
+                what,
+                "MiB",
+                None,
+                "torch",
+                None,
+                TARGET,
+                note=f"not run: {missing['ours']} missing",
+            )
+        ]
+    kinds = [name for name in engines() if not missing[name]] + ["floor"]
+    kinds += ["torch"] if torch else []
+    # the load is recorded, not acted on: how much memory a step needs does not depend on it
+    (got, failed), load = quietly(lambda: run_children(kinds), rerun=False)
     mib = in_mib(got)  # full size even with --quick: it is cheap
-    loss_check = lambda ref: compare("ours", got["ours"]["loss"], ref, got[ref]["loss"], 1e-4)
-    no_rss = "" if mib["ours"]["rss"] is not None else "RSS: /proc not available (not Linux)"
+    ours = {name: got[name]["loss"] for name in engines() if name in got}
+    note = "; ".join(
+        [f"{name} failed: {error}" for name, error in failed.items()]
+        + [f"{name} not run: {m} missing" for name, m in missing.items() if m]
+    )
+    if mib["ours"]["rss"] is None:
+        note = "; ".join(filter(None, ["RSS: /proc not available (not Linux)", note]))
+    before = lambda measure: mib.get("before", {}).get(measure)  # noqa: E731
     table = []
-    if torch:
-        check, ok = loss_check("torch")
-        table.append(Row("5", f"{what}, RSS", "MiB", mib["ours"]["rss"], "torch",
-                         mib["torch"]["rss"], TARGET, check=f"loss {check}", check_ok=ok,
-                         note=no_rss))  # fmt: skip
-    else:
-        table.append(Row("5", f"{what}, RSS", "MiB", mib["ours"]["rss"], "torch", None, TARGET))
-    check, ok = loss_check("floor")
-    table.append(Row("5", f"{what}, RSS", "MiB", mib["ours"]["rss"], "floor", mib["floor"]["rss"],
-                     check=f"loss {check}", check_ok=ok))  # fmt: skip
-    table.append(Row("5", f"{what}, tracemalloc", "MiB", mib["ours"]["traced"], "floor",
-                     mib["floor"]["traced"], note="tracemalloc cannot see PyTorch's allocator"))  # fmt: skip
+    for ref, measure, target in (
+        ("torch", "rss", TARGET),
+        ("floor", "rss", None),
+        ("floor", "traced", None),
+    ):
+        how = "RSS" if measure == "rss" else "tracemalloc"
+        row = Row(
+            "5",
+            f"{what}, {how}",
+            "MiB",
+            mib["ours"][measure],
+            ref,
+            mib.get(ref, {}).get(measure),
+            target,
+            before=before(measure),
+            load=load,
+        )
+        if ref in got and measure == "rss":
+            row.check, row.check_ok = check_all(ours, ref, got[ref]["loss"], 1e-4, "loss ")
+        row.note = "tracemalloc cannot see PyTorch's allocator" if measure == "traced" else note
+        table.append(row)
     return table
 
 

@@ -21,7 +21,10 @@ from before `zero_grad()`, with the last step's gradients in the baseline: there
 what it needs beyond them. Each child then saves its parameters (after five steps), and the check
 compares them with the reference's.
 
-    .venv/bin/python benchmarks/planned_memory.py planned+hooks OUT.npz   # one child: prints JSON
+    .venv/bin/python benchmarks/planned_memory.py planned+hooks OUT.npz [ours|before]   # one child
+
+With run.py's --before, each way is also measured for the "before" engine, in children of its own,
+and its parameters are checked the same way, against its own eager step.
 """
 
 import gc
@@ -32,13 +35,17 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
-from harness import Row, Target, compare
+from harness import Row, Target, compare, engines, quietly
 from peak_memory import in_mib, rss_peak, run_child
 
 TARGET = Target(0.7)  # issue 7: planned + update in backward at most 0.7x eager's peak
 WAYS = ("eager", "eager+hooks", "planned", "planned+hooks")
-NAMES = {"eager": "eager", "eager+hooks": "eager + update in backward", "planned": "planned",
-         "planned+hooks": "planned + update in backward"}  # fmt: skip
+NAMES = {
+    "eager": "eager",
+    "eager+hooks": "eager + update in backward",
+    "planned": "planned",
+    "planned+hooks": "planned + update in backward",
+}
 
 
 def training_step(lib, weights, x, labels, way):
@@ -76,14 +83,14 @@ def training_step(lib, weights, x, labels, way):
     return step, params
 
 
-def child(way, out_path):
-    """Measure one way in this process; print {"rss": bytes, "traced": bytes}, save parameters."""
+def child(way, out_path, engine_name="ours"):
+    """Measure one way of one engine in this process; print {"rss": bytes, "traced": bytes} and
+    save the parameters."""
     from big_mlp import problem
-
-    import autograd_lab
+    from harness import engine
 
     _, weights, x, labels = problem(quick=False)
-    step, params = training_step(autograd_lab, weights, x, labels, way)
+    step, params = training_step(engine(engine_name), weights, x, labels, way)
 
     def drop_gradients():  # what the standard step's zero_grad() does first anyway
         for p in params:
@@ -106,34 +113,82 @@ def child(way, out_path):
     print(json.dumps({"rss": rss, "traced": traced}))
 
 
-def rows(settings):
-    """Full size even with --quick: four children of a few steps each, a few seconds."""
+def run_ways(engine_name, folder):
+    """{way: the child's JSON} and {way: its parameters} of one engine, each way in a child."""
+    paths = {way: Path(folder) / f"{engine_name}-{way}.npz" for way in WAYS}
+    got = {way: run_child(__file__, way, str(paths[way]), engine_name) for way in WAYS}
+    params = {}
+    for way, path in paths.items():
+        with np.load(path) as saved:
+            params[way] = np.concatenate([saved[k].ravel() for k in saved.files])
+    return in_mib(got), params
+
+
+def run_engines():
+    """{engine: (MiB by way, parameters by way)}, and {engine: error} for any other engine than
+    ours that failed (an old "before" may lack the planner or post-accumulate hooks)."""
+    measured, failed = {}, {}
     with tempfile.TemporaryDirectory() as folder:
-        paths = {way: Path(folder) / f"{way}.npz" for way in WAYS}
-        got = {way: run_child(__file__, way, str(paths[way])) for way in WAYS}
-        params = {}
-        for way, path in paths.items():
-            with np.load(path) as saved:
-                params[way] = np.concatenate([saved[k].ravel() for k in saved.files])
-    mib = in_mib(got)
+        for name in engines():
+            try:
+                measured[name] = run_ways(name, folder)
+            except RuntimeError as error:
+                if name == "ours":
+                    raise
+                failed[name] = str(error)
+    return measured, failed
+
+
+# (way, its reference, target, measure): the target by both measures, then each way against
+# its reference by tracemalloc
+COMPARISONS = (
+    ("planned+hooks", "eager", TARGET, "traced"),
+    ("planned+hooks", "eager", TARGET, "rss"),
+    ("planned", "eager", None, "traced"),
+    ("eager+hooks", "eager", None, "traced"),
+    ("planned+hooks", "eager+hooks", None, "traced"),
+)
+
+
+def params_check(params, before_params, way, ref):
+    """A way's parameters after five steps against its reference's, for ours and "before"."""
+    check, ok = compare(way, params[way], ref, params[ref], 1e-6)
+    if before_params is not None:  # the same check within the "before" engine's own ways
+        before_check, before_ok = compare(way, before_params[way], ref, before_params[ref], 1e-6)
+        check, ok = f"{check}, before: {before_check}", ok and before_ok
+    return f"params {check}", ok
+
+
+def rows(settings):
+    """Full size even with --quick: four children of a few steps each, a few seconds (and four
+    more for the "before" engine). The load is recorded only: it does not change memory."""
+    (measured, failed), load = quietly(run_engines, rerun=False)
+    mib, params = measured["ours"]
+    before_mib, before_params = measured.get("before", (None, None))
     what = "peak memory of a 3b training step"
     no_rss = "RSS: /proc not available (not Linux)" if mib["eager"]["rss"] is None else ""
+    failures = "; ".join(f"{name} failed: {error}" for name, error in failed.items())
     table = []
-    # the target, by both measures; then each way against its reference, by tracemalloc
-    for ours, ref, target, measure in (
-        ("planned+hooks", "eager", TARGET, "traced"),
-        ("planned+hooks", "eager", TARGET, "rss"),
-        ("planned", "eager", None, "traced"),
-        ("eager+hooks", "eager", None, "traced"),
-        ("planned+hooks", "eager+hooks", None, "traced"),
-    ):
-        check, ok = compare(ours, params[ours], ref, params[ref], 1e-6)
+    for way, ref, target, measure in COMPARISONS:
+        check, ok = params_check(params, before_params, way, ref)
         how = "tracemalloc" if measure == "traced" else "RSS"
-        table.append(Row("7", f"{what}: {NAMES[ours]}, {how}", "MiB", mib[ours][measure], ref,
-                         mib[ref][measure], target, check=f"params {check}", check_ok=ok,
-                         note=no_rss if measure == "rss" else ""))  # fmt: skip
+        row = Row(
+            "7",
+            f"{what}: {NAMES[way]}, {how}",
+            "MiB",
+            mib[way][measure],
+            ref,
+            mib[ref][measure],
+            target,
+            check=check,
+            check_ok=ok,
+            load=load,
+        )
+        row.before = before_mib[way][measure] if before_mib else None
+        row.note = "; ".join(filter(None, [no_rss if measure == "rss" else "", failures]))
+        table.append(row)
     return table
 
 
 if __name__ == "__main__":
-    child(sys.argv[1], sys.argv[2])
+    child(*sys.argv[1:])

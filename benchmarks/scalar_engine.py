@@ -17,11 +17,9 @@ with ours (which times many steps per sample, as row 2 does).
 import math
 
 import numpy as np
-from harness import Row, Target, compare, interleaved, now
-from models import init_weights, missing_api, moons
-from moons_mlp import LEARNING_RATE, MOMENTUM, SIZES, make_trainer
-
-import autograd_lab
+from harness import Row, Target, check_all, interleaved, now, quietly
+from models import init_weights, moons
+from moons_mlp import LEARNING_RATE, MOMENTUM, SIZES, make_trainer, usable_engines
 
 SCALAR_REPEATS = 3  # each scalar step takes about half a second
 TARGET = Target(1000, at_least=True)  # the issue's: ours at least 1,000x faster
@@ -97,8 +95,10 @@ class ScalarMLP:
     """The moons MLP with one Value per weight, trained by SGD with momentum."""
 
     def __init__(self, weights):
-        self.layers = [([[Value(float(v)) for v in row] for row in w], [Value(float(v)) for v in b])
-                       for w, b in weights]  # fmt: skip
+        self.layers = [
+            ([[Value(float(v)) for v in row] for row in w], [Value(float(v)) for v in b])
+            for w, b in weights
+        ]
         self.params = [v for rows, bias in self.layers for row in [*rows, bias] for v in row]
         self.velocity = [0.0] * len(self.params)
 
@@ -133,37 +133,69 @@ def rows(settings):
     n_samples, ours_steps = (10, 2) if settings.quick else (200, 20)
     scalar_repeats = min(settings.repeats, SCALAR_REPEATS)
     what = f"moons MLP step {'-'.join(map(str, SIZES))} Tanh, batch {n_samples}, vs scalar engine"
-    if missing_api(autograd_lab):
-        return [Row("4", what, "ms/step", None, "scalar", None, TARGET, speedup=True,
-                    note=f"not run: {missing_api(autograd_lab)} missing")]  # fmt: skip
+    usable, missing = usable_engines()
+    skipped = "; ".join(f"{name} not run: {m} missing" for name, m in missing.items())
+    if "ours" in missing:
+        return [Row("4", what, "ms/step", None, "scalar", None, TARGET, speedup=True, note=skipped)]
     x, y = moons(n_samples)
     inputs, labels = x.astype(np.float64).tolist(), y.tolist()
-    scalar = ScalarMLP(init_weights(SIZES))
-    scalar_losses = []
 
-    def scalar_run():
-        start = now()
-        scalar_losses.append(scalar.train_step(inputs, labels))
-        return now() - start
+    def measure():
+        scalar = ScalarMLP(init_weights(SIZES))
+        scalar_losses = []
 
-    ours_run, _ = make_trainer(autograd_lab, n_samples)
+        def scalar_run():
+            start = now()
+            scalar_losses.append(scalar.train_step(inputs, labels))
+            return now() - start
 
-    def ours_sample():
-        # One untimed step first: the step right after a scalar step pays about 4 ms to refill
-        # the caches the scalar engine's 137,000 objects emptied, which is not ours to pay.
-        ours_run(1)
-        return ours_run(ours_steps)
+        runners = {name: engine_sample(lib, n_samples, ours_steps) for name, lib in usable.items()}
+        runners["scalar"] = scalar_run
+        # one sample per turn, no untimed one: each engine's sample starts with its own untimed
+        # step, and a scalar step is half a second of pure Python (no threads to wake)
+        medians = interleaved(runners, scalar_repeats, warmup=1, block=1, rewarm=False)
+        return {name: m[""] * 1e3 for name, m in medians.items()}, scalar_losses
 
-    runners = {"ours": ours_sample, "scalar": scalar_run}
-    medians = interleaved(runners, scalar_repeats, warmup=1)
+    (ms, scalar_losses), load = quietly(measure)
+    # The check: a fresh copy of each engine, trained as many steps as the scalar engine was,
+    # from the same weights, must see the same losses (float32 against Python's float64).
+    losses = {}
+    for name, lib in usable.items():
+        fresh_run, losses[name] = make_trainer(lib, n_samples)
+        for _ in scalar_losses:
+            fresh_run(1)
+    check, ok = check_all(losses, "scalar", scalar_losses, tolerance=1e-4, prefix="losses ")
+    note = (
+        f"scalar engine timed on {scalar_repeats} steps after 1 warm-up; ours on "
+        f"{ours_steps} steps per sample, after 1 untimed step"
+    )
+    return [
+        Row(
+            "4",
+            what,
+            "ms/step",
+            ms["ours"],
+            "scalar",
+            ms["scalar"],
+            TARGET,
+            speedup=True,
+            check=check,
+            check_ok=ok,
+            note="; ".join(filter(None, [note, skipped])),
+            before=ms.get("before"),
+            load=load,
+        )
+    ]
 
-    # The check: a fresh copy of ours, trained as many steps as the scalar engine was, from the
-    # same weights, must see the same losses (float32 against Python's float64).
-    fresh_run, fresh_losses = make_trainer(autograd_lab, n_samples)
-    for _ in scalar_losses:
-        fresh_run(1)
-    check, ok = compare("ours", fresh_losses, "scalar", scalar_losses, tolerance=1e-4)
-    return [Row("4", what, "ms/step", medians["ours"][""] * 1e3, "scalar",
-                medians["scalar"][""] * 1e3, TARGET, speedup=True, check=f"losses {check}",
-                check_ok=ok, note=f"scalar engine timed on {scalar_repeats} steps after 1 "
-                f"warm-up; ours on {ours_steps} steps per sample, after 1 untimed step")]  # fmt: skip
+
+def engine_sample(lib, n_samples, steps):
+    """A runner: `steps` training steps of `lib`'s moons MLP, after one untimed step."""
+    run, _ = make_trainer(lib, n_samples)
+
+    def sample():
+        # The untimed step: the step right after a scalar step pays about 4 ms to refill the
+        # caches the scalar engine's 137,000 objects emptied, which is not ours to pay.
+        run(1)
+        return run(steps)
+
+    return sample

@@ -17,12 +17,43 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 
+import harness  # noqa: E402
+import tiny_ops  # noqa: E402
+from before import rename_references  # noqa: E402
 from models import init_weights  # noqa: E402
 from numpy_floor import NumpyMLP  # noqa: E402
 from scalar_engine import Value  # noqa: E402
 
-ALL_ROWS = ["1", "1", "1", "1", "2", "3a", "3a", "3b", "3b", "4", "5", "5", "5"]
+ALL_ROWS = ["1"] * 6 + ["2", "3a", "3a", "3b", "3b", "4", "5", "5", "5"]
 ALL_ROWS += ["6a", "6a", "6b", "6b", "6c", "6c"] + ["7"] * 5
+MACHINE_FIELDS = (
+    "date",
+    "cpu",
+    "cpus",
+    "usable cores",
+    "memory GiB",
+    "os",
+    "kernel",
+    "python",
+    "python implementation",
+    "numpy",
+    "numpy BLAS",
+    "BLAS threads (numpy)",
+    "numba",
+    "numba threads",
+    "torch",
+    "intra-op threads (torch)",
+    "load average",
+    "autograd_lab",
+    "thread variables",
+)
+
+
+def in_git_checkout():
+    done = subprocess.run(
+        ["git", "-C", str(BENCHMARKS.parent), "rev-parse", "HEAD"], capture_output=True, check=False
+    )
+    return done.returncode == 0
 
 
 def run_suite(tmp_path, *args, without_torch=False):
@@ -31,40 +62,65 @@ def run_suite(tmp_path, *args, without_torch=False):
     env = dict(os.environ, BENCHMARKS_WITHOUT_TORCH="1" if without_torch else "0")
     command = [sys.executable, str(BENCHMARKS / "run.py"), "--quick", "--json", str(report), *args]
     done = subprocess.run(
-        command, capture_output=True, text=True, timeout=240, check=False, env=env
+        command, capture_output=True, text=True, timeout=280, check=False, env=env
     )
     assert done.returncode == 0, done.stderr
     return done.stdout, json.loads(report.read_text())
 
 
 @pytest.mark.slow
-def test_quick_run_produces_every_row_with_checked_numbers(tmp_path, torch):
-    stdout, report = run_suite(tmp_path)
+def test_quick_run_with_before_produces_every_row_with_checked_numbers(tmp_path, torch):
+    """One run covers the whole table, the "before" engine (HEAD, exported next to today's
+    package) in every row, the load column and the machine's description."""
+    if not in_git_checkout():
+        pytest.skip("--before needs a git checkout")
+    stdout, report = run_suite(tmp_path, "--before", "HEAD")
     rows = report["rows"]
     assert [r["id"] for r in rows] == ALL_ROWS
     for r in rows:
         assert r["ours"] is not None and r["ours"] > 0, r
         assert r["ref"] is not None and r["ref"] > 0, r
         assert r["ratio"] is not None, r
-        assert r["check_ok"], r  # ours and the reference computed the same numbers
+        assert r["before"] is not None and r["before"] > 0, r  # every row times "before" too
+        assert r["ratio_after_before"] is not None, r
+        assert r["check_ok"], r  # ours, before and the reference computed the same numbers
+        if r["check"]:
+            assert "before" in r["check"], r
         if r["target"] is not None:
             assert r["verdict"] in ("✓", "✗"), r
+        load = r["load"]  # other processes' busy cores: a number on Linux, None elsewhere
+        assert load is not None and load["runs"] == 1, r  # --quick: no re-runs
+        assert load["other_cores"] is None or load["other_cores"] >= 0, r
     refs = {(r["id"], r["ref_name"]) for r in rows}
     assert {("3a", "floor"), ("3a", "torch"), ("3b", "floor"), ("3b", "torch")} <= refs
     assert ("4", "scalar") in refs and ("5", "torch") in refs
     assert ("7", "eager") in refs and ("7", "eager+hooks") in refs
+    recipe = [r for r in rows if "'unary+tensor'" in r["what"]]
+    assert len(recipe) == 2 and all("before-torch" in r["check"] for r in recipe)
+
     machine = report["machine"]
-    assert machine["BLAS threads (numpy)"] in (1, None)  # --threads 1 (the default) is applied
-    assert machine["intra-op threads (torch)"] == 1
+    assert set(MACHINE_FIELDS) <= set(machine)
+    # the default thread counts, as a user's program gets them: nothing pinned, nothing set
+    assert machine["intra-op threads (torch)"] == torch.get_num_threads()
+    assert machine["thread variables"] == {
+        name: os.environ.get(name) for name in harness.THREAD_VARIABLES
+    }
+    assert report["before"]["ref"] == "HEAD" and report["before"]["commit"]
+    header = stdout.split("\nrow ")[0]
     for word in (
         "machine:",
+        "logical cores",
+        "GiB",
         "versions:",
-        "threads:",
-        "tiny-op chain",
-        "scalar engine",
-        "peak memory",
+        "numba",
+        "threads (defaults",
+        "before = HEAD",
+        "load:",
     ):
-        assert word in stdout
+        assert word in header, word
+    table = stdout[len(header) :]
+    for word in ("before", "after/before", "load", "tiny-op chain", "scalar engine", "peak memory"):
+        assert word in table, word
 
 
 @pytest.mark.slow
@@ -72,14 +128,123 @@ def test_without_torch_the_suite_runs_and_says_na(tmp_path):
     args = ("--only", "tiny_ops", "big_mlp", "--clock", "cpu")
     stdout, report = run_suite(tmp_path, *args, without_torch=True)
     rows = report["rows"]
-    assert [r["id"] for r in rows] == ["1", "1", "1", "1", "3a", "3a", "3b", "3b"]
+    assert [r["id"] for r in rows] == ["1"] * 6 + ["3a", "3a", "3b", "3b"]
     for r in rows:
-        assert r["ours"] is not None
+        assert r["ours"] is not None and r["load"] is not None
+        assert r["before"] is None and r["pinned"] is None  # neither was asked for
         if r["ref_name"] == "torch":
             assert r["ref"] is None and r["ratio"] is None and r["verdict"] == ""
         else:  # the numpy floor needs no torch
             assert r["ratio"] is not None and r["check_ok"]
     assert "n/a" in stdout and "not installed" in stdout and "CPU time" in stdout
+    assert "after/before" not in stdout
+
+
+@pytest.mark.slow
+def test_pinned_threads_add_a_second_ratio_column(tmp_path, torch):
+    stdout, report = run_suite(tmp_path, "--only", "moons", "--pinned-threads", "1")
+    (row,) = report["rows"]
+    assert row["pinned"]["ratio"] is not None and row["pinned"]["check_ok"]
+    assert row["ratio"] is not None  # the headline ratio is still the default-thread one
+    assert "ratio 1 thr" in stdout
+
+
+def test_pinned_threads_pin_torch_and_openblas_then_restore_the_defaults(torch):
+    defaults = torch.get_num_threads(), harness.blas_threads()
+    with harness.pinned_threads(1):
+        assert torch.get_num_threads() == 1
+        assert harness.blas_threads() in (1, None)  # None: no OpenBLAS found to ask
+    assert (torch.get_num_threads(), harness.blas_threads()) == defaults
+
+
+def test_unary_and_tensor_operand_chain_matches_torch(torch, monkeypatch):
+    """The 'unary+tensor' recipe stays finite over 2,000 ops and gives PyTorch's numbers."""
+    monkeypatch.setattr(harness.method, "settle", 0.0)
+    results = []  # the output, then x's and w's gradients
+    tiny_ops.chain_runner(torch, tiny_ops.RECIPES["unary+tensor"], 2000, False, results)()
+    assert len(results) == 3 and all(np.isfinite(values).all() for values in results)
+    assert 0 < np.abs(results[1]).max() < 1e3  # the gradient reaches the leaf, and stays tame
+    per_op, (check, ok) = tiny_ops.measure("unary+tensor", 2000, repeats=1, warmup=0)
+    assert ok and check.startswith("ours-torch"), check
+    assert set(per_op) == {"ours", "torch"}
+
+
+def test_a_loaded_measurement_is_run_again_and_marked(monkeypatch):
+    monkeypatch.setattr(harness.method, "reruns", 2)
+    monkeypatch.setattr(harness.method, "load_threshold", -1.0)  # every run counts as loaded
+    calls = []
+    result, load = harness.quietly(lambda: calls.append(1) or len(calls))
+    if load.others is None:
+        pytest.skip("no /proc/stat: the load is 'n/a' here")
+    assert len(calls) == 3 and load.tries == 3 and load.loaded
+    assert result in (1, 2, 3) and str(load).endswith("loaded (3 runs)")
+    _, load = harness.quietly(lambda: None, rerun=False)  # memory rows: recorded only
+    assert load.tries == 1
+
+
+def test_other_cores_subtracts_this_process(monkeypatch):
+    # 3 busy seconds on the machine over 2 s of wall time, 1 of them this process's: 1 core
+    assert harness.other_cores((0.0, 10.0, 5.0), (2.0, 13.0, 6.0)) == pytest.approx(1.0)
+    assert harness.other_cores((0.0, None, 5.0), (2.0, None, 6.0)) is None  # off Linux
+
+
+def test_before_renames_only_references_to_its_own_modules(tmp_path):
+    package = tmp_path / "autograd_lab_before"
+    (package / "compile").mkdir(parents=True)
+    (package / "compile" / "kernel_math.py").write_text("")
+    (package / "backend.py").write_text("")
+    source = (
+        'lines.append("from autograd_lab.compile.kernel_math import exp32 as exp")\n'
+        'module = sys.modules.get("autograd_lab.backend.cuda.array")\n'
+        'name = f"autograd_lab_fused_{key}"\n'
+        "hint = \"pip install 'autograd_lab[lab]'\"\n"
+        'text = f"autograd_lab.Size({shape})"\n'
+        "import autograd_lab.compile as compile_\n"
+    )
+    (package / "codegen.py").write_text(source)
+    rename_references(package)
+    renamed = (package / "codegen.py").read_text().splitlines()
+    assert (
+        renamed[0]
+        == 'lines.append("from autograd_lab_before.compile.kernel_math import exp32 as exp")'
+    )
+    assert renamed[1] == 'module = sys.modules.get("autograd_lab_before.backend.cuda.array")'
+    assert renamed[2:5] == source.splitlines()[2:5]  # other names that start the same: unchanged
+    assert renamed[5] == "import autograd_lab_before.compile as compile_"
+
+
+@pytest.mark.slow
+def test_before_package_and_its_kernels_never_import_todays():
+    """The exported package runs its own code, generated kernels included."""
+    if not in_git_checkout():
+        pytest.skip("--before needs a git checkout")
+    script = f"""
+import sys
+sys.path.insert(0, {str(BENCHMARKS)!r})
+import numpy as np
+import before
+lib = before.load("HEAD")
+x = lib.tensor(np.linspace(-3, 3, 64, dtype=np.float32), requires_grad=True)
+fused = lib.compile(lambda x: (x * 0.5).tanh() * x + 1.0)
+fused(x).sum().backward()
+kernels = [m for name, m in sys.modules.items() if name.startswith("autograd_lab_fused_")]
+sources = [open(m.__file__).read() for m in kernels]
+assert any("from autograd_lab_before.compile.kernel_math" in s for s in sources), sources
+assert not any("from autograd_lab.compile" in s for s in sources), sources
+today = sorted(name for name in sys.modules if name.split(".")[0] == "autograd_lab")
+assert not today, today
+print("ok")
+"""
+    env = dict(os.environ, BENCHMARKS_WITHOUT_TORCH="1")
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_scalar_engine_gradients_match_torch(torch):
