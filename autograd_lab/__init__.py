@@ -68,8 +68,6 @@ def load_ipython_extension(ipython):
     _load(ipython)
 
 
-autograd.ownership.calibrate()  # when a gradient may become .grad without a copy (see there)
-
 # PyTorch's aliases for dtypes. Assigned last: `float`, `int`, `bool` shadow builtins in this module.
 half, double, long = float16, float64, int64
 float, int, bool = float32, int32, types.bool_

@@ -29,8 +29,22 @@ from .types import CPU, CUDA, Size
 
 
 class Tensor:
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vbox",
-                 "__dict__", "__weakref__")  # fmt: skip
+    # Every field a Tensor has, in one list; `init` and `_make` (below) set each of them.
+    __slots__ = (
+        "_data",  # the numbers: a numpy array (or a CudaArray, on the GPU)
+        "_requires_grad",  # record the operations that use this tensor?
+        "_grad_fn",  # the node that made this tensor; None for a leaf
+        "_output_nr",  # which output of _grad_fn this tensor is
+        "_grad",  # .grad: filled in by backward() for leaves (and retain_grad() tensors)
+        "_version_counter",  # [version], shared by tensors that share storage; None until needed
+        "_base",  # for a view: the tensor whose storage it shares; else None
+        "_hooks",  # a leaf's register_hook() hooks, {key: hook}; None until one is added
+        "_post_accumulate_grad_hooks",  # a leaf's hooks run after .grad is updated; or None
+        "_grad_accumulator",  # weak reference to a leaf's AccumulateGrad node; or None
+        "_name",  # a name for viewers, e.g. 'fc1.weight' (nn.Module sets it); or None
+        "__dict__",  # attributes a user sets (t.note = "..."), as PyTorch tensors allow
+        "__weakref__",
+    )
     __array_priority__ = 1000  # numpy array <op> Tensor defers to our reflected operators
 
     def __init__(self, data=()):
@@ -230,14 +244,16 @@ class Tensor:
             )
         return self._leaf_hook("_post_accumulate_grad_hooks", hook)
 
-    def _leaf_hook(self, kind, hook):
-        """Keep `hook` in this leaf's dict of hooks `kind`; the engine runs them (engine.py)."""
+    def _leaf_hook(self, field, hook):
+        """Keep `hook` in this leaf's dict of hooks `field`; the engine runs them (engine.py)."""
         if not self._requires_grad:
             raise RuntimeError(
                 "cannot register a hook on a tensor that does not require grad: no gradient will "
                 "ever reach it. Fix: create it with requires_grad=True (or call requires_grad_())."
             )
-        return RemovableHandle(self.__dict__.setdefault(kind, {}), hook)
+        if getattr(self, field) is None:
+            setattr(self, field, {})
+        return RemovableHandle(getattr(self, field), hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute d(self)/d(leaf) for every leaf this tensor depends on, into `leaf.grad`."""
@@ -245,19 +261,20 @@ class Tensor:
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    def _version_box(self):
+    def _shared_version_counter(self):
         """The version counter: a one-item list shared by tensors sharing storage (views, detach).
 
         Made on first need, so the many tensors that are never modified in place, viewed or
         detached cost no extra object.
         """
-        if self._vbox is None:
-            self._vbox = [0]
-        return self._vbox
+        if self._version_counter is None:
+            self._version_counter = [0]
+        return self._version_counter
 
     @property
     def _version(self):
-        return self._vbox[0] if self._vbox is not None else 0
+        """How many times this tensor's storage was modified in place (backward checks it)."""
+        return self._version_counter[0] if self._version_counter is not None else 0
 
     @property
     def data(self):
@@ -271,11 +288,13 @@ class Tensor:
     def detach(self):
         """A new leaf sharing this tensor's storage, cut off from the graph."""
         out = _make(self._data)
-        out._vbox = self._version_box()  # same storage, same version counter
+        out._version_counter = self._shared_version_counter()  # same storage, same counter
         return out
 
     def detach_(self):
-        self._grad_fn, self._output_nr, self._requires_grad = None, 0, False
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
         return self
 
     def clone(self):
@@ -323,7 +342,7 @@ class Tensor:
                     "it inside `with no_grad():` (as optimizers do), or work on a copy "
                     "(y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
-            if "_base" in self.__dict__:
+            if self._base is not None:
                 raise RuntimeError(
                     "in-place changes to a view of a tensor that requires grad are not supported by "
                     "autograd_lab (PyTorch rewrites the base's history; we keep the engine simple). "
@@ -352,8 +371,10 @@ class Tensor:
                 "elements (expand/broadcast_to). Fix: .clone() it first."
             ) from None
         if recording:
-            self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
-        self._version_box()[0] += 1
+            self._grad_fn = result._grad_fn
+            self._output_nr = 0
+            self._requires_grad = True
+        self._shared_version_counter()[0] += 1
         return self
 
     def copy_(self, src):
@@ -514,12 +535,11 @@ class Tensor:
 
 
 def init(tensor, data, requires_grad=False):
-    tensor._data = data
-    tensor._requires_grad = False
-    tensor._grad_fn = None
-    tensor._output_nr = 0
-    tensor._grad = None
-    tensor._vbox = None  # version counter, made on first need (see _version_box)
+    """Fill in the fields of a tensor made by a constructor (`Tensor(...)`, `Parameter(...)`):
+    those of a tensor over `data` as `_make` sets them."""
+    made = _make(data)
+    for field in Tensor.__slots__[:-2]:  # all but __dict__ and __weakref__
+        setattr(tensor, field, getattr(made, field))
     if requires_grad:
         tensor.requires_grad_(True)
 
@@ -542,15 +562,20 @@ def to_arguments(args, kwargs):
 
 
 def _make(data, grad_fn=None, output_nr=0):
-    """Wrap a numpy array in a Tensor without copying (the engine's and the ops' fast path)."""
-    t = _new(Tensor)
-    t._data = data if type(data) is np.ndarray else storage.as_storage(data)
-    t._requires_grad = grad_fn is not None
-    t._grad_fn = grad_fn
-    t._output_nr = output_nr
-    t._grad = None
-    t._vbox = None
-    return t
+    """Wrap an array in a Tensor without copying: how the engine and the ops make tensors."""
+    tensor = _new(Tensor)
+    tensor._data = data if type(data) is np.ndarray else storage.as_storage(data)
+    tensor._requires_grad = grad_fn is not None
+    tensor._grad_fn = grad_fn
+    tensor._output_nr = output_nr
+    tensor._grad = None
+    tensor._version_counter = None  # made on first need (see _shared_version_counter)
+    tensor._base = None
+    tensor._hooks = None
+    tensor._post_accumulate_grad_hooks = None
+    tensor._grad_accumulator = None
+    tensor._name = None
+    return tensor
 
 
 _new = object.__new__
@@ -595,6 +620,13 @@ def _conversion(dtype):
 _INPLACE = "add sub mul div pow clamp clip addcmul addcdiv lerp neg exp log log1p expm1 sqrt sin"
 for _name in (_INPLACE + " cos tanh sigmoid relu abs reciprocal sign square").split():
     setattr(Tensor, _name + "_", _inplace_method(getattr(_ops, _name)))
-for _name, _dtype in (("float", types.float32), ("double", types.float64), ("half", types.float16),
-                      ("long", types.int64), ("int", types.int32), ("bool", types.bool_)):  # fmt: skip
+_CONVERSIONS = {
+    "float": types.float32,
+    "double": types.float64,
+    "half": types.float16,
+    "long": types.int64,
+    "int": types.int32,
+    "bool": types.bool_,
+}
+for _name, _dtype in _CONVERSIONS.items():
     setattr(Tensor, _name, _conversion(_dtype))

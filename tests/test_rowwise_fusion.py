@@ -478,22 +478,39 @@ def test_fused_gradients_are_recycled_once_grad_lets_go():
     """A kernel's gradient comes from compile/recycle.py's cache: .grad adopts it without a copy
     all the same, and once the loop sets .grad = None the next step writes into the same memory
     (fresh pages from the system cost more than the kernel itself on a busy machine)."""
-    x = ag.tensor(np.random.default_rng(0).normal(size=(512, 1024)).astype(np.float32),
-                  requires_grad=True)  # fmt: skip
+    x = ag.tensor(
+        np.random.default_rng(0).normal(size=(512, 1024)).astype(np.float32), requires_grad=True
+    )
     t = ag.tensor(np.random.default_rng(1).integers(0, 1024, 512))
     compiled = ag.compile(lambda x, t: F.cross_entropy(x, t))
     for step in range(3):
         x.grad = None
-        kept_before = [id(array) for array in recycle._kept]  # ids: a reference would block it
+        kept_before = [address(block) for block, _ in recycle._blocks]
         compiled(x, t).backward()
-        assert recycle.holds(x.grad._data)  # adopted: the cache's reference shares nothing
-        if step:  # after the first step: an array the cache had (last step's), no new memory
-            assert id(x.grad._data) in kept_before
+        assert recycle.holds(x.grad._data)  # adopted as it was made: no copy
+        if step:  # after the first step: memory the cache had (last step's), no new memory
+            assert address(x.grad._data) in kept_before
     once, kept = x.grad.numpy().copy(), x.grad._data
     compiled(x, t).backward()  # .grad kept: the new gradient is added into it, in place
     assert x.grad._data is kept
     np.testing.assert_allclose(x.grad.numpy(), 2 * once, rtol=1e-6)
-    assert recycle.empty((512, 1024), np.float32) is not kept  # held by .grad: never handed out
+    fresh = recycle.empty((512, 1024), np.float32)
+    assert not np.shares_memory(fresh, kept)  # held by .grad: never handed out again
+
+
+def address(array):
+    return array.__array_interface__["data"][0]
+
+
+def test_a_recycled_array_is_not_handed_out_while_a_view_of_it_lives():
+    first = recycle.empty((1024, 512), np.float32)
+    view = first.reshape(-1)[10:].T
+    del first
+    second = recycle.empty((1024, 512), np.float32)
+    assert not np.shares_memory(second, view)
+    del view, second
+    third = recycle.empty((512, 1024), np.float32)  # the same bytes in another shape: reused
+    assert recycle.holds(third)
 
 
 def test_a_picked_columns_gradient_is_summed_over_the_row_without_a_pass():

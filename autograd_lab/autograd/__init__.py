@@ -16,8 +16,25 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import current_scope, observe, scope
 
 __all__ = [
-    "AccumulateGrad", "current_scope", "scope", "Function", "GradcheckError", "Node", "RemovableHandle", "backward",
-    "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-    "is_anomaly_enabled", "is_grad_enabled", "no_grad", "observe", "once_differentiable", "set_detect_anomaly",
+    "AccumulateGrad",
+    "backward",
+    "current_scope",
+    "detect_anomaly",
+    "enable_grad",
+    "Function",
+    "grad",
+    "gradcheck",
+    "GradcheckError",
+    "gradgradcheck",
+    "inference_mode",
+    "is_anomaly_enabled",
+    "is_grad_enabled",
+    "no_grad",
+    "Node",
+    "observe",
+    "once_differentiable",
+    "RemovableHandle",
+    "scope",
+    "set_detect_anomaly",
     "set_grad_enabled",
-]  # fmt: skip
+]

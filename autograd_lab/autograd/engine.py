@@ -25,9 +25,8 @@ import numpy as np
 from .. import storage
 from ..tensor import Tensor, _make
 from . import anomaly
-from .function import AccumulateGrad, grad_accumulator_of
+from .function import AccumulateGrad, Op, grad_accumulator_of
 from .grad_mode import _state
-from .ownership import unshared
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -48,8 +47,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             _accumulate(t, captured[edge], create_graph)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):  # fmt: skip
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
+):
     """Return d(outputs)/d(inputs) as a tuple, leaving every `.grad` untouched."""
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     if allow_unused is None:
@@ -117,15 +123,14 @@ def _roots(tensors, grads, caller):
             g = _make(np.ones_like(t._data))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=t._data.dtype))
-        elif not g._requires_grad:  # our own handle: the caller's tensor must never become a .grad
-            g = _make(g._data)
         if g._data.shape != t._data.shape:
             raise RuntimeError(
                 f"{caller}: the gradient for output {i} has shape {list(g._data.shape)} but the "
                 f"output has shape {list(t._data.shape)}; they must match exactly."
             )
         storage.check_grad_device(g._data, t._data, f"{caller}: the gradient for output {i}")
-        roots.append((_edge_of(t), g))
+        owned = grads[i] is None  # the caller keeps the gradient it passed: never written into
+        roots.append((_edge_of(t), g, owned))
     return roots
 
 
@@ -147,36 +152,40 @@ def _target_edge(t, caller):
 
 def _run(roots, retain_graph, create_graph, targets, capture):
     """Execute the graph backward. Returns the gradients at the `targets` edges if `capture`."""
-    dependencies = _count_dependencies([edge[0] for edge, _ in roots])
+    dependencies = _count_dependencies([edge[0] for edge, _, _ in roots])
     needed = _needed_nodes(dependencies, targets) if targets is not None else None
     target_edges = set(targets) if targets is not None else ()
     captured = {}
-    buffers = {}  # node -> [summed gradient per output]
+    buffers = {}  # node -> the summed gradient that arrived for each of its outputs
+    owned = {}  # node -> for each of those: does the engine own it? (see _owned)
     ready = []  # heap of (-sequence number, node): newest first
     recorder = _state.on_backward  # an optional listener: the graph viewer (grad_mode.observe)
-    push, pop = heapq.heappush, heapq.heappop
     check_nan = _state.anomaly and _state.anomaly_check_nan  # anomaly mode: fail on NaN gradients
 
-    def send(node, output_nr, g):
+    def send(node, output_nr, g, g_owned):
         """Add `g` to the node's input buffer; the node is ready once every edge has reported."""
         buffer = buffers.get(node)
         if buffer is None:
             buffer = buffers[node] = [None] * len(node._outputs)
-        if g is not None:
-            old = buffer[output_nr]
-            buffer[output_nr] = g if old is None else old + g
-        count = dependencies[node] - 1
-        dependencies[node] = count
-        if count == 0 and (needed is None or node in needed):
+            owned[node] = [False] * len(node._outputs)
+        if g is not None and buffer[output_nr] is None:  # the first gradient for this output
+            buffer[output_nr] = g
+            owned[node][output_nr] = g_owned
+        elif g is not None:
+            flags = owned[node]
+            total, total_owned = buffer[output_nr], flags[output_nr]
+            buffer[output_nr], flags[output_nr] = _add(total, total_owned, g, g_owned, create_graph)
+        dependencies[node] -= 1
+        if dependencies[node] == 0 and (needed is None or node in needed):
             if type(node) is AccumulateGrad:
                 run_node(node)  # leaves first, as PyTorch does
             else:
-                push(ready, (-node._seq, node))
+                heapq.heappush(ready, (-node._seq, node))
 
     def run_node(node):
-        grads = buffers.pop(node)
+        grads, flags = buffers.pop(node), owned.pop(node)
         if node._tensor_hooks or node._retained or type(node) is AccumulateGrad:
-            _apply_tensor_hooks(node, grads, create_graph)
+            _apply_tensor_hooks(node, grads, flags, create_graph)
         if target_edges:
             for output_nr, g in enumerate(grads):
                 if (node, output_nr) in target_edges and g is not None:
@@ -185,7 +194,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             recorder("run", node, grads)
         if type(node) is AccumulateGrad:
             if not capture and grads[0] is not None:
-                _accumulate(node.variable, grads[0], create_graph, steal=True)
+                _accumulate(node.variable, grads[0], flags[0], create_graph)
                 if recorder is not None:
                     recorder("accumulate", node, grads[0])
                 run_post_accumulate_grad_hooks(node.variable)
@@ -197,31 +206,76 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         for i, ((next_node, output_nr), g) in enumerate(zip(node.next_functions, results)):
             if next_node is None:
                 continue
+            g_owned = False
             if g is not None:
+                # only a leaf's gradient or one summed with others may use being owned: ask then
+                if type(next_node) is AccumulateGrad or dependencies[next_node] > 1:
+                    g_owned = _owned(g, node, grads, results, create_graph)
                 # the receiving node knows the shape and dtype of the tensor this gradient is for
                 shape, dtype = next_node._outputs[output_nr]
                 if type(g) is not Tensor or g._data.shape != shape or g._data.dtype != dtype:
                     g = _fit(g, shape, dtype, node, i)
                 if recorder is not None:
                     recorder("send", node, (next_node, output_nr, g))
-            send(next_node, output_nr, g)
+            send(next_node, output_nr, g, g_owned)
         if not retain_graph and node._saved:
             node._saved = None  # free what forward saved: the memory goes back now
 
     previous_mode = _state.enabled
     _state.enabled = create_graph  # record the backward pass itself only for higher-order gradients
     try:
-        for edge, _ in roots:
+        for edge, _, _ in roots:
             dependencies[edge[0]] += 1
-        for (node, output_nr), g in roots:
-            send(node, output_nr, g)
+        for (node, output_nr), g, g_owned in roots:
+            send(node, output_nr, g, g_owned)
         while ready:
-            run_node(pop(ready)[1])
+            run_node(heapq.heappop(ready)[1])
     finally:
         _state.enabled = previous_mode
         send = run_node = None  # the two closures refer to each other: break the cycle, so the
         # graph and the captured gradients are freed now rather than by the garbage collector
     return captured
+
+
+# ---- who owns a gradient -------------------------------------------------------------------------
+
+
+def _owned(g, node, grads, results, create_graph):
+    """Is `g`, a gradient `node`'s backward returned, an array nobody else holds?
+
+    A built-in op (`Op`) makes its gradients with new operations, except where it hands an
+    incoming gradient on (AddBackward0 returns `grad` twice; a view's backward returns a view of
+    it): a result that is, or shares memory with, an incoming gradient, or that is returned
+    twice, is not owned. A custom Function's backward may have kept what it returns anywhere,
+    so its results never are; nor is anything while the backward pass is itself recorded.
+    """
+    if create_graph or not issubclass(node._fn, Op) or type(g._data) is not np.ndarray:
+        return False
+    if len(results) > 1 and [other is g for other in results].count(True) > 1:
+        return False  # handed to two inputs
+    for incoming in grads:
+        if incoming is not None and type(incoming._data) is np.ndarray:
+            if g._data.base is None:  # an array of its own: is it the incoming one itself?
+                if g._data is incoming._data:
+                    return False
+            elif np.may_share_memory(g._data, incoming._data):  # a view: of the incoming one?
+                return False
+    return True
+
+
+def _add(total, total_owned, g, g_owned, create_graph):
+    """Sum gradient `g` into `total` (None for the first one); returns (sum, owned). The sum
+    goes into total's own array when the engine owns it, else into a new array, which the
+    engine then owns (HIPS autograd's add_outgrads works the same way)."""
+    if total is None:
+        return g, g_owned
+    if total_owned and not create_graph and total._data.shape == g._data.shape:
+        np.add(total._data, g._data, out=total._data)
+        return total, True
+    return total + g, not create_graph
+
+
+# ---- walking the graph ---------------------------------------------------------------------------
 
 
 def _count_dependencies(root_nodes):
@@ -323,12 +377,15 @@ def _sum_to(g, shape, node, index):
     return g.reshape(shape) if g._data.shape != shape else g
 
 
-def _apply_tensor_hooks(node, grads, create_graph):
-    """Hooks registered with Tensor.register_hook on this node's outputs, then retain_grad()."""
+def _apply_tensor_hooks(node, grads, owned, create_graph):
+    """Hooks registered with Tensor.register_hook on this node's outputs, then retain_grad().
+
+    A hook may keep the gradient it is shown, so that gradient is no longer owned (`owned`)."""
     for output_nr, hooks in (node._tensor_hooks or {}).items():
         for hook in list(hooks.values()):
             if grads[output_nr] is not None:
                 result = hook(grads[output_nr])
+                owned[output_nr] = False
                 if result is not None:
                     grads[output_nr] = result
     for output_nr, ref in (node._retained or {}).items():
@@ -339,17 +396,22 @@ def _apply_tensor_hooks(node, grads, create_graph):
             else:
                 tensor._grad = _make(tensor._grad._data + g._data)
     if type(node) is AccumulateGrad and grads[0] is not None:  # a leaf's hooks live on the tensor
-        for hook in list(node.variable.__dict__.get("_hooks", {}).values()):
+        for hook in list((node.variable._hooks or {}).values()):
             result = hook(grads[0])
+            owned[0] = False
             if result is not None:
                 grads[0] = result
 
 
-def _accumulate(variable, g, create_graph, steal=False):
-    """AccumulateGrad: `.grad` is set by the first backward and added to by later ones."""
+def _accumulate(variable, g, owned, create_graph):
+    """AccumulateGrad: `.grad` is set by the first backward and added to by later ones.
+
+    The first gradient becomes `.grad` itself when the engine owns it (nobody else holds it:
+    see _owned), else a copy of it: a later backward adds into `.grad` in place, which
+    must not change a tensor someone else holds (a hook's, a retained gradient, the caller's).
+    With create_graph, `.grad` keeps its graph, as in PyTorch."""
     if variable._grad is None:
-        # Without create_graph: a copy, unless nothing else can see g (ownership.py explains)
-        variable._grad = g if create_graph or (steal and unshared(g)) else _make(g._data.copy())
+        variable._grad = g if create_graph or owned else _make(g._data.copy())
     elif create_graph:
         variable._grad = variable._grad + g
     else:
@@ -359,7 +421,7 @@ def _accumulate(variable, g, create_graph, steal=False):
 def run_post_accumulate_grad_hooks(variable):
     """Tensor.register_post_accumulate_grad_hook: each hook gets the leaf once its .grad is up to
     date (also called by compile/planned.py, whose backward writes .grad itself)."""
-    for hook in list(variable.__dict__.get("_post_accumulate_grad_hooks", {}).values()):
+    for hook in list((variable._post_accumulate_grad_hooks or {}).values()):
         result = hook(variable)
         if result is not None:
             error = RuntimeError if isinstance(result, Tensor) else TypeError  # as PyTorch

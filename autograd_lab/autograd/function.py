@@ -31,24 +31,33 @@ from .grad_mode import _state
 from .handles import RemovableHandle  # noqa: F401 - part of this module's API
 
 _sequence = itertools.count()  # creation order: backward runs the newest ready node first
-_NO_EDGE = (None, 0)  # next_functions entry for an input that needs no gradient
-_ONE_INPUT = (True,)  # needs_input_grad of an op with one input (that requires grad)
-_NEVER_MODIFIED = (0,)  # the version "counter" of a tensor that has none yet: version 0
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Node:
-    """A recorded operation (a tensor's `grad_fn`); also the `ctx` its Function's methods receive."""
+    """A recorded operation (a tensor's `grad_fn`); also the `ctx` its Function's methods receive.
 
-    __slots__ = ("next_functions", "needs_input_grad", "_saved", "_seq", "_outputs", "__dict__",
-                 "__weakref__")  # fmt: skip
+    Fields every node has are slots; the rest are class-level defaults that a node overrides
+    only when it needs them (most nodes never have hooks, say), and `__dict__` holds what
+    forward keeps on ctx (`ctx.dim = dim`).
+    """
+
+    __slots__ = (
+        "next_functions",  # per forward input: (node, output_nr) its gradient goes to, or (None, 0)
+        "needs_input_grad",  # per forward input: does it want a gradient?
+        "_saved",  # the SavedTensors of save_for_backward; None once backward freed them
+        "_seq",  # creation number: among ready nodes, backward runs the newest first
+        "_outputs",  # per output: (shape, dtype), what a gradient arriving for it must be
+        "__dict__",
+        "__weakref__",
+    )
     _fn = None  # the Function class this node runs backward for
     _saved_names = ()  # PyTorch's names of the saved tensors (`_saved_self`, ...), in saving order
     _tensor_hooks = None  # {output_nr: {key: hook}} from Tensor.register_hook on non-leaf outputs
     _retained = None  # {output_nr: weakref to tensor} from Tensor.retain_grad()
     _trace = None  # the user's stack at creation, in anomaly mode
-    _non_differentiable = ()
-    _materialize_grads = True
+    _non_differentiable = ()  # outputs forward marked with mark_non_differentiable
+    _materialize_grads = True  # give backward zeros (not None) for outputs that got no gradient
 
     def name(self):
         return type(self).__name__
@@ -58,19 +67,18 @@ class Node:
 
     # ---- the ctx API used inside forward/backward -----------------------------------------------
     def save_for_backward(self, *tensors):
-        self._saved = tensors  # packed by Function.apply once the outputs exist
+        self._saved = tensors  # packed into SavedTensors by Function.apply once the outputs exist
 
     @property
     def saved_tensors(self):
-        saved = self._saved
-        if saved is None:
+        if self._saved is None:
             raise RuntimeError(
                 f"{self.name()} needs the tensors it saved during forward, but they were freed by an "
                 "earlier backward pass through this graph (backward frees them to save memory). Fix: "
                 "pass retain_graph=True to the first backward() if you need to go backward twice, or "
                 "recompute the forward pass."
             )
-        return tuple([_unpack(self, entry) for entry in saved])
+        return tuple([None if saved is None else saved.unpack(self) for saved in self._saved])
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
@@ -104,51 +112,58 @@ class AccumulateGrad(Node):
         self._outputs = ((variable._data.shape, variable._data.dtype),)
 
 
-def _unpack(node, entry):
-    """Give back one saved tensor, after checking nobody modified it in place since it was saved."""
-    if entry is None:
-        return None
-    tensor = entry[0]
-    if tensor is not None:  # an input (or other tensor): (tensor, version when saved)
-        version_box, version = tensor._vbox or _NEVER_MODIFIED, entry[1]
-    else:  # an output: (None, version, data, version box, output_nr)
-        _, version, data, version_box, output_nr = entry
-    if version_box[0] != version:  # somebody changed it in place after it was saved
-        raise RuntimeError(
-            f"a tensor that {node.name()} saved for backward was modified in place: it was saved at "
-            f"version {version} and is now at version {version_box[0]}, so its gradient would be "
-            "wrong. Fix: avoid the in-place operation (write x = x * 2 instead of x *= 2 or x.mul_(2)), "
-            "or use .clone() on the tensor before modifying it."
-        )
-    if tensor is None:  # a saved output is rebuilt on demand, so node and output form no cycle
-        tensor = _make(data, node, output_nr)
-        tensor._vbox = version_box
-    return tensor
+class SavedTensor:
+    """One tensor a node saved for backward, with the version its storage had then.
+
+    An input is kept as it is. A node's own output is kept as its storage only (and rebuilt on
+    demand), so that node and output do not hold each other: that would be a reference cycle,
+    freed late by the garbage collector instead of right after backward.
+    """
+
+    __slots__ = ("tensor", "version", "data", "counter", "output_nr")
+
+    def unpack(self, node):
+        """The saved tensor, after checking nobody modified it in place since it was saved."""
+        tensor = self.tensor
+        now = tensor._version if tensor is not None else self.counter[0]
+        if now != self.version:
+            raise RuntimeError(
+                f"a tensor that {node.name()} saved for backward was modified in place: it was "
+                f"saved at version {self.version} and is now at version {now}, so its gradient "
+                "would be wrong. Fix: avoid the in-place operation (write x = x * 2 instead of "
+                "x *= 2 or x.mul_(2)), or use .clone() on the tensor before modifying it."
+            )
+        if tensor is None:
+            tensor = _make(self.data, node, self.output_nr)
+            tensor._version_counter = self.counter
+        return tensor
 
 
-def _pack(tensor, outputs):
-    """What a node keeps for one saved tensor (see _unpack)."""
+def _save(tensor, outputs):
+    """What a node keeps for one tensor it saved (`outputs`: its results, as a tuple)."""
     if tensor is None:
         return None
-    if tensor is outputs:  # an op saving its own (single) result: exp, tanh, sigmoid, ...
-        box = tensor._version_box()
-        return (None, box[0], tensor._data, box, 0)
     if not isinstance(tensor, Tensor):
         raise TypeError(
             f"save_for_backward() takes tensors (or None), got {type(tensor).__name__}; keep other "
             "values as attributes of ctx instead, e.g. ctx.dim = dim"
         )
-    for output_nr, out in enumerate(outputs if type(outputs) is tuple else (outputs,)):
-        if tensor is out:
-            box = out._version_box()
-            return (None, box[0], out._data, box, output_nr)
-    return (tensor, tensor._vbox[0] if tensor._vbox is not None else 0)
+    saved = _new(SavedTensor)
+    saved.tensor, saved.version, saved.data, saved.counter, saved.output_nr = (
+        tensor,
+        tensor._version,
+        None,
+        None,
+        0,
+    )
+    for output_nr, out in enumerate(outputs):
+        if tensor is out:  # its own output: keep the storage and the version counter only
+            saved.tensor, saved.data, saved.output_nr = None, out._data, output_nr
+            saved.counter = out._shared_version_counter()
+    return saved
 
 
-def _user_stack():
-    """The creation stack without our own frames, for anomaly mode's messages."""
-    frames = traceback.extract_stack()[:-3]
-    return [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
+_new = object.__new__
 
 
 class Function:
@@ -156,7 +171,7 @@ class Function:
 
     node_name = None  # PyTorch's node name, e.g. "MulBackward0"; defaults to "<Class>Backward"
     saved_names = ()  # names under which the saved tensors show as `grad_fn._saved_<name>`
-    _numpy_forward = False  # True for the built-in ops (see Op below)
+    _forward_records = True  # may forward call Tensor operations (which must not be recorded)?
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -178,137 +193,113 @@ class Function:
         """Run forward; when recording, connect the outputs to a new node of the graph.
 
         Positional Tensor arguments become edges of the graph (`next_functions`); keyword
-        arguments are constants of the operation (like `dim=`).
+        arguments are constants of the operation (like `dim=`). What forward computes is this
+        one node's work, so nothing inside forward is recorded.
         """
         if _state.enabled:
-            for arg in args:
-                if isinstance(arg, Tensor) and arg._requires_grad:
-                    return _record(cls, args, kwargs)
-        node = _new(cls._node_class)  # forward still gets a ctx; it is dropped afterwards
-        node.needs_input_grad = _NO_GRADS[len(args)] if len(args) < 8 else (False,) * len(args)
-        forward = cls.forward if cls._numpy_forward else _unrecorded(cls.forward)
-        out = forward(node, *args, **kwargs)
-        if type(out) is np.ndarray:  # the common cases, kept short: one new array or tensor
-            return _make(out)
-        if type(out) is Tensor and _is_new(out, args):
-            return out
-        return _wrap_outputs(out, args, None)
+            needs = tuple([isinstance(arg, Tensor) and arg._requires_grad for arg in args])
+        else:  # not recording (in no_grad, or in a backward pass): no input needs a gradient
+            needs = (False,) * len(args)
+        recording = True in needs
+        node = cls._node_class.__new__(cls._node_class)  # forward's ctx; kept when recording
+        node.needs_input_grad = needs
+        node._saved = ()
+        if cls._forward_records:
+            out = _without_recording(cls.forward, node, args, kwargs)
+        else:
+            out = cls.forward(node, *args, **kwargs)
+        outputs = _wrap_outputs(out, args, node if recording else None)
+        if recording:
+            _record(node, args, kwargs, outputs)
+        return outputs
 
 
 class Op(Function):
-    """Base of the built-in operations in `ops/`: their forward computes on numpy arrays only.
+    """Base of the built-in operations in `ops/` (a custom Function subclasses Function).
 
-    Custom Functions may call Tensor operations inside forward, so apply() switches recording off
-    around it; an Op's forward never records anything, which saves that switch on every call.
+    An Op's forward computes on numpy arrays only, so it records nothing and needs no switch of
+    the grad mode around it. The engine trusts an Op's backward to return gradients that nobody
+    else holds, unless it hands on an incoming gradient (engine.py: a leaf may then keep the
+    array as its `.grad`).
     """
 
-    _numpy_forward = True
+    _forward_records = False
 
 
-def _record(cls, args, kwargs):
-    """Function.apply while recording: forward, then a node wired to the inputs' nodes."""
-    node = _new(cls._node_class)
-    node._saved = ()
-    if len(args) == 1:  # one input (that requires grad: apply checked), the commonest case
-        edges, node.needs_input_grad = (_edge(args[0]),), _ONE_INPUT
-    else:
-        edges = tuple([_edge(arg) for arg in args])
-        node.needs_input_grad = _shared(tuple([edge is not _NO_EDGE for edge in edges]))
-    forward = cls.forward if cls._numpy_forward else _unrecorded(cls.forward)
-    out = forward(node, *args, **kwargs)
-    node.next_functions = edges
+def _without_recording(forward, node, args, kwargs):
+    """A custom Function's forward may use Tensor operations: PyTorch never records them."""
+    previous = _state.enabled
+    _state.enabled = False
+    try:
+        return forward(node, *args, **kwargs)
+    finally:
+        _state.enabled = previous
+
+
+def _record(node, args, kwargs, outputs):
+    """Connect a new node to the graph: edges to its inputs' nodes, saved tensors, observers."""
+    node.next_functions = tuple([_edge(arg) for arg in args])
     node._seq = next(_sequence)
-    if type(out) is np.ndarray:  # the common case: one new array (integer results need no grad)
-        outputs = _make(out, node) if out.dtype.kind == "f" else _make(out)
-        node._outputs = _shared(((out.shape, out.dtype),))
-    elif type(out) is Tensor and _is_new(out, args) and not node._non_differentiable:
-        outputs, data = out, out._data  # next most common: one new tensor (it saved itself, say)
-        node._outputs = _shared(((data.shape, data.dtype),))
-        if data.dtype.kind == "f":
-            out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
-    else:
-        outputs = _wrap_outputs(out, args, node)
-    saved = node._saved
-    if saved:
-        node._saved = tuple([_pack(t, outputs) for t in saved])
+    if node._saved:
+        out = outputs if type(outputs) is tuple else (outputs,)
+        node._saved = tuple([_save(tensor, out) for tensor in node._saved])
     if _state.anomaly:
         node._trace = _user_stack()
     if _state.on_node is not None:  # a viewer or a tracer is watching (graph.observe)
         _state.on_node(node, outputs, args, kwargs)
-    return outputs
-
-
-def _unrecorded(forward):
-    """A custom Function's forward, run with recording off: PyTorch never records inside it."""
-
-    def run(*args, **kwargs):
-        previous, _state.enabled = _state.enabled, False
-        try:
-            return forward(*args, **kwargs)
-        finally:
-            _state.enabled = previous
-
-    return run
 
 
 def _edge(arg):
     """The `next_functions` entry for one forward argument: where its gradient must go."""
     if isinstance(arg, Tensor) and arg._requires_grad:
-        fn = arg._grad_fn
-        return (fn, arg._output_nr) if fn is not None else (grad_accumulator_of(arg), 0)
-    return _NO_EDGE
-
-
-def _is_new(out, args):
-    """False when forward handed back one of its inputs (then the output must be a new alias)."""
-    for arg in args:
-        if arg is out:
-            return False
-    return True
-
-
-_NO_GRADS = [(False,) * n for n in range(8)]
-_SHARED = {}
-
-
-def _shared(value):
-    """One shared copy of a small immutable tuple (flags, output shapes): graphs repeat a few of
-    them millions of times, and every object kept alive costs memory and garbage-collector time."""
-    shared = _SHARED.get(value)
-    if shared is None:
-        if len(_SHARED) > 4096:  # bounded: programs with ever-new shapes must not grow it forever
-            _SHARED.clear()
-        shared = _SHARED[value] = value
-    return shared
-
-
-_new = object.__new__
+        if arg._grad_fn is not None:
+            return (arg._grad_fn, arg._output_nr)
+        return (grad_accumulator_of(arg), 0)
+    return (None, 0)
 
 
 def _wrap_outputs(out, args, node):
-    """Turn forward's results (arrays or Tensors) into the op's output tensors, linked to `node`."""
-    single = type(out) is not tuple
-    outs = (out,) if single else out
-    results, meta = [], []
-    non_diff = node._non_differentiable if node is not None else ()
-    for output_nr, value in enumerate(outs):
-        if isinstance(value, Tensor):
-            if not _is_new(value, args):  # forward returned an input: the output is a new alias
-                value = _make(value._data)
-                value._vbox = outs[output_nr]._version_box()
-        elif isinstance(value, (np.ndarray, np.generic)) or storage.is_device_array(value):
-            value = _make(value)
-        else:
-            results.append(value)  # a non-tensor output (an int, say) passes through untouched
-            continue
-        if node is not None:
-            meta.append((value._data.shape, value._data.dtype))
-            if value._data.dtype.kind == "f" and not any(value is t for t in non_diff):
-                value._grad_fn, value._output_nr, value._requires_grad = node, output_nr, True
-        results.append(value)
+    """Turn forward's results (arrays or Tensors) into the op's output tensors, linked to `node`
+    (None when not recording). One result gives one tensor; a tuple gives a tuple."""
+    if type(out) is not tuple:
+        return _output(out, 0, args, node, out)
+    results = tuple([_output(value, k, args, node, out) for k, value in enumerate(out)])
     if node is not None:
-        node._outputs = _shared(tuple(meta))
-    return results[0] if single else tuple(results)
+        shapes = [(t._data.shape, t._data.dtype) for t in results if isinstance(t, Tensor)]
+        node._outputs = tuple(shapes)
+    return results
+
+
+def _output(value, output_nr, args, node, out):
+    """One output of forward as a tensor; a non-tensor output (an int, say) passes through."""
+    if type(value) is np.ndarray or isinstance(value, np.generic):
+        value = _make(value)
+    elif isinstance(value, Tensor):
+        for arg in args:
+            if value is arg:  # forward handed back an input: the output is a new alias of it
+                alias = _make(value._data)
+                alias._version_counter = value._shared_version_counter()
+                value = alias
+                break
+    elif storage.is_device_array(value):
+        value = _make(value)
+    else:
+        return value
+    if node is not None:
+        if type(out) is not tuple:
+            node._outputs = ((value._data.shape, value._data.dtype),)
+        marked = node._non_differentiable and any(value is t for t in node._non_differentiable)
+        if value._data.dtype.kind == "f" and not marked:  # integers never need a gradient
+            value._grad_fn = node
+            value._output_nr = output_nr
+            value._requires_grad = True
+    return value
+
+
+def _user_stack():
+    """The creation stack without our own frames, for anomaly mode's messages."""
+    frames = traceback.extract_stack()[:-3]
+    return [f for f in frames if not os.path.abspath(f.filename).startswith(_PACKAGE_DIR)]
 
 
 def once_differentiable(fn):
@@ -318,9 +309,9 @@ def once_differentiable(fn):
 
 def grad_accumulator_of(tensor):
     """The AccumulateGrad node of a leaf tensor (the same node for as long as a graph uses it)."""
-    ref = tensor.__dict__.get("_accumulator_ref")
+    ref = tensor._grad_accumulator
     node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(tensor)
-        tensor.__dict__["_accumulator_ref"] = weakref.ref(node)
+        tensor._grad_accumulator = weakref.ref(node)
     return node

@@ -95,7 +95,7 @@ def layer_steps(graph, inputs, routed):
 def _updated_in_backward(weight):
     """Has the weight post-accumulate hooks (the optimizer's step, run inside backward)? Then its
     gradient is dropped right after it is written: its buffer is idle memory no longer."""
-    return bool(weight.__dict__.get("_post_accumulate_grad_hooks"))
+    return bool(weight._post_accumulate_grad_hooks)
 
 
 def _is_linear(call):

@@ -297,7 +297,7 @@ def _plan_gradients(plan, last_use, outputs):
 
 def _updated_in_backward(tensor):
     """Has this parameter post-accumulate hooks (its optimizer step inside backward)?"""
-    return tensor.grad_fn is None and bool(tensor.__dict__.get("_post_accumulate_grad_hooks"))
+    return tensor.grad_fn is None and bool(tensor._post_accumulate_grad_hooks)
 
 
 def _plan_layers(plan, inputs):
@@ -309,7 +309,7 @@ def _plan_layers(plan, inputs):
     graph = plan.graph
     routed = {v.id for v in graph.values()  # as run_planned decides (planned.py)
               if v.const is not None and v.const.requires_grad
-              and (v.const.grad_fn is not None or v.const.__dict__.get("_hooks"))}  # fmt: skip
+              and (v.const.grad_fn is not None or v.const._hooks)}  # fmt: skip
     steps = layer_steps(graph, inputs, routed)
     made_by = {step.out.id: step for step in steps.values()}
     readers = graph.consumers()
@@ -380,8 +380,8 @@ def find_saved(graph, inputs):
         for value, out in zip(call.outputs, _as_tuple(result), strict=False):
             if value is not None:
                 env[value.id], by_array[id(out._data)] = out, value.id
-        arrays = [entry[0]._data if entry[0] is not None else entry[2]
-                  for node in nodes for entry in node._saved or () if entry is not None]  # fmt: skip
+        arrays = [saved.tensor._data if saved.tensor is not None else saved.data
+                  for node in nodes for saved in node._saved or () if saved is not None]  # fmt: skip
         found = {by_array[id(a)] for a in arrays if id(a) in by_array}
         if found:
             saved[call.index] = sorted(found)

@@ -74,7 +74,7 @@ def run_planned(graph, inputs, plan):
     # Leaf parameters get their gradient straight into .grad, each as soon as it is complete (then
     # their post-accumulate hooks run); others (a non-leaf constant, a leaf with register_hook
     # hooks) get theirs through autograd, which routes it on and runs the hooks.
-    routed = {v.id for v, t in params if t.grad_fn is not None or t.__dict__.get("_hooks")}
+    routed = {v.id for v, t in params if t.grad_fn is not None or t._hooks}
     results = PlannedGraph.apply(graph, plan, routed, len(inputs), *inputs,
                                  *[t for _, t in params])  # fmt: skip
     values = dict(zip([v.id for v in graph.outputs], _as_tuple(results), strict=True))
@@ -256,9 +256,9 @@ def _note(label, phase):
 
 def _held_tensors(node):
     """Tensors a node keeps: saved for backward, or put on ctx by forward."""
-    for entry in node._saved or ():
-        if entry is not None and entry[0] is not None:
-            yield entry[0]
+    for saved in node._saved or ():
+        if saved is not None and saved.tensor is not None:
+            yield saved.tensor
     yield from (v for v in node.__dict__.values() if isinstance(v, Tensor))
 
 

@@ -361,7 +361,7 @@ def _forward_in_scope(module, args, kwargs):
     path = f"{parent_path}.{name}" if parent_path and name else (name or parent_path)
     for param_name, param in module._parameters.items():
         if param is not None:
-            param.__dict__["_viz_name"] = f"{path}.{param_name}" if path else param_name
+            param._name = f"{path}.{param_name}" if path else param_name
     stack.append((module, path))
     try:
         with scope(label):

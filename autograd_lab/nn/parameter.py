@@ -32,7 +32,7 @@ class Parameter(Tensor):
             )
         # Same storage and version counter as `data`, but a leaf: a Parameter starts a new graph.
         init(self, data._data, requires_grad)
-        self._vbox = data._version_box()
+        self._version_counter = data._shared_version_counter()
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

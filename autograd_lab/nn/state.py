@@ -121,7 +121,7 @@ def apply_to_tensors(module, convert):
             if param._grad is not None:
                 param._grad.data = convert(param._grad)
             # the leaf's cached AccumulateGrad node remembers the old dtype: let a new one be made
-            param.__dict__.pop("_accumulator_ref", None)
+            param._grad_accumulator = None
         for name, buffer in module._buffers.items():
             if buffer is not None:
                 module._buffers[name] = convert(buffer)

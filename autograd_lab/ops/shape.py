@@ -23,8 +23,8 @@ def _view(x, array):
     """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
     out = _make(array)
     if np.may_share_memory(array, x._data):
-        out._vbox = x._version_box()
-        out.__dict__["_base"] = x.__dict__.get("_base", x)
+        out._version_counter = x._shared_version_counter()
+        out._base = x if x._base is None else x._base
     return out
 
 

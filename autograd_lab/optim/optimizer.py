@@ -255,4 +255,4 @@ def add_scaled(target, values, alpha):
 
 def bump_version(p):
     """Bump p's version counter after writing its storage, as every in-place op does."""
-    p._version_box()[0] += 1
+    p._shared_version_counter()[0] += 1

@@ -372,12 +372,12 @@ def _saved_outputs(ops, trace):
 
 def _saved_keys(op):
     keys = []
-    for entry in op._saved or ():
-        if entry is None:
+    for saved in op._saved or ():
+        if saved is None:
             continue
-        tensor = entry[0]
+        tensor = saved.tensor
         if tensor is None:  # the op saved its own output
-            keys.append((op, entry[4]))
+            keys.append((op, saved.output_nr))
         elif tensor._grad_fn is None:
             keys.append(id(tensor))
         else:
@@ -390,17 +390,17 @@ def _saved_list(op):
         return []  # freed by backward
     names = type(op)._saved_names
     out = []
-    for i, entry in enumerate(op._saved):
-        if entry is None:
+    for i, saved in enumerate(op._saved):
+        if saved is None:
             continue
-        shape = entry[0]._data.shape if entry[0] is not None else entry[2].shape
+        shape = saved.tensor._data.shape if saved.tensor is not None else saved.data.shape
         out.append({"name": names[i] if i < len(names) else f"saved{i}", "shape": list(shape)})
     return out
 
 
 def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
     # a variable's name first; else a module parameter's qualified name ('fc1.weight', nn.Module)
-    name = label_of.get(id(tensor)) or tensor.__dict__.get("_viz_name")
+    name = label_of.get(id(tensor)) or tensor._name
     return {
         "id": node_id,
         "kind": "tensor",
