@@ -297,9 +297,6 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    def clone(self):
-        return _ops.clone(self)
-
     # ---- conversions ------------------------------------------------------------------------------
     def to(self, *args, **kwargs):
         """`t.to(dtype)`, `t.to(device)`, `t.to(other)`: a converted tensor (self when nothing changes)."""
@@ -310,7 +307,7 @@ class Tensor:
         dtype = None if target_dtype is None else types.to_dtype(target_dtype).numpy
         dtype = None if dtype == self._data.dtype else dtype
         if dtype is not None or device is not None:  # one recorded ToCopyBackward0
-            return _ops.to_dtype(self, dtype=dtype, device=device)
+            return _elementwise.to_dtype(self, dtype=dtype, device=device)
         return self.clone() if copy else self
 
     def cpu(self):
@@ -378,16 +375,16 @@ class Tensor:
         return self
 
     def copy_(self, src):
-        return self._inplace(_ops.copy_from, src)
+        return self._inplace(_elementwise.copy_from, src)
 
     def zero_(self):
         return self.fill_(0)
 
     def fill_(self, value):
-        return self._inplace(_ops.copy_from, value)
+        return self._inplace(_elementwise.copy_from, value)
 
     def __setitem__(self, index, value):
-        self._inplace(_ops.index_put, value, index=index)
+        self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -514,12 +511,6 @@ class Tensor:
     def where(self, condition, other):
         return _ops.where(condition, self, other)
 
-    def any(self, dim=None, keepdim=False):
-        return _ops.any(self, dim, keepdim)
-
-    def all(self, dim=None, keepdim=False):
-        return _ops.all(self, dim, keepdim)
-
     @property
     def T(self):
         return _ops.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
@@ -588,15 +579,19 @@ def _rebuild(data, requires_grad, device="cpu"):  # values travel via the host, 
 
 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
+from .ops import elementwise as _elementwise  # noqa: E402
+from .ops import registry as _registry  # noqa: E402
+from .ops import shape as _shape  # noqa: E402
 
 # The operators are the op functions themselves: `a * b` calls ops.mul(a, b) with no extra hop.
 Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = _ops.add, _ops.sub, _ops.mul
 Tensor.__truediv__, Tensor.__pow__, Tensor.__matmul__ = _ops.div, _ops.pow, _ops.matmul
-Tensor.__neg__, Tensor.__getitem__ = _ops.neg, _ops.index
+Tensor.__neg__, Tensor.__getitem__ = _ops.neg, _shape.index
 
-# Every op whose first argument is a tensor is also a Tensor method: `ag.exp(x)` is `x.exp()`.
-for _name in _ops.TENSOR_METHODS:
-    setattr(Tensor, _name, getattr(_ops, _name))
+# Methods and in-place methods, as the op records declare them (ops/registry.py):
+# `x.exp()` is `autograd_lab.exp(x)`, and `x.exp_()` stores exp(x) into x (see Tensor._inplace).
+for _name, _function in _registry.methods().items():
+    setattr(Tensor, _name, _function)
 
 
 def _inplace_method(op):
@@ -608,6 +603,10 @@ def _inplace_method(op):
     return method
 
 
+for _name, _function in _registry.inplace_methods().items():
+    setattr(Tensor, _name + "_", _inplace_method(_function))
+
+
 def _conversion(dtype):
     def method(self):
         return self.to(dtype)
@@ -616,10 +615,7 @@ def _conversion(dtype):
     return method
 
 
-# x.add_(y) is x <- add(x, y) in place (see Tensor._inplace); x.float() is x.to(float32).
-_INPLACE = "add sub mul div pow clamp clip addcmul addcdiv lerp neg exp log log1p expm1 sqrt sin"
-for _name in (_INPLACE + " cos tanh sigmoid relu abs reciprocal sign square").split():
-    setattr(Tensor, _name + "_", _inplace_method(getattr(_ops, _name)))
+# x.float() is x.to(float32), ...
 _CONVERSIONS = {
     "float": types.float32,
     "double": types.float64,

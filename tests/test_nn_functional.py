@@ -15,7 +15,7 @@ from conftest import to_numpy
 
 import autograd_lab as ag
 import autograd_lab.nn.functional as F
-from autograd_lab.ops.nn import erf
+from autograd_lab.ops.scalar import erf_of_array as erf
 
 
 def F_of(lib):

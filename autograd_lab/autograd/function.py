@@ -215,7 +215,17 @@ class Function:
 
 
 class Op(Function):
-    """Base of the built-in operations in `ops/` (a custom Function subclasses Function).
+    """Base of the built-in operations in `ops/`. Each subclass is one op's *record*: besides
+    forward and backward it may declare, in one place, what the rest of the package derives
+    (ops/registry.py reads the records back):
+
+        function    its public name(s): `autograd_lab.<name>(...)` runs `apply(...)`
+        method      ...also a Tensor method: `x.<name>(...)`
+        inplace     ...and an in-place one: `x.<name>_(...)`
+        kernel      what it computes for ONE element (ops/scalar.py): the fusion compiler's rule
+        derivative  its local derivative in words, for the graph viewer
+        domain      where the op-table tests draw its inputs ("positive", "unit", ...)
+        piecewise   made of straight pieces (relu): second derivatives are 0 almost everywhere
 
     An Op's forward computes on numpy arrays only, so it records nothing and needs no switch of
     the grad mode around it. The engine trusts an Op's backward to return gradients that nobody
@@ -224,6 +234,13 @@ class Op(Function):
     """
 
     _forward_records = False
+    function = None
+    method = False
+    inplace = False
+    kernel = None
+    derivative = None
+    domain = "real"
+    piecewise = False
 
 
 def _without_recording(forward, node, args, kwargs):

@@ -1,4 +1,4 @@
-"""Write one fused group as Python source: a forward and a backward kernel, for numba.
+"""Write a fused group as Python source for numba: a forward and a backward kernel.
 
     >>> import autograd_lab as ag
     >>> f = ag.compile(lambda x: (x * 2).tanh())
@@ -15,11 +15,15 @@
             out0[i0] = v2
     ...
 
-The forward kernel is the group's expressions (compile/rules.py) in one loop: each element is
-read once, every intermediate lives in a register, each output is written once. The backward
-kernel recomputes the forward expressions (cheaper than storing and re-reading them) and then
-applies the chain rule in reverse over the group: `d<k>` is the gradient of value `%k`, summed
-over every use, so one kernel produces every input's gradient.
+The forward kernel is the group's expressions (compile/rules.py: each op's `kernel`) in one loop:
+each element is read once, every intermediate lives in a register, each output is written once.
+The backward kernel recomputes the forward expressions (cheaper than storing and re-reading them)
+and then applies the chain rule in reverse over the group: `d<k>` is the gradient of value `%k`,
+summed over every use, so one kernel produces every input's gradient.
+
+Every generator writes its kernels the same way (the row-wise ones of compile/extras too): into a
+`Block` of statements and nested loops, with expressions printed from their trees (`Printer`),
+and a header that imports exactly the math functions the expressions call.
 
 Loops: the group's shape is simplified first (`collapse`): dims of size 1 are dropped and
 neighbouring dims merged wherever every operand is either full or broadcast in both, so
@@ -37,10 +41,132 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ops.scalar import Expr, source
 from .ir import Value
 from .rules import rule_for
 
 _modules = {}  # source hash -> imported module: each kernel is compiled once per process
+PARALLEL_MIN_ELEMENTS = 1 << 16  # below this, starting threads costs more than it saves
+
+
+# ---- the loop IR every generator writes into ---------------------------------------------------
+
+
+class Block:
+    """Statements of a kernel, in order: lines of text, and loops (Blocks) nested in it."""
+
+    def __init__(self, header=None):
+        self.header = header  # "for i0 in prange(n0):", or None for a function's body
+        self.items = []
+
+    def add(self, *lines):
+        self.items.extend(lines)
+        return self
+
+    def loop(self, header):
+        """Open a loop here; statements added to the returned Block go inside it."""
+        inner = Block(header)
+        self.items.append(inner)
+        return inner
+
+    def lines(self, indent=""):
+        found = [indent + self.header] if self.header else []
+        inside = indent + "    " if self.header else indent
+        for item in self.items:
+            found += item.lines(inside) if isinstance(item, Block) else [inside + item]
+        if self.header and len(found) == 1:  # a loop with nothing to do
+            found.append(inside + "pass")
+        return found
+
+
+def function(name, params, body, parallel=False, fastmath=False, target="cpu"):
+    """A kernel's source: its decorator, signature and body (a Block)."""
+    if target == "cpu":
+        decorator = (f"@njit(parallel={parallel}, cache=True, fastmath={fastmath}, "
+                     'error_model="numpy")')  # fmt: skip
+    else:
+        decorator = "@cuda.jit"
+    head = [decorator, f"def {name}({', '.join(params)}):"]
+    return "\n".join(head + (body.lines("    ") or ["    pass"]))
+
+
+class Printer:
+    """How a kernel of one dtype writes expressions: typed numbers, so float32 stays float32."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.literal = literal_writer(self.dtype)
+        self.functions = set()  # every function the printed expressions call (for the imports)
+
+    def cast(self, text):
+        """A truth value used as a number, as the kernel's float type (numba has no float(bool))."""
+        return f"{self.dtype.name}({text})"
+
+    def __call__(self, expr):
+        self.functions |= expr.functions()
+        return source(expr, self.literal, self.cast)
+
+
+def literal_writer(dtype):
+    """How numbers are written in a kernel of `dtype`: typed, so float32 math stays float32."""
+    if np.dtype(dtype) == np.float32:
+        return lambda c: f"float32({float(c)!r})"
+    return lambda c: repr(float(c))
+
+
+def header(title, listing, functions, dtype, target, extra=()):
+    """A generated module's docstring (the calls it computes) and its imports: the math
+    functions its expressions call (`functions`), and numba."""
+    lines = ['"""' + title, "", *[f"    {line}" for line in listing], '"""', ""]
+    lines += math_imports(functions, dtype, target)
+    lines += list(extra)
+    lines.append("from numpy import float32, float64  # noqa: F401 (typed numbers, casts)")
+    lines.append("from numba import njit, prange" if target == "cpu" else "from numba import cuda")
+    return lines
+
+
+# kernel_math's vectorizable float32 versions, for float32 CPU kernels (the rest: Python's math)
+FAST_FLOAT32 = {
+    "exp": "exp32",
+    "tanh": "tanh32",
+    "exp_nonpositive": "exp_nonpositive32",
+    "order_key": "order_key32",
+    "from_order_key": "from_order_key32",
+}
+FLOAT64 = {
+    "exp_nonpositive": "exp",
+    "order_key": "order_key64",
+    "from_order_key": "from_order_key64",
+}
+BUILTINS = {"abs", "min", "max", "int", "float", "float32", "float64"}
+
+
+def math_imports(functions, dtype, target):
+    """Import lines for the functions a kernel calls (ops/scalar.py names them as Python's math
+    module does; kernel_math has vectorizable float32 ones, and the row-wise helpers)."""
+    float32 = target == "cpu" and np.dtype(dtype) == np.float32
+    renames = FAST_FLOAT32 if float32 else FLOAT64
+    lines, plain = [], []
+    kernel_math = []
+    for name in sorted(set(functions) - BUILTINS):
+        found = renames.get(name)
+        if found is None:
+            plain.append(name)
+        elif found in ("exp",):  # float64: e^x for x <= 0 is math's exp
+            plain.append(f"exp as {name}")
+        else:
+            kernel_math.append(f"{found} as {name}")
+    if kernel_math:
+        # numba's disk cache does not notice changes in imported functions: the version of
+        # kernel_math is part of the source text, so a new kernel_math gives new kernel files
+        lines.append(f"from autograd_lab.compile.kernel_math import {', '.join(kernel_math)}"
+                     f"  # version {_kernel_math_version()}")  # fmt: skip
+    if plain:
+        lines.append(f"from math import {', '.join(plain)}")
+    return lines
+
+
+# ---- the elementwise group's loops ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -97,18 +223,8 @@ def reduction_kind(shape, loop_shape, target="cpu"):
     return "row" if broadcast == [False, True] else "full"
 
 
-PARALLEL_MIN_ELEMENTS = 1 << 16  # below this, starting threads costs more than it saves
-
-
 def parallel_pays(layout):
     return int(np.prod(layout.full_shape, dtype=np.int64)) >= PARALLEL_MIN_ELEMENTS
-
-
-def literal_writer(dtype):
-    """How numbers are written in a kernel of `dtype`: typed, so float32 math stays float32."""
-    if np.dtype(dtype) == np.float32:
-        return lambda c: f"float32({float(c)!r})"
-    return lambda c: repr(float(c))
 
 
 def _index(shape, loop_shape):
@@ -117,155 +233,129 @@ def _index(shape, loop_shape):
                            for d, size in enumerate(shape)) + "]"  # fmt: skip
 
 
-def _loop(layout, shape_of, target, row_start=(), scalar_start=()):
-    """The loop header lines (and the indent of the body) for the layout's loop nest.
+def _loops(body, layout, target, sizes_of=None, per_row=(), in_all=()):
+    """Open the layout's loop nest in `body`; returns the innermost Block.
 
     On the CPU the outer loop is `prange` (numba splits it over threads) when the group is big
-    enough to pay for waking the threads, else `range`. `row_start`/`scalar_start`: lines that
-    open the sums of "row" and "scalar" gradients (see reduction_kind).
+    enough to pay for waking the threads, else `range`. `sizes_of`: the array whose shape gives
+    the loop sizes (None: they are arguments). `in_all` / `per_row`: statements before the loops
+    and inside the outer one (they open the sums of "scalar" and "row" gradients).
     """
     k = len(layout.shape)
-    sizes = ", ".join(f"n{d}" for d in range(k))
-    lines = [f"    {sizes} = {shape_of}.shape" if k > 1 else f"    n0 = {shape_of}.shape[0]"]
-    if shape_of is None:  # the sizes are arguments
-        lines = []
+    if sizes_of is not None:
+        sizes = ", ".join(f"n{d}" for d in range(k))
+        body.add(f"{sizes} = {sizes_of}.shape" if k > 1 else f"n0 = {sizes_of}.shape[0]")
     if target == "cpu":
+        body.add(*in_all)
         outer = "prange" if parallel_pays(layout) else "range"
-        lines += [f"    {line}" for line in scalar_start]
-        lines.append(f"    for i0 in {outer}(n0):")
-        lines += [f"        {line}" for line in row_start]
-        lines += [f"    {'    ' * d}for i{d} in range(n{d}):" for d in range(1, k)]
-        return lines, "    " * (k + 1)
-    lines += ["    start = cuda.grid(1)", "    stride = cuda.gridsize(1)"]
-    total = " * ".join(f"n{d}" for d in range(k))
-    lines.append(f"    for i in range(start, {total}, stride):")
-    lines.append("        rest = i")
+        inner = body.loop(f"for i0 in {outer}(n0):").add(*per_row)
+        for d in range(1, k):
+            inner = inner.loop(f"for i{d} in range(n{d}):")
+        return inner
+    body.add("start = cuda.grid(1)", "stride = cuda.gridsize(1)")
+    inner = body.loop(f"for i in range(start, {' * '.join(f'n{d}' for d in range(k))}, stride):")
+    inner.add("rest = i")
     for d in range(k - 1, 0, -1):
-        lines.append(f"        i{d} = rest % n{d}")
-        lines.append(f"        rest = rest // n{d}")
-    lines.append("        i0 = rest")
-    return lines, "        "
+        inner.add(f"i{d} = rest % n{d}", f"rest = rest // n{d}")
+    return inner.add("i0 = rest")
 
 
 class Program:
     """A group as expressions: `v<k>` is value %k; inputs are loaded, each call is one line."""
 
-    def __init__(self, group):
-        self.group, self.dtype = group, np.dtype(group.dtype)
-        self.n = literal_writer(self.dtype)
+    def __init__(self, group, printer):
+        self.group, self.printer = group, printer
         self.steps = []  # (call, out Value, rule, argument expressions, keyword arguments)
         for call in group.calls:
-            rule = rule_for(call.fn)
-            args = [self.name(a) if isinstance(a, Value) else self.n(a) for a in call.args]
-            kwargs = {k: self.name(v) if isinstance(v, Value) else v
+            args = [self.variable(a) if isinstance(a, Value) else a for a in call.args]
+            kwargs = {k: self.variable(v) if isinstance(v, Value) else v
                       for k, v in call.kwargs.items()}  # fmt: skip
-            self.steps.append((call, call.outputs[0], rule, args, kwargs))
+            self.steps.append((call, call.outputs[0], rule_for(call), args, kwargs))
 
     @staticmethod
-    def name(value):
-        return f"v{value.id}"
+    def variable(value):
+        return Expr.variable(f"v{value.id}")
 
-    def loads(self, layout, indent):
-        return [f"{indent}v{v.id} = x{k}{_index(shape, layout.shape)}"
+    def loads(self, layout):
+        return [f"v{v.id} = x{k}{_index(shape, layout.shape)}"
                 for k, (v, shape) in enumerate(zip(self.group.inputs, layout.inputs))]  # fmt: skip
 
-    def forward_lines(self, indent):
-        return [f"{indent}{self.name(out)} = {rule.forward(self.n, *args, **kwargs)}  # {call!r}"
+    def forward(self):
+        return [f"v{out.id} = {self.printer(rule.forward(args, kwargs))}  # {call!r}"
                 for call, out, rule, args, kwargs in self.steps]  # fmt: skip
 
-    def backward_lines(self, indent, wanted):
-        """Reverse mode over the group: d<k> accumulates the gradient of %k from all its uses."""
+    def backward(self, wanted, grad_indexes):
+        """Reverse mode over the group: d<k> accumulates the gradient of %k from all its uses;
+        output k's incoming gradient is read at `grad_indexes[k]`. Returns (statements, ids of
+        the values that got a gradient)."""
         internal = {out.id for _, out, _, _, _ in self.steps}
         lines, have = [], set()
         for k, out in enumerate(self.group.outputs):
-            lines.append(f"{indent}d{out.id} = g{k}[G{k}]")  # [G<k>]: the index, filled in later
+            lines.append(f"d{out.id} = g{k}{grad_indexes[k]}")
             have.add(out.id)
         for call, out, rule, args, kwargs in reversed(self.steps):
             if out.id not in have:
                 continue  # nothing downstream needs this value's gradient
-            grads = rule.grads(self.n, f"d{out.id}", self.name(out), *args, **kwargs)
+            grads = rule.grads(Expr.variable(f"d{out.id}"), self.variable(out), args, kwargs)
             for arg, grad in zip(call.args, grads, strict=False):
                 if not isinstance(arg, Value) or grad is None:
                     continue
                 if arg.id not in internal and arg.id not in wanted:
                     continue
                 op = "+=" if arg.id in have else "="
-                lines.append(f"{indent}d{arg.id} {op} {grad}  # {call.name}")
+                lines.append(f"d{arg.id} {op} {self.printer(grad)}  # {call.name}")
                 have.add(arg.id)
         return lines, have
 
 
 def kernel_source(group, layout, target="cpu", wanted=None):
     """The generated module (header, forward and backward kernels) for one group and layout."""
-    program = Program(group)
-    n = program.n
+    printer = Printer(group.dtype)
+    program = Program(group, printer)
     inputs = [f"x{k}" for k in range(len(group.inputs))]
     outs = [f"out{k}" for k in range(len(group.outputs))]
-    grads_in = [f"g{k}" for k in range(len(group.outputs))]
     wanted = [k for k in range(len(group.inputs)) if wanted is None or k in wanted]
-    grads_out = [f"gx{k}" for k in wanted]
     out_index = _index(layout.shape, layout.shape)
     parallel = parallel_pays(layout)
-    decorator = (f'@njit(parallel={parallel}, cache=True, fastmath=False, error_model="numpy")'
-                 if target == "cpu" else "@cuda.jit")  # fmt: skip
-    lines = _header(group, program.dtype, target)
     # forward
-    loop, indent = _loop(layout, "out0", target)
-    lines += ["", "", decorator, f"def fused_forward({', '.join(inputs + outs)}):", *loop]
-    lines += program.loads(layout, indent) + program.forward_lines(indent)
-    lines += [f"{indent}out{k}{out_index} = v{v.id}" for k, v in enumerate(group.outputs)]
+    forward = Block()
+    inner = _loops(forward, layout, target, sizes_of="out0")
+    inner.add(*program.loads(layout), *program.forward())
+    inner.add(*[f"out{k}{out_index} = v{v.id}" for k, v in enumerate(group.outputs)])
     # backward: the loop sizes are arguments, as every gradient may be a broadcast one
     kinds = {k: reduction_kind(layout.inputs[k], layout.shape, target) for k in wanted}
-    rows = [f"s{k} = 0.0" for k in wanted if kinds[k] == "row"]
-    scalars = [f"s{k} = 0.0" for k in wanted if kinds[k] == "scalar"]
-    loop, indent = _loop(layout, None, target, rows, scalars)
-    sizes = [f"n{d}" for d in range(len(layout.shape))]
-    params = ", ".join(sizes + inputs + grads_in + grads_out)
-    if rows or scalars:  # summing in the loop: let LLVM reorder the sum, or it cannot vectorize
-        decorator = decorator.replace("fastmath=False", 'fastmath={"reassoc"}')
-    lines += ["", "", decorator, f"def fused_backward({params}):", *loop]
-    lines += program.loads(layout, indent) + program.forward_lines(indent)
-    wanted_ids = {group.inputs[k].id for k in wanted}
-    adjoint, have = program.backward_lines(indent, wanted_ids)
-    for k in range(len(group.outputs)):
-        index = _index(layout.grads[k], layout.shape) if layout.grads else out_index
-        adjoint = [line.replace(f"[G{k}]", index) for line in adjoint]
-    lines += adjoint
+    rows = [k for k in wanted if kinds[k] == "row"]
+    totals = [k for k in wanted if kinds[k] == "scalar"]
+    backward = Block()
+    inner = _loops(backward, layout, target, None, [f"s{k} = 0.0" for k in rows],
+                   [f"s{k} = 0.0" for k in totals])  # fmt: skip
+    grad_indexes = [_index(layout.grads[k], layout.shape) if layout.grads else out_index
+                    for k in range(len(group.outputs))]  # fmt: skip
+    adjoint, have = program.backward({group.inputs[k].id for k in wanted}, grad_indexes)
+    inner.add(*program.loads(layout), *program.forward(), *adjoint)
     for k in wanted:
         value = group.inputs[k]
-        grad = f"d{value.id}" if value.id in have else n(0.0)
+        grad = f"d{value.id}" if value.id in have else printer.literal(0.0)
         if kinds[k] == "full":
-            lines.append(f"{indent}gx{k}{out_index} = {grad}")
+            inner.add(f"gx{k}{out_index} = {grad}")
         elif value.id in have:  # summed in the kernel: one number per row, or one in all
-            lines.append(f"{indent}s{k} += {grad}")
-    lines += [f"        gx{k}[i0, 0] = s{k}" for k in wanted if kinds[k] == "row"]
-    zeros = lambda k: "[" + ", ".join("0" for _ in layout.inputs[k]) + "]"  # noqa: E731
-    lines += [f"    gx{k}{zeros(k)} = s{k}" for k in wanted if kinds[k] == "scalar"]
+            inner.add(f"s{k} += {grad}")
+    if rows:  # the rows' sums, written once each row is done: after the inner loop
+        backward.items[-1].add(*[f"gx{k}[i0, 0] = s{k}" for k in rows])
+    backward.add(*[f"gx{k}[{', '.join('0' for _ in layout.inputs[k])}] = s{k}" for k in totals])
+    sizes = [f"n{d}" for d in range(len(layout.shape))]
+    params = sizes + inputs + [f"g{k}" for k in range(len(group.outputs))]
+    params += [f"gx{k}" for k in wanted]
+    # summing in the loop: let LLVM reorder the sum, or it cannot vectorize (reduction_kind)
+    fastmath = '{"reassoc"}' if rows or totals else False
+    lines = header("Generated by autograd_lab.compile: one fused group of elementwise ops.",
+                   [repr(call) for call in group.calls], printer.functions, group.dtype, target)  # fmt: skip
+    lines += ["", "", function("fused_forward", inputs + outs, forward, parallel, target=target)]
+    lines += ["", "", function("fused_backward", params, backward, parallel, fastmath, target)]
     return "\n".join(lines) + "\n"
 
 
-def _header(group, dtype, target):
-    listing = "\n".join(f"    {call!r}" for call in group.calls)
-    lines = [
-        '"""Generated by autograd_lab.compile: one fused group of elementwise ops.',
-        "",
-        listing,
-        '"""',
-        "",
-        "from math import cos, erf, expm1, log, log1p, sin, sqrt",
-    ]
-    if target == "cpu" and dtype == np.float32:  # vectorizable float32 exp/tanh: see kernel_math
-        # numba's disk cache does not notice changes in imported functions: the version of
-        # kernel_math is part of the source text, so a new kernel_math gives new kernel files
-        lines.append(
-            "from autograd_lab.compile.kernel_math import exp32 as exp, tanh32 as tanh"
-            f"  # version {_kernel_math_version()}"
-        )
-    else:
-        lines.append("from math import exp, tanh")
-    lines.append("from numpy import float32  # noqa: F401 (typed constants of float32 kernels)")
-    lines.append("from numba import njit, prange" if target == "cpu" else "from numba import cuda")
-    return lines
+# ---- loading generated modules -------------------------------------------------------------------
 
 
 @functools.cache

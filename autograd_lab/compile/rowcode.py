@@ -42,12 +42,11 @@ Maxima compare `order_key`s, integers that sort like the floats (compile/kernel_
 compiler turns an integer max into vector instructions, a float max with NaN rules it does not.
 """
 
-import re
-
 import numpy as np
 
-from .codegen import PARALLEL_MIN_ELEMENTS, _kernel_math_version
-from .rowprogram import REDUCE, Node
+from ..ops.scalar import Expr, where
+from .codegen import PARALLEL_MIN_ELEMENTS, Block, function, header
+from .rowprogram import REDUCE
 
 INDEX = {"full": "[r, j]", "row": "[r]", "col": "[j]", "one": "[0]"}
 SHORT_ROW = 16384  # float32 rows up to this length are summed in float32 (see Emitter)
@@ -58,10 +57,11 @@ def parallel_pays(group):
 
 
 class Emitter:
-    """Lines of one kernel, each value defined once, before its first use ("pull" order)."""
+    """How one row-wise kernel writes its expressions (one Printer for the kernel's module)."""
 
-    def __init__(self, program):
-        self.program, self.n = program, program.n
+    def __init__(self, program, printer):
+        self.program, self.print = program, printer
+        self.n = printer.literal
         self.dtype = np.dtype(program.group.dtype)
         # sums over a row start from `zero`: float32 sums of float32 rows (8 lanes of a vector
         # register, each adding up a few dozen numbers: an error of ~1e-6, and twice the speed
@@ -69,24 +69,44 @@ class Emitter:
         short = self.dtype == np.float32 and program.columns <= SHORT_ROW
         self.zero = self.n(0.0) if short else "0.0"
 
-    def cast(self, text):
-        return f"float32({text})" if self.dtype == np.float32 else text
+    def cast(self, expr):
+        """A float64 accumulator read as the kernel's dtype."""
+        return Expr("float32", expr) if self.dtype == np.float32 else expr
 
-    def expression(self, node, names):
-        """The forward expression of an "ew" node, its arguments written by `names(node)`."""
-        args = [names(a) if isinstance(a, Node) else a for a in node.args]
-        kwargs = {k: names(v) if isinstance(v, Node) else v for k, v in node.kwargs.items()}
-        return node.rule.forward(self.n, *args, **kwargs)
-
-
-def used(text, name):
-    """Does the kernel text `text` mention the variable `name`?"""
-    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+    def definition(self, node):
+        """`name = <its value>  # the call it comes from`: a load, or an "ew" step's expression."""
+        if node.op == "load":
+            return f"{node.name} = x{node.input}{INDEX[node.pattern]}  # {node.note}"
+        return f"{node.name} = {self.print(node.expression())}  # {node.note}"
 
 
-# ---- values shared by the passes of a kernel -----------------------------------------------------------
+# ---- the passes over a row, and the values they share ---------------------------------------------------
 
-_COSTLY = re.compile(r"\b(exp|exp_nonpositive|tanh|log|log1p|expm1|sqrt|sin|cos|erf)\(|\*\*")
+
+class Pass(Block):
+    """One loop over the row's columns (`j`). Where its statements compare column numbers, it
+    counts them in `col`, a float: an integer j next to float32 values would take 64-bit vector
+    lanes and halve the speed (the compiler turns `col += 1` into a vector of 8 column numbers)."""
+
+    def __init__(self, title, n):
+        super().__init__("for j in range(n_cols):")
+        self.title, self.n = title, n
+        self.makes = []  # what the loop computes, for its comment
+        self.defined = set()  # full-level steps defined inside
+        self.counts_columns = False
+
+    def uses(self, *exprs):
+        """Note the variables of the expressions about to be added (`col`, the column number)."""
+        if any("col" in e.variables() for e in exprs if isinstance(e, Expr)):
+            self.counts_columns = True
+
+    def lines(self, indent=""):
+        makes = f": {', '.join(self.makes)}" if self.makes else ""
+        self.header = f"for j in range(n_cols):  # {self.title}{makes}"
+        if not self.counts_columns:
+            return super().lines(indent)
+        loop = super().lines(indent)
+        return [f"{indent}col = {self.n(0.0)}", *loop, f"{indent}    col += {self.n(1.0)}"]
 
 
 class Passes:
@@ -96,52 +116,41 @@ class Passes:
     arithmetic are cheap), unless computing it is costly (an exp, a tanh, ...): then the first
     pass keeps it in `stash[i, j]` (a row per value, in cache) and later passes read it back."""
 
-    def __init__(self, program):
-        self.program, self.loops, self.first = program, [], {}  # first: node -> its loop
-        self.n, self.emit = program.n, Emitter(program)
-        self.stash = {}  # node -> its row in the stash
+    def __init__(self, program, emit):
+        self.program, self.emit, self.n = program, emit, emit.n
+        self.loops, self.first = [], {}  # first: step -> the pass that computed it first
+        self.stash = {}  # step -> its row in the stash
 
     def new_loop(self, title):
         """A loop over the row's columns; `title` names it in comments ("pass 1")."""
-        loop = {"title": title, "lines": [], "defined": set(), "makes": []}
+        loop = Pass(title, self.n)
         self.loops.append(loop)
         return loop
 
     def full_value(self, node, loop, row_value):
-        """Define full node `node` in `loop` (computing, or reading the stash), once."""
-        if node in loop["defined"]:
+        """Define full step `node` in `loop` (computing, or reading the stash), once."""
+        if node in loop.defined:
             return
-        loop["defined"].add(node)
+        loop.defined.add(node)
         earlier = self.first.get(node)
-        if earlier is not None and earlier is not loop and node.op == "ew" and _COSTLY.search(
-                self.emit.expression(node, str)):  # fmt: skip
+        if (
+            earlier is not None
+            and earlier is not loop
+            and node.op == "ew"
+            and (node.expression().costly())
+        ):
             if node not in self.stash:
                 self.stash[node] = len(self.stash)
-                earlier["lines"].append(f"stash[{self.stash[node]}, j] = {node.name}")
-            loop["lines"].append(f"{node.name} = stash[{self.stash[node]}, j]  # kept by "
-                                 f"{earlier['title']}")  # fmt: skip
+                earlier.add(f"stash[{self.stash[node]}, j] = {node.name}")
+            loop.add(f"{node.name} = stash[{self.stash[node]}, j]  # kept by {earlier.title}")
             return
         for arg in node.deps():
             if arg.level == "full":
                 self.full_value(arg, loop, row_value)
             else:
                 row_value(arg)
-        text = (f"x{node.input}{INDEX[node.pattern]}" if node.op == "load"
-                else self.emit.expression(node, str))  # fmt: skip
-        loop["lines"].append(f"{node.name} = {text}  # {node.note}")
+        loop.add(self.emit.definition(node))
         self.first.setdefault(node, loop)
-
-    def lines(self, loop):
-        """The loop's text. Where it compares column numbers, it counts them in `col`, a float:
-        an integer j next to float32 values would take 64-bit vector lanes and halve the speed
-        (the compiler turns `col += 1` into a vector of 8 column numbers as well)."""
-        body = [f"    {line}" for line in loop["lines"]]
-        makes = f": {', '.join(loop['makes'])}" if loop["makes"] else ""
-        head = [f"for j in range(n_cols):  # {loop['title']}{makes}"]
-        if any(used(line, "col") for line in body):
-            head = [f"col = {self.n(0.0)}"] + head
-            body.append(f"    col += {self.n(1.0)}")
-        return head + body
 
     def allocation(self, dtype):
         """The stash, made once per block of rows (inside the thread that uses it)."""
@@ -153,13 +162,14 @@ class Passes:
 # ---- forward -----------------------------------------------------------------------------------------
 
 
-def forward_source(program, saved):
-    """The forward kernel: outputs, and the row values in `saved` (a list of nodes)."""
-    passes = Passes(program)
-    assemble, totals, _ = forward_body(program, saved, passes)
+def forward_source(program, saved, printer):
+    """The forward kernel: outputs, and the row values in `saved` (a list of steps)."""
+    emit = Emitter(program, printer)
+    passes = Passes(program, emit)
+    body, totals, _ = forward_body(program, saved, passes)
     params = inputs(program) + [f"out{k}" for k in range(len(program.outputs))] + ["saved"]
     before_rows, after_rows = block_lines(program, passes, totals)
-    return kernel("row_forward", program, params, assemble(), before_rows, after_rows)
+    return kernel("row_forward", program, params, body, before_rows, after_rows)
 
 
 def block_lines(program, passes, totals):
@@ -172,115 +182,112 @@ def block_lines(program, passes, totals):
 
 
 def forward_body(program, saved, passes):
-    """The forward's lines for one row: (a function returning them, the totals it adds up, the
-    row values it defines).
-
-    Call the function last, once every kernel sharing `passes` has been generated: a later
-    pass (a backward's, in one fused kernel) may still ask these loops to stash a value."""
-    emit, outputs = Emitter(program), program.outputs
+    """The forward's statements for one row (a Block), the totals it adds up, and the row
+    values it defines. A later pass (a backward's, in one fused kernel) may still ask these
+    loops to stash a value: Blocks are printed last, when every kernel sharing `passes` is done."""
+    emit, outputs = passes.emit, program.outputs
     full_out = {node: k for k, (_, node) in enumerate(outputs) if node.level == "full"}
     needed = _closure([node for _, node in outputs] + list(saved))
     totals = [node for node in program.nodes if node.op == "total" and node in needed]
     reductions = [node for node in program.nodes if node.op in REDUCE and node in needed]
     last = max([node.phase for node in full_out] + [r.phase - 1 for r in reductions], default=-1)
-    row_ready, body = set(), []
+    row_ready, body = set(), Block()
 
     def row_value(node, into):
-        """Define a row node (and the row nodes it needs) in `into`, once."""
+        """Define a row step (and the row steps it needs) in Block `into`, once."""
         if node in row_ready:
             return
         row_ready.add(node)
         for arg in node.deps():
             if arg.level == "row":
                 row_value(arg, into)
-        if node.op == "load":
-            into.append(f"{node.name} = x{node.input}{INDEX[node.pattern]}  # {node.note}")
-        elif node.op == "ew":
-            into.append(f"{node.name} = {emit.expression(node, str)}  # {node.note}")
+        if node.op in ("load", "ew"):
+            into.add(emit.definition(node))
         elif node.op == "pick":  # one element of the row: computed at its column, no loop
             value, column = node.args
-            lines = [f"j = int({column.name})  # {node.note}: the target's column"]
-            _at_column(value, emit, lines, set(), lambda a: row_value(a, into))
-            into += lines + [f"{node.name} = {value.name}"]
+            into.add(f"j = int({column.name})  # {node.note}: the target's column")
+            _at_column(value, emit, into, set(), lambda a: row_value(a, into))
+            into.add(f"{node.name} = {value.name}")
         else:
             raise AssertionError(f"{node} is used before its pass ran (a bug in rowcode)")
 
-    pieces = []  # (row lines before the loop, starts, loop, ends), in pass order
     for k in range(last + 1):
         work = [r for r in reductions if r.phase - 1 == k]
         writes = [node for node in full_out if node.phase == k]
         if not work and not writes:
             continue
-        loop, before, starts, ends = passes.new_loop(f"pass {k}"), [], [], []
-        loop["makes"] = [r.name for r in work] + [f"out{full_out[node]}" for node in writes]
+        before, starts, ends = Block(), [], []
+        body.items.append(before)
+        loop = passes.new_loop(f"pass {k}")
+        loop.makes = [r.name for r in work] + [f"out{full_out[node]}" for node in writes]
         for r in work:
             for arg in r.args:
                 if arg.level == "full":
                     passes.full_value(arg, loop, lambda a, into=before: row_value(a, into))
                 else:
                     row_value(arg, before)
-            start, update, end = _reduction_lines(r, emit)
+            start, update, end = _reduction_lines(r, emit, loop)
             starts.append(start)
-            loop["lines"].extend(update)
+            loop.add(*update)
             ends += [end] if end else []
         for node in writes:
             passes.full_value(node, loop, lambda a, into=before: row_value(a, into))
-            loop["lines"].append(f"out{full_out[node]}[r, j] = {node.name}")
-        pieces.append((before, starts, loop, ends))
+            loop.add(f"out{full_out[node]}[r, j] = {node.name}")
+        body.add(*starts)
+        body.items.append(loop)
+        body.add(*ends)
         row_ready.update(work)
-    tail = []
     for k, (_, node) in enumerate(outputs):
         if node.level == "row" and node.op != "total":
-            row_value(node, tail)
-            tail.append(f"out{k}[r] = {node.name}")
+            row_value(node, body)
+            body.add(f"out{k}[r] = {node.name}")
     for k, node in enumerate(saved):
-        row_value(node, tail)
-        tail.append(f"saved[r, {k}] = {node.name}")
+        row_value(node, body)
+        body.add(f"saved[r, {k}] = {node.name}")
     for node in totals:
-        row_value(node.args[0], tail)
-        tail.append(f"total{node.name} += {node.args[0].name}")
-
-    def assemble():  # last: later passes add stash writes to these loops
-        for before, starts, loop, ends in pieces:
-            body.extend(before + starts + passes.lines(loop) + ends)
-        return body + tail
-
-    return assemble, totals, row_ready
+        row_value(node.args[0], body)
+        body.add(f"total{node.name} += {node.args[0].name}")
+    return body, totals, row_ready
 
 
-def _reduction_lines(node, emit):
-    """(start line, update lines, end line) of a reduction over the row."""
-    arg, n, name = node.args[0].name, emit.n, node.name
+def _reduction_lines(node, emit, loop):
+    """(start line, update lines, end line) of a reduction over the row (in `loop`)."""
+    arg, n, name, print_ = node.args[0].name, emit.n, node.name, emit.print
     if node.op == "sum":
         start = f"acc{name} = {emit.zero}"
-        return start, [f"acc{name} += {arg}"], f"{name} = {emit.cast(f'acc{name}')}"
-    if node.op in ("max", "min"):
+        total = print_(emit.cast(Expr.variable(f"acc{name}")))
+        return start, [f"acc{name} += {arg}"], f"{name} = {total}"
+    if node.op in ("max", "min"):  # compared as integers (kernel_math's order_key)
         first, better = ("-inf", ">") if node.op == "max" else ("inf", "<")
-        update = [f"key = order_key({arg})",
-                  f"key{name} = key if key {better} key{name} else key{name}"]  # fmt: skip
-        start = f"key{name} = order_key({n(float(first))})  # compared as integers: kernel_math"
+        key = f"key{name}"
+        update = [f"key = {print_(Expr('order_key', Expr.variable(arg)))}",
+                  f"{key} = key if key {better} {key} else {key}"]  # fmt: skip
+        start = f"{key} = {print_(Expr('order_key', Expr('constant', float(first))))}"
+        value = print_(Expr("from_order_key", Expr.variable(key)))
         if node.no_grad:  # a softmax's shift: a NaN in the row makes its sum of exps NaN anyway
-            return start, update, f"{name} = from_order_key(key{name})"
-        return (start.replace(f"key{name} =", f"key{name}, nans{name} =").replace(
-                    "  # compared", ", 0  # compared"),
-                update + [f"nans{name} += {arg} != {arg}  # a NaN makes the result NaN, as numpy"],
-                f"{name} = from_order_key(key{name}) if nans{name} == 0 else {n(float('nan'))}")  # fmt: skip
-    extreme = node.args[1].name  # argmax: the first column holding the max (or the first NaN)
-    hit = f"{arg} == {extreme} or ({arg} != {arg} and {extreme} != {extreme})"
-    last = n(float(emit.program.columns))
-    return f"{name} = {last}", [f"{name} = min({name}, col if {hit} else {last})"], ""
+            return f"{start}  # compared as integers: kernel_math", update, f"{name} = {value}"
+        nans = f"nans{name}"
+        return (f"{key}, {nans} = {start.split(' = ', 1)[1]}, 0  # compared as integers",
+                update + [f"{nans} += {arg} != {arg}  # a NaN makes the result NaN, as numpy"],
+                f"{name} = {value} if {nans} == 0 else {n(float('nan'))}")  # fmt: skip
+    # argmax: the first column holding the max (or the first NaN)
+    x, extreme, col = Expr.variable(arg), node.args[1].variable(), Expr.variable("col")
+    last = float(emit.program.columns)
+    hit = (x == extreme) | ((x != x) & (extreme != extreme))
+    candidate = where(hit, col, last)
+    loop.uses(candidate)
+    emit.print.functions.add("min")
+    return f"{name} = {n(last)}", [f"{name} = min({name}, {print_(candidate)})"], ""
 
 
-def _at_column(node, emit, lines, done, row_value):
-    """Lines computing full node `node` at the one column `j` (its arguments first)."""
+def _at_column(node, emit, into, done, row_value):
+    """Statements computing full step `node` at the one column `j` (its arguments first)."""
     if node in done:
         return
     done.add(node)
     for arg in node.deps():
-        _at_column(arg, emit, lines, done, row_value) if arg.level == "full" else row_value(arg)
-    text = (f"x{node.input}{INDEX[node.pattern]}" if node.op == "load"
-            else emit.expression(node, str))  # fmt: skip
-    lines.append(f"{node.name} = {text}  # {node.note}")
+        _at_column(arg, emit, into, done, row_value) if arg.level == "full" else row_value(arg)
+    into.add(emit.definition(node))
 
 
 def _closure(nodes):
@@ -310,36 +317,30 @@ def kernel(name, program, params, body, before_rows=(), after_rows=()):
     # explains), and `arcp` lets x / s (s one number per row: a sum, a std) become x * (1 / s),
     # one division per row instead of one per element (within an ulp; backward 1.6x faster).
     # float64 kernels keep numpy's exact rounding instead: no fast-math at all.
-    fastmath = '{"reassoc", "arcp"}' if float32 else "False"
-    lines = ["", "", "", f'@njit(parallel={parallel}, cache=True, fastmath={fastmath}, '
-             'error_model="numpy")', f"def {name}({', '.join(params)}):",
-             "    per_block = (n_rows + n_blocks - 1) // n_blocks",
-             f"    for b in {'prange' if parallel else 'range'}(n_blocks):"]  # fmt: skip
-    lines += [f"        {line}" for line in before_rows]
-    lines.append("        for r in range(b * per_block, min(n_rows, (b + 1) * per_block)):")
-    lines += [f"            {line}" for line in body] or ["            pass"]
-    lines += [f"        {line}" for line in after_rows]
-    return "\n".join(lines)
+    fastmath = '{"reassoc", "arcp"}' if float32 else False
+    outer = Block().add("per_block = (n_rows + n_blocks - 1) // n_blocks")
+    blocks = outer.loop(f"for b in {'prange' if parallel else 'range'}(n_blocks):")
+    blocks.add(*before_rows)
+    rows = blocks.loop("for r in range(b * per_block, min(n_rows, (b + 1) * per_block)):")
+    rows.items.append(body)
+    blocks.add(*after_rows)
+    return function(name, params, outer, parallel, fastmath)
 
 
-def module_source(program, forward, backward):
-    """The generated module: a header naming the group's calls, then the two kernels."""
+def module_source(program, printer, forward, backward):
+    """The generated module: a header naming the group's calls and importing what the kernels
+    call, then the two kernels."""
     group = program.group
-    listing = "\n".join(f"    {call!r}" for call in group.calls)
-    lines = ['"""Generated by autograd_lab.compile: one row-wise fused group (reductions over '
-             "the last axis).", "", listing, '"""', "",
-             "from math import cos, erf, expm1, inf, log, log1p, nan, sin, sqrt"]  # fmt: skip
-    if np.dtype(group.dtype) == np.float32:
-        lines.append("from autograd_lab.compile.kernel_math import exp32 as exp, tanh32 as tanh  "
-                     f"# version {_kernel_math_version()}")  # fmt: skip
-        lines.append("from autograd_lab.compile.kernel_math import exp_nonpositive32 as "
-                     "exp_nonpositive")  # fmt: skip
-        lines.append("from autograd_lab.compile.kernel_math import from_order_key32 as "
-                     "from_order_key, order_key32 as order_key")  # fmt: skip
-    else:
-        lines.append("from math import exp, exp as exp_nonpositive, tanh")
-        lines.append("from autograd_lab.compile.kernel_math import from_order_key64 as "
-                     "from_order_key, order_key64 as order_key")  # fmt: skip
-    lines.append("from numpy import empty, float32, float64  # noqa: F401 (constants, the stash)")
-    lines.append("from numba import njit, prange")
-    return "\n".join(lines) + forward + backward + "\n"
+    lines = header(
+        "Generated by autograd_lab.compile: one row-wise fused group (reductions over the last "
+        "axis).",
+        [repr(call) for call in group.calls],
+        printer.functions,
+        group.dtype,
+        "cpu",
+        extra=[
+            "from math import inf, nan  # noqa: F401 (constants)",
+            "from numpy import empty  # noqa: F401 (the stash)",
+        ],
+    )
+    return "\n".join(lines + ["", "", "", forward, "", "", "", backward]) + "\n"

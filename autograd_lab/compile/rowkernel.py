@@ -28,7 +28,7 @@ from ..autograd import no_grad
 from ..autograd.grad_mode import _state
 from ..tensor import _make
 from . import recycle
-from .codegen import literal_writer, load
+from .codegen import Printer, literal_writer, load
 from .fuse import Fused, compose_backward, replay
 from .kernel import _unexpanded
 from .rowcode import forward_source, module_source, parallel_pays
@@ -107,13 +107,10 @@ class RowKernel:
         # how incoming gradients usually arrive: full-size, one per row, one number for a total
         self.grad_patterns = tuple("one" if node.op == "total" else node.level
                                    for _, node in self.program.outputs)  # fmt: skip
-        backward, self.saved = backward_source(self.program, set(self.wanted), self.grad_patterns)
-        self.forward_text = forward_source(self.program, self.saved)
         # a loss (one output, a total): forward can compute the gradients too (rowgrad.ahead_source)
         self.ahead = self.grad_patterns == ("one",) and bool(self.wanted)
-        if self.ahead:
-            backward += ahead_source(self.program, set(self.wanted), self.saved)
-        self.source = module_source(self.program, self.forward_text, backward)
+        self.saved = None
+        self.source = self._module_source(self.grad_patterns)
         self.failed = None
         self._modules = {}  # incoming-gradient patterns -> the imported module
 
@@ -243,16 +240,26 @@ class RowKernel:
                 rows, columns), "full"  # fmt: skip
         return np.ascontiguousarray(np.broadcast_to(grad, value.shape)).reshape(rows), "row"
 
+    def _module_source(self, patterns):
+        """The generated module whose backward reads incoming gradients laid out as `patterns`
+        (and, for a loss read as usual, the kernel computing loss and gradients in one visit)."""
+        printer = Printer(self.dtype)
+        backward, saved = backward_source(self.program, set(self.wanted), patterns, printer)
+        assert self.saved in (None, saved), "a backward kernel must read what forward saved"
+        self.saved = saved
+        forward = forward_source(self.program, self.saved, printer)
+        if self.ahead and patterns == self.grad_patterns:
+            ahead = ahead_source(self.program, set(self.wanted), self.saved, printer)
+            backward = f"{backward}\n\n\n{ahead}"
+        return module_source(self.program, printer, forward, backward)
+
     def _module(self, patterns):
         """The imported module whose backward reads incoming gradients laid out as `patterns`."""
         module = self._modules.get(patterns)
         if module is None:
-            if patterns == self.grad_patterns:
-                source = self.source
-            else:
-                backward, saved = backward_source(self.program, set(self.wanted), patterns)
-                assert saved == self.saved, "a backward kernel must read what forward saved"
-                source = module_source(self.program, self.forward_text, backward)
+            source = (
+                self.source if patterns == self.grad_patterns else self._module_source(patterns)
+            )
             module = self._modules[patterns] = load(source)
         return module
 

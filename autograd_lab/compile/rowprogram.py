@@ -12,18 +12,18 @@
     s4 = sum(t3)                  row    after pass 1
     t5 = t3 / s4                  full   pass 2
 
-Each call of the group becomes one or more *nodes*: a load of an input, an elementwise expression
+Each call of the group becomes one or more *steps*: a load of an input, an elementwise expression
 (compile/rules.py), or a reduction over the row (`sum`, `max`, `min`). Softmax, var, logsumexp and
-cross-entropy are written out as their few steps (above: softmax). A node is at the *full* level
+cross-entropy are written out as their few steps (above: softmax). A step is at the *full* level
 (one number per element: computed inside a loop over the row's columns `j`) or at the *row* level
 (one number per row). A reduction's result is known only after a whole loop over the row, so the
 forward kernel makes several passes over each row: pass k computes what needs the reductions of
 passes < k. Since the row is in cache after the first pass, only the first one reads memory.
 
-The backward runs reverse mode over the same nodes. The gradient of a row-level value is a sum
-over the row (it was broadcast along the row), so gradients, too, come in passes: `backward_pass`
-gives each full-level node the pass in which its gradient is computed, `complete` each row-level
-node the pass after which its gradient is summed. Softmax's max shift, var's mean and logsumexp's
+The backward runs reverse mode over the same steps. The gradient of a row-level value is a sum
+over the row (it was broadcast along the row), so gradients, too, come in passes: `backward_plan`
+gives each full-level step the pass in which its gradient is computed, and each row-level step
+the pass after which its gradient is summed. Softmax's max shift, var's mean and logsumexp's
 shift are marked *no gradient*: mathematically the result does not depend on them (eager mode's
 formulas say so too), so no gradient is sent through them.
 """
@@ -32,24 +32,25 @@ from dataclasses import dataclass, field
 
 from ..ops import elementwise as ew
 from ..ops import reduction as red
+from ..ops.scalar import Expr, source, sqrt, where
 from .ir import Value
 from .rowwise import loss_form, pattern, role
-from .rules import RULES, Rule, rule_for
+from .rules import Rule, rule_for, rule_of
 
 REDUCE = ("sum", "max", "min", "argmax")
 
 
 @dataclass(eq=False)
-class Node:
+class Step:
     """One scalar step: `name` is its variable in the kernel, `level` "full" or "row"."""
 
     name: str
     level: str
     op: str  # "load", "ew" (an expression), "sum", "max", "min", "argmax", "pick", "total"
-    args: tuple = ()  # Nodes, or literal text (a number already written in the kernel's dtype)
+    args: tuple = ()  # Steps, or numbers
     kwargs: dict = field(default_factory=dict)
     rule: Rule = None  # for "ew": the expression and its local derivatives
-    no_grad: bool = False  # no gradient flows into this node (see the module docstring)
+    no_grad: bool = False  # no gradient flows into this step (see the module docstring)
     input: int = None  # for loads: which kernel argument
     pattern: str = None  # for loads: "full", "row", "col" or "one"
     scale: float = 1.0  # for totals: mean() of everything is the sum times 1/count
@@ -57,35 +58,43 @@ class Node:
     phase: int = 0  # full: the forward pass computing it; row: the pass after which it is known
 
     def deps(self):
-        return [a for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, Node)]
+        return [a for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, Step)]
+
+    def variable(self):
+        return Expr.variable(self.name)
+
+    def expression(self):
+        """An "ew" step's expression, of its arguments' variables."""
+        args = [a.variable() if isinstance(a, Step) else a for a in self.args]
+        kwargs = {k: v.variable() if isinstance(v, Step) else v for k, v in self.kwargs.items()}
+        return self.rule.forward(args, kwargs)
 
     def __repr__(self):
         return self.name
 
 
-# internal steps that are not ops of their own
-_NLL = Rule(lambda n, a, c: f"-({a} * {c})", lambda n, g, y, a, c: (f"-({g} * {c})", None))
-_FINITE = Rule(lambda n, a: f"({a} if {a} - {a} == {n(0.0)} else {n(0.0)})",
-                lambda n, g, y, a: (None,))  # fmt: skip
-_SHIFTED_EXP = Rule(lambda n, a: f"exp_nonpositive({a})",  # kernel_math: e^a for a <= 0
-                    lambda n, g, y, a: (f"{g} * {y}",))  # fmt: skip
-_STD = Rule(
-    lambda n, a: f"sqrt({a})",  # std = sqrt(var); 0 gradient where std is 0, as eager
-    lambda n, g, y, a: (f"({n(0.0)} if {y} == {n(0.0)} else {g} / ({n(2.0)} * {y}))",),
-)
+# Steps that are not ops of their own: their expression, and their local derivative (of g, the
+# gradient arriving at the result y, and the arguments x0, x1), as a rule's are
+_g, _y, _x1 = Expr.variable("g"), Expr.variable("y"), Expr.variable("x1")
+_NLL = Rule(lambda a, c: -(a * c), (-(_g * _x1), None))
+_FINITE = Rule(lambda a: where(a - a == 0, a, 0.0), (None,))  # inf and nan become 0
+_SHIFTED_EXP = Rule(lambda a: Expr("exp_nonpositive", a), (_g * _y,))  # kernel_math: a <= 0
+_STD = Rule(lambda a: sqrt(a), (where(_y == 0, 0.0, _g / (2 * _y)),))  # 0 where std is 0, as eager
+_SUB, _MUL, _DIV, _ADD = (rule_of(fn, 2) for fn in (ew.Sub, ew.Mul, ew.Div, ew.Add))
+_EXP, _LOG = rule_of(ew.Exp, 1), rule_of(ew.Log, 1)
 
 
 def _divide_by(count):
-    return Rule(lambda n, a: f"{a} / {n(count)}", lambda n, g, y, a: (f"{g} / {n(count)}",))
+    return Rule(lambda a: a / count, (_g / count,))
 
 
 class RowProgram:
-    """The nodes of a RowGroup, in an order where every node follows its arguments."""
+    """The steps of a RowGroup, in an order where every step follows its arguments."""
 
     def __init__(self, group, n=repr):
-        self.group, self.n = group, n
+        self.group, self.n = group, n  # n(number): how the kernel writes a number
         self.nodes, self.value_node, self.loads = [], {}, {}
-        self.outputs = []  # (Value, Node)
+        self.outputs = []  # (Value, Step)
         self.targets = []  # per loss: (target input, ignore_index, reduction, 1st extra input, result)
         self.extra_inputs = 0  # kernel arguments after the group's inputs (the losses' targets)
         self.columns = group.columns
@@ -96,7 +105,7 @@ class RowProgram:
 
     # ---- making nodes ------------------------------------------------------------------------
     def _add(self, prefix, level, op, args=(), **fields):
-        node = Node(f"{prefix}{len(self.nodes)}", level, op, tuple(args), **fields)
+        node = Step(f"{prefix}{len(self.nodes)}", level, op, tuple(args), **fields)
         self.nodes.append(node)
         return node
 
@@ -114,7 +123,7 @@ class RowProgram:
     def _operand(self, value, level):
         """An argument of an op at `level`: a node made before, or a load of an input."""
         if not isinstance(value, Value):
-            return value if isinstance(value, str) else self.n(value)
+            return value
         if value.id in self.value_node:
             return self.value_node[value.id]
         if level == "full":
@@ -122,7 +131,7 @@ class RowProgram:
         return self._load(value, "one" if all(s == 1 for s in value.shape) else "row")
 
     def _ew(self, rule, args, note, kwargs=None, prefix="t", level=None, **fields):
-        nodes = [a for a in list(args) + list((kwargs or {}).values()) if isinstance(a, Node)]
+        nodes = [a for a in list(args) + list((kwargs or {}).values()) if isinstance(a, Step)]
         if level is None:
             level = "full" if any(a.level == "full" for a in nodes) else "row"
         return self._add(prefix, level, "ew", args, kwargs=kwargs or {}, rule=rule, note=note,
@@ -139,7 +148,7 @@ class RowProgram:
             args = [self._operand(a, level) for a in call.args]
             kwargs = {k: self._operand(v, level) if isinstance(v, Value) else v
                       for k, v in call.kwargs.items()}  # fmt: skip
-            node = self._ew(rule_for(call.fn), args, note, kwargs, prefix="v", level=level)
+            node = self._ew(rule_for(call), args, note, kwargs, prefix="v", level=level)
         elif kind == "total":  # sum() or mean() of everything: per-row sums, added up
             arg, per_row = self.value_node[call.args[0].id], 1
             if arg.level == "full":
@@ -165,8 +174,8 @@ class RowProgram:
             return self._reduce("min" if issubclass(fn, red.MinDim) else "max", x, note)
         if issubclass(fn, (red.Var, red.Std)):
             mean = self._ew(_divide_by(columns), [self._reduce("sum", x, note)], note, no_grad=True)
-            centred = self._ew(RULES[ew.Sub], [x, mean], note)
-            squares = self._reduce("sum", self._ew(RULES[ew.Mul], [centred, centred], note), note)
+            centred = self._ew(_SUB, [x, mean], note)
+            squares = self._reduce("sum", self._ew(_MUL, [centred, centred], note), note)
             dof = columns - kwargs.get("correction", 1)
             var = self._ew(_divide_by(dof), [squares], note)
             return self._ew(_STD, [var], note) if issubclass(fn, red.Std) else var
@@ -174,17 +183,16 @@ class RowProgram:
         shift = self._reduce("max", x, note, no_grad=True)
         if issubclass(fn, red.LogSumExp):  # an infinite max (a row of -inf) shifts by 0, as eager
             shift = self._ew(_FINITE, [shift], note, no_grad=True)
-        shifted = self._ew(RULES[ew.Sub], [x, shift], note)
+        shifted = self._ew(_SUB, [x, shift], note)
         # x - max(x) <= 0 (or NaN): an exp for those; logsumexp's shift may be 0 instead of max
-        exps = self._ew(RULES[ew.Exp] if issubclass(fn, red.LogSumExp) else _SHIFTED_EXP,
-                        [shifted], note)  # fmt: skip
+        exps = self._ew(_EXP if issubclass(fn, red.LogSumExp) else _SHIFTED_EXP, [shifted], note)
         total = self._reduce("sum", exps, note)
         if issubclass(fn, red.Softmax):
-            return self._ew(RULES[ew.Div], [exps, total], note)
-        log_total = self._ew(RULES[ew.Log], [total], note)
+            return self._ew(_DIV, [exps, total], note)
+        log_total = self._ew(_LOG, [total], note)
         if issubclass(fn, red.LogSoftmax):
-            return self._ew(RULES[ew.Sub], [shifted, log_total], note)
-        return self._ew(RULES[ew.Add], [log_total, shift], note)  # logsumexp
+            return self._ew(_SUB, [shifted, log_total], note)
+        return self._ew(_ADD, [log_total, shift], note)  # logsumexp
 
     def _loss(self, call, note):
         """cross_entropy = nll_loss(log_softmax(x)); nll_loss = -coef[r] * x[r, target[r]], where
@@ -287,16 +295,14 @@ class RowProgram:
         return flowing, consumers, passes, complete, one_column
 
     def listing(self):
-        """The nodes, one a line (what the module docstring shows)."""
+        """The steps, one a line (what the module docstring shows)."""
         lines = []
         for node in self.nodes:
             if node.op == "load":
                 index = {"full": "[r, j]", "row": "[r]", "col": "[j]", "one": "[0]"}[node.pattern]
                 text = f"x{node.input}{index}"
             elif node.op == "ew":
-                args = [a.name if isinstance(a, Node) else a for a in node.args]
-                kwargs = {k: v.name if isinstance(v, Node) else v for k, v in node.kwargs.items()}
-                text = node.rule.forward(self.n, *args, **kwargs)
+                text = source(node.expression(), self.n)
             else:
                 text = f"{node.op}({', '.join(a.name for a in node.args)})"
             text = f"{node.name} = {text}" + ("  (no gradient)" if node.no_grad else "")

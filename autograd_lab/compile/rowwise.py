@@ -94,7 +94,7 @@ def role(call, unused):
     first = call.args[0] if call.args else None
     if not isinstance(first, Value) or first.dtype not in _FLOATS:
         return None
-    if rule_for(fn) is not None:
+    if rule_for(call) is not None:
         return "elementwise" if fusable(call) else None
     ndim = len(first.shape)
     if issubclass(fn, TOTALS) and not issubclass(fn, (red.SumDim, red.MeanDim)):

@@ -1,156 +1,173 @@
-"""What each elementwise op computes for ONE element, and its local derivatives: fusion's table.
+"""Fusion's rules: what an elementwise call computes for one element, and its local derivatives.
 
-A fused kernel is a loop whose body is these expressions, one per op of the group, written as
-Python source (numba compiles it). Each rule has two halves:
+Both come from the op's record (ops/), so nothing here names an op. The forward is the record's
+`kernel` (ops/scalar.py), called on the names of the call's arguments. The local derivatives are
+found by running the op's own `backward` once, on stand-in tensors, while the tracer watches (as
+PyTorch's AOTAutograd finds a backward graph): what backward does is made of elementwise ops too,
+and their kernels, put together, are the derivative.
 
-    forward(n, *args, **kwargs)        -> the result's expression
-    grads(n, g, y, *args, **kwargs)    -> one expression per positional input: g times the local
-                                          derivative d(result)/d(input), or None (no gradient)
+    >>> import autograd_lab as ag
+    >>> from autograd_lab.compile import trace
+    >>> from autograd_lab.ops.scalar import Expr, source
+    >>> (call,) = trace(lambda x: x.tanh(), ag.ones(2)).calls
+    >>> rule = rule_for(call)
+    >>> x, g, y = Expr.variable("x"), Expr.variable("g"), Expr.variable("y")
+    >>> source(rule.forward([x], {}))
+    'tanh(x)'
+    >>> [source(d) for d in rule.grads(g, y, [x], {})]  # TanhBackward0 runs TanhGrad: g * (1 - y²)
+    ['g * (1.0 - y * y)']
 
-`args` are expressions (variable names such as `v3`, or literals), `g` is the expression of the
-gradient arriving at the result and `y` the result itself. `n(0.5)` writes a number in the kernel's
-dtype (`float32(0.5)` in a float32 kernel, so the arithmetic stays in float32 as numpy's does).
-
-    >>> rule = RULES[ew.Tanh]
-    >>> rule.forward(repr, "v0")
-    'tanh(v0)'
-    >>> rule.grads(repr, "d1", "v1", "v0")
-    ('d1 * (1.0 - v1 * v1)',)
-
-The formulas are the same as the ops' own backward methods in `ops/`; tests compare the two.
+A rule's derivatives are expressions of `g` (the gradient arriving at the result), `y` (the
+result itself) and the arguments; `grads` puts the kernel's own names in their place.
 """
 
-from dataclasses import dataclass
+import numpy as np
 
-from ..ops import elementwise as ew
-from ..ops.nn import Gelu
+from ..autograd import enable_grad
+from ..autograd.engine import grad as autograd_grad
+from ..ops import registry
+from ..ops.scalar import Expr
+from ..tensor import Tensor
+from ..types import CPU, to_dtype
+from .ir import Call, Value
 
-_SQRT_HALF, _INV_SQRT_2PI = 0.7071067811865476, 0.3989422804014327
-_TANH_SCALE, _TANH_CUBIC = 0.7978845608028654, 0.044715  # gelu's tanh form (as ops/nn.py)
+_derived = {}  # (op class, the call's form) -> Rule, or None where no rule could be found
 
 
-@dataclass(frozen=True)
 class Rule:
-    forward: object
-    grads: object
-    tensor_kwargs: tuple = ()  # keyword arguments that are (non-differentiable) tensor inputs
+    """An elementwise call's forward expression and local derivatives (see the module docstring)."""
+
+    def __init__(self, kernel, derivatives):
+        self.kernel = kernel
+        self.derivatives = derivatives  # per positional argument: an Expr of g, y, x0, x1, ...
+
+    def forward(self, args, kwargs):
+        """The result's expression, for argument expressions `args` (Exprs or numbers)."""
+        return _as_expr(self.kernel(*args, **kwargs))
+
+    def grads(self, g, y, args, kwargs):
+        """For each positional argument: `g` times d(result)/d(argument), or None."""
+        names = {"g": g, "y": y}
+        names.update({f"x{k}": _as_expr(a) for k, a in enumerate(args)})
+        names.update({k: _as_expr(v) for k, v in kwargs.items()})
+        return tuple(None if d is None else d.substitute(names) for d in self.derivatives)
 
 
-def _sign(n, a):
-    return f"({n(1.0)} if {a} > {n(0.0)} else ({n(-1.0)} if {a} < {n(0.0)} else {a}))"
+def rule_for(call):
+    """The Rule of an IR call, or None when its op is not elementwise (or has no kernel)."""
+    kernel = getattr(call.fn, "kernel", None)
+    if kernel is None or not isinstance(call.fn, type):
+        return None
+    form = (call.fn, *_form(call.args), *_form(call.kwargs.items()))
+    if form not in _derived:
+        derivatives = derive(call)
+        _derived[form] = None if derivatives is None else Rule(kernel, derivatives)
+    return _derived[form]
 
 
-def _sigmoid(n, a):
-    """Two forms, so exp never overflows (as ops/elementwise.py's Sigmoid)."""
-    return (f"({n(1.0)} / ({n(1.0)} + exp(-{a})) if {a} >= {n(0.0)} "
-            f"else exp({a}) / ({n(1.0)} + exp({a})))")  # fmt: skip
+def rule_of(fn, arity):
+    """The Rule of op class `fn` applied to `arity` float tensors (row programs write softmax
+    with the rules of Sub, Exp, ... this way)."""
+    values = [Value(k, (1,), np.dtype(np.float64), CPU) for k in range(arity + 1)]
+    return rule_for(Call(fn, fn.node_name, tuple(values[:arity]), {}, (values[arity],)))
 
 
-def _share(n, a, b, wins):
-    """1 where `a` wins (a > b for maximum), 1/2 at a tie, else 0: how max/min split gradients."""
-    return f"({n(1.0)} if {a} {wins} {b} else ({n(0.5)} if {a} == {b} else {n(0.0)}))"
+def _form(items):
+    """What a rule depends on besides the op: which arguments are tensors, and the constants."""
+    found = []
+    for item in items:
+        key, value = item if isinstance(item, tuple) else (None, item)
+        found.append((key, "tensor") if isinstance(value, Value) else (key, value))
+    return found
 
 
-def _pick(n, a, b, wins):
-    """max/min that return NaN when either side is NaN, as np.maximum/np.minimum do."""
-    return f"({a} if {a} {wins} {b} or {a} != {a} else {b})"
+# ---- deriving the local derivatives ------------------------------------------------------------
 
 
-def _clamp(n, x, min=None, max=None):
-    low = x if min is None else f"({n(min)} if {x} < {n(min)} else {x})"
-    return low if max is None else f"({n(max)} if {low} > {n(max)} else {low})"
+def derive(call):
+    """Each positional argument's `g * d(result)/d(argument)` as an Expr (None where there is no
+    gradient), found by tracing the op's backward on stand-ins; None if backward uses an op that
+    has no kernel (then the call is not fused)."""
+    from .trace import trace  # the tracer imports this module's users: imported when needed
+
+    positions = [k for k, a in enumerate(call.args) if isinstance(a, Value)]
+    keywords = [k for k, v in call.kwargs.items() if isinstance(v, Value)]
+    stand_ins = [_stand_in(call.args[k]) for k in positions]
+    stand_ins += [_stand_in(call.kwargs[k]) for k in keywords]
+    stand_ins.append(_stand_in(call.outputs[0]))  # the gradient arriving at the result
+
+    def backward(*tensors):
+        feed = iter(tensors)
+        args = [next(feed) if isinstance(a, Value) else a for a in call.args]
+        kwargs = {k: next(feed) if isinstance(v, Value) else v for k, v in call.kwargs.items()}
+        g = next(feed)
+        with enable_grad():
+            result = call.fn.apply(*args, **kwargs)
+            inputs = [a for a in args if isinstance(a, Tensor) and a.is_floating_point()]
+            found = autograd_grad(result, inputs, g, create_graph=True, allow_unused=True)
+        return (result, *found)
+
+    try:
+        graph = trace(backward, *stand_ins)
+    except Exception:  # a backward the tracer cannot follow: no rule, the op runs unfused
+        return None
+    variables = [f"x{k}" for k in positions] + keywords + ["g"]
+    names = {v.id: Expr.variable(n) for v, n in zip(graph.inputs, variables, strict=True)}
+    forward, *backward_calls = graph.calls
+    names[forward.outputs[0].id] = Expr.variable("y")
+    for step in backward_calls:
+        expression = _expression(step, names)
+        if expression is None:
+            return None
+        names[step.outputs[0].id] = expression
+    gradients = iter(graph.output_tree[1:])
+    derivatives = []
+    try:
+        for arg in call.args:
+            if isinstance(arg, Value) and arg.dtype.kind == "f":
+                value = next(gradients)
+                derivatives.append(None if value is None else _constant_or(names, value))
+            else:
+                derivatives.append(None)
+    except KeyError:  # a gradient made from outside the traced backward: not elementwise
+        return None
+    return tuple(derivatives)
 
 
-def _inside(n, x, min=None, max=None):
-    tests = ([] if min is None else [f"{x} >= {n(min)}"]) + ([] if max is None else
-                                                              [f"{x} <= {n(max)}"])  # fmt: skip
-    return " and ".join(tests) or "True"
+def _stand_in(value):
+    """A one-element tensor of the value's dtype (bool: True; numbers: 0.5, away from 0 and 1)."""
+    if value.dtype == np.bool_:
+        return Tensor(np.ones(1)).to(to_dtype(np.bool_))
+    return Tensor(np.full(1, 0.5)).to(to_dtype(value.dtype))
 
 
-def _gelu(n, x, approximate="none"):
-    if approximate == "tanh":
-        inner = f"{n(_TANH_SCALE)} * ({x} + {n(_TANH_CUBIC)} * {x} * {x} * {x})"
-        return f"{n(0.5)} * {x} * ({n(1.0)} + tanh({inner}))"
-    return f"{n(0.5)} * {x} * ({n(1.0)} + erf({x} * {n(_SQRT_HALF)}))"
+def _expression(call, names):
+    """One backward call as an Expr of the names made so far, or None (no kernel)."""
+    if len(call.outputs) != 1 or call.outputs[0] is None:
+        return None
+    kernel = getattr(call.fn, "kernel", None)
+    if call.fn.__name__ == "Compare":  # a comparison the tracer recorded: its function's kernel
+        kernel = registry.kernel_of(call.kwargs["op"])
+        kwargs = {}
+    else:
+        kwargs = call.kwargs
+    if kernel is None:
+        return None
+    try:
+        args = [_constant_or(names, a) for a in call.args]
+        kwargs = {k: _constant_or(names, v) for k, v in kwargs.items()}
+    except KeyError:  # a value from outside the backward (a constant tensor): not elementwise
+        return None
+    return _as_expr(kernel(*args, **kwargs))
 
 
-def _gelu_slope(n, x, approximate="none"):
-    if approximate == "tanh":
-        t = f"tanh({n(_TANH_SCALE)} * ({x} + {n(_TANH_CUBIC)} * {x} * {x} * {x}))"
-        inner = f"{n(_TANH_SCALE)} * ({n(1.0)} + {n(3 * _TANH_CUBIC)} * {x} * {x})"
-        return (f"({n(0.5)} * ({n(1.0)} + {t}) + "
-                f"{n(0.5)} * {x} * ({n(1.0)} - {t} * {t}) * {inner})")  # fmt: skip
-    return (f"({n(0.5)} * ({n(1.0)} + erf({x} * {n(_SQRT_HALF)})) + "
-            f"{x} * exp({n(-0.5)} * {x} * {x}) * {n(_INV_SQRT_2PI)})")  # fmt: skip
+def _constant_or(names, value):
+    if isinstance(value, Value):
+        if value.const is not None:
+            raise KeyError(value.id)
+        return names[value.id]
+    return value
 
 
-def _pow_scalar_grad(n, g, y, x, exponent):
-    if exponent == 0:
-        return (f"{g} * {n(0.0)}",)
-    return (f"{g} * {n(exponent)} * {x} ** {n(exponent - 1)}",)
-
-
-def _pow_grads(n, g, y, a, b):
-    zero = n(0.0)
-    return (f"({zero} if {b} == {zero} else {g} * {b} * {a} ** ({b} - {n(1.0)}))",
-            f"({zero} if {a} == {zero} and {b} >= {zero} else {g} * {y} * log({a}))")  # fmt: skip
-
-
-RULES = {
-    # ---- arithmetic ----------------------------------------------------------------------------
-    ew.Add: Rule(lambda n, a, b: f"{a} + {b}", lambda n, g, y, a, b: (g, g)),
-    ew.Sub: Rule(lambda n, a, b: f"{a} - {b}", lambda n, g, y, a, b: (g, f"-{g}")),
-    ew.Rsub: Rule(lambda n, x, number: f"{n(number)} - {x}", lambda n, g, y, x, number: (f"-{g}",)),
-    ew.Mul: Rule(lambda n, a, b: f"{a} * {b}", lambda n, g, y, a, b: (f"{g} * {b}", f"{g} * {a}")),
-    ew.MulNumber: Rule(lambda n, a, c: f"{a} * {c}", lambda n, g, y, a, c: (f"{g} * {c}", None)),
-    ew.Div: Rule(lambda n, a, b: f"{a} / {b}",
-              lambda n, g, y, a, b: (f"{g} / {b}", f"-{g} * {a} / ({b} * {b})")),
-    ew.Neg: Rule(lambda n, x: f"-{x}", lambda n, g, y, x: (f"-{g}",)),
-    ew.PowScalar: Rule(lambda n, x, exponent: f"{x} ** {n(exponent)}", _pow_scalar_grad),
-    ew.Pow: Rule(lambda n, a, b: f"{a} ** {b}", _pow_grads),
-    ew.RPow: Rule(lambda n, x, base: f"{n(base)} ** {x}",
-               lambda n, g, y, x, base: (f"{g} * {y} * log({n(base)})",)),
-    ew.Reciprocal: Rule(lambda n, x: f"{n(1.0)} / {x}", lambda n, g, y, x: (f"-{g} * {y} * {y}",)),
-    ew.Clone: Rule(lambda n, x: x, lambda n, g, y, x: (g,)),
-    # ---- functions -----------------------------------------------------------------------------
-    ew.Exp: Rule(lambda n, x: f"exp({x})", lambda n, g, y, x: (f"{g} * {y}",)),
-    ew.Log: Rule(lambda n, x: f"log({x})", lambda n, g, y, x: (f"{g} / {x}",)),
-    ew.Log1p: Rule(lambda n, x: f"log1p({x})", lambda n, g, y, x: (f"{g} / ({x} + {n(1.0)})",)),
-    ew.Expm1: Rule(lambda n, x: f"expm1({x})", lambda n, g, y, x: (f"{g} * ({y} + {n(1.0)})",)),
-    ew.Sqrt: Rule(lambda n, x: f"sqrt({x})", lambda n, g, y, x: (f"{g} / ({n(2.0)} * {y})",)),
-    ew.Sin: Rule(lambda n, x: f"sin({x})", lambda n, g, y, x: (f"{g} * cos({x})",)),
-    ew.Cos: Rule(lambda n, x: f"cos({x})", lambda n, g, y, x: (f"-{g} * sin({x})",)),
-    ew.Tanh: Rule(lambda n, x: f"tanh({x})", lambda n, g, y, x: (f"{g} * ({n(1.0)} - {y} * {y})",)),
-    ew.Sigmoid: Rule(_sigmoid, lambda n, g, y, x: (f"{g} * {y} * ({n(1.0)} - {y})",)),
-    Gelu: Rule(_gelu, lambda n, g, y, x, approximate="none": (
-        f"{g} * {_gelu_slope(n, x, approximate)}",)),
-    ew.TanhGrad: Rule(lambda n, g0, r: f"{g0} * ({n(1.0)} - {r} * {r})",
-                   lambda n, g, y, g0, r: (f"{g} * ({n(1.0)} - {r} * {r})",
-                                           f"{g} * {g0} * {r} * {n(-2.0)}")),
-    ew.SigmoidGrad: Rule(lambda n, g0, r: f"{g0} * {r} * ({n(1.0)} - {r})",
-                      lambda n, g, y, g0, r: (f"{g} * {r} * ({n(1.0)} - {r})",
-                                              f"{g} * {g0} * ({n(1.0)} - {n(2.0)} * {r})")),
-    # ---- piecewise -----------------------------------------------------------------------------
-    ew.Relu: Rule(lambda n, x: f"({x} if {x} > {n(0.0)} or {x} != {x} else {n(0.0)})",
-               lambda n, g, y, x: (f"({g} if {y} > {n(0.0)} else {n(0.0)})",)),
-    ew.Abs: Rule(lambda n, x: f"abs({x})", lambda n, g, y, x: (f"{g} * {_sign(n, x)}",)),
-    ew.Sign: Rule(_sign, lambda n, g, y, x: (f"{g} * {n(0.0)}",)),
-    ew.Clamp: Rule(_clamp, lambda n, g, y, x, min=None, max=None: (
-        f"({g} if {_inside(n, x, min, max)} else {n(0.0)})",)),
-    ew.Maximum: Rule(lambda n, a, b: _pick(n, a, b, ">"), lambda n, g, y, a, b: (
-        f"{g} * {_share(n, a, b, '>')}", f"{g} * ({n(1.0)} - {_share(n, a, b, '>')})")),
-    ew.Minimum: Rule(lambda n, a, b: _pick(n, a, b, "<"), lambda n, g, y, a, b: (
-        f"{g} * {_share(n, a, b, '<')}", f"{g} * ({n(1.0)} - {_share(n, a, b, '<')})")),
-    ew.Where: Rule(lambda n, a, b, condition: f"({a} if {condition} else {b})",
-                lambda n, g, y, a, b, condition: (f"({g} if {condition} else {n(0.0)})",
-                                                  f"({n(0.0)} if {condition} else {g})"),
-                tensor_kwargs=("condition",)),
-}  # fmt: skip
-
-
-def rule_for(fn):
-    """The rule of a Function class (or of the op it subclasses, e.g. MulScalar), or None."""
-    for cls in getattr(fn, "__mro__", ()):
-        if cls in RULES:
-            return RULES[cls]
-    return None
+def _as_expr(value):
+    return value if isinstance(value, Expr) else Expr("constant", value)

@@ -12,6 +12,7 @@ import warnings
 
 from .. import ops
 from ..autograd.function import Function
+from ..ops import shape
 from ..tensor import Tensor
 
 
@@ -50,7 +51,7 @@ class WholeCall(Function):
 
 def _index_put(input, value, index):
     """`input[index] = value`, out of place (how a traced in-place index assignment replays)."""
-    return ops.index_put(input, value, index)
+    return shape.index_put(input, value, index)
 
 
 _COMPARISONS = {"__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
@@ -114,9 +115,9 @@ def _invert(self):
 
 def _getitem(self, index):
     if not self._tracer.holds_traced(index):
-        return ops.index(self, index)
-    return self._tracer.record(WholeCall, (self, index), {"function": ops.index},
-                               lambda: ops.index(self, index))  # fmt: skip
+        return shape.index(self, index)
+    return self._tracer.record(WholeCall, (self, index), {"function": shape.index},
+                               lambda: shape.index(self, index))  # fmt: skip
 
 
 def _setitem(self, index, value):

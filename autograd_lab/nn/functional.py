@@ -18,8 +18,9 @@ import warnings
 import numpy as np
 
 from ..creation import _rng
-from ..ops.elementwise import check_broadcastable, mul, sigmoid, tanh, where
-from ..ops.elementwise import relu as _relu
+from ..ops import relu as _relu
+from ..ops import sigmoid, tanh
+from ..ops.elementwise import check_broadcastable, mul, where
 from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,

@@ -1,4 +1,4 @@
-"""Every operation of the engine, one small Function each, grouped by kind.
+"""Every operation of the engine, one record each, grouped by kind.
 
     elementwise.py  arithmetic, math functions, comparisons
     compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
@@ -6,121 +6,20 @@
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
+    scalar.py       what an elementwise op computes for one element (its `kernel`)
 
-`table.py` lists the differentiable ones with the inputs to test them on; the tests are generated
-from it.
+An op's record is its class (autograd/function.py's `Op` lists what a record may say) and, where
+one function chooses among classes, that function marked `@public`. Everything that lists ops is
+derived from the records by registry.py: the functions exported here (and by autograd_lab), the
+Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and the op table
+(table.py) the tests are generated from.
 """
 
-from .compound import addcdiv, addcmul, lerp  # noqa: F401
-from .elementwise import (  # noqa: F401
-    abs,
-    add,
-    allclose,
-    clamp,
-    clip,
-    clone,
-    copy_from,
-    cos,
-    div,
-    divide,
-    eq,
-    equal,
-    exp,
-    expm1,
-    ge,
-    greater,
-    greater_equal,
-    gt,
-    isclose,
-    isfinite,
-    isnan,
-    le,
-    less,
-    less_equal,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    maximum,
-    minimum,
-    mul,
-    multiply,
-    ne,
-    neg,
-    negative,
-    pow,
-    reciprocal,
-    relu,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    sub,
-    subtract,
-    tanh,
-    to_dtype,
-    true_divide,
-    where,
-)
-from .linalg import bmm, dot, ger, matmul, mm, mv, outer  # noqa: F401
-from .reduction import (  # noqa: F401
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    log_softmax,
-    logsumexp,
-    max,
-    mean,
-    min,
-    prod,
-    softmax,
-    std,
-    sum,
-    var,
-)
-from .shape import (  # noqa: F401
-    broadcast_to,
-    cat,
-    chunk,
-    concat,
-    concatenate,
-    expand,
-    expand_as,
-    flatten,
-    index,
-    index_put,
-    narrow,
-    permute,
-    reshape,
-    split,
-    squeeze,
-    stack,
-    swapaxes,
-    transpose,
-    unbind,
-    unsqueeze,
-    view,
-)
+from . import compound, elementwise, linalg, loss, nn, reduction, shape  # noqa: F401 - the records
+from .registry import functions as _functions
 
-# Functions that are also Tensor methods (x.exp() is exp(x)); tensor.py binds them.
-TENSOR_METHODS = (
-    "add sub mul div neg pow square exp log log1p expm1 sqrt sin cos tanh sigmoid relu abs "
-    "reciprocal clamp clip maximum minimum sign eq ne lt le gt ge logical_not logical_and "
-    "logical_or isnan isfinite equal allclose isclose sum mean prod var std max min amax amin "
-    "argmax argmin logsumexp softmax log_softmax reshape view flatten transpose swapaxes permute "
-    "squeeze unsqueeze expand expand_as broadcast_to split chunk unbind narrow matmul mm mv bmm "
-    "dot outer multiply subtract divide negative true_divide addcmul addcdiv lerp"
-).split()
+globals().update(_functions())  # tan, exp, add, ...: autograd_lab.ops.tan is autograd_lab.tan
+__all__ = sorted(_functions())
 
-# Loaded here and unbound: `from .ops import *` in autograd_lab/__init__.py copies every submodule
-# bound in this namespace, and `ops.nn` would take the place of the `autograd_lab.nn` package.
-from . import loss, nn  # noqa: E402
-
-del loss, nn
+# `from .ops import *` in autograd_lab/__init__.py copies __all__ only: `ops.nn` (the Functions
+# behind nn.functional) cannot take the place of the `autograd_lab.nn` package.

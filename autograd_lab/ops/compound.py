@@ -12,6 +12,7 @@ import numpy as np
 from .. import types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .registry import public
 
 
 class Addcmul(Op):
@@ -19,6 +20,10 @@ class Addcmul(Op):
 
     node_name = "AddcmulBackward0"
     saved_names = ("tensor1", "tensor2")
+    kernel = staticmethod(
+        lambda input, tensor1, tensor2, value=1: input + value * (tensor1 * tensor2)
+    )
+    derivative = "d/d(input) = 1,  d/d(tensor1) = value * tensor2,  d/d(tensor2) = value * tensor1"
 
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value=1):
@@ -37,6 +42,10 @@ class Addcdiv(Op):
 
     node_name = "AddcdivBackward0"
     saved_names = ("tensor1", "tensor2")
+    kernel = staticmethod(
+        lambda input, tensor1, tensor2, value=1: input + value * (tensor1 / tensor2)
+    )
+    derivative = "d/d(input) = 1,  d/d(tensor1) = value / tensor2,  d/d(tensor2) = -value * tensor1 / tensor2²"
 
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value=1):
@@ -55,6 +64,8 @@ class Lerp(Op):
     """input + weight * (end - input), a number weight (PyTorch's LerpBackward0)"""
 
     node_name = "LerpBackward0"
+    kernel = staticmethod(lambda input, end, weight: input + weight * (end - input))
+    derivative = "d/d(input) = 1 - weight,  d/d(end) = weight"
 
     @staticmethod
     def forward(ctx, input, end, weight):
@@ -71,6 +82,8 @@ class LerpTensor(Op):
 
     node_name = "LerpBackward1"
     saved_names = ("self", "end", "weight")
+    kernel = staticmethod(lambda input, end, weight: input + weight * (end - input))
+    derivative = "d/d(input) = 1 - weight,  d/d(end) = weight,  d/d(weight) = end - input"
 
     @staticmethod
     def forward(ctx, input, end, weight):
@@ -100,16 +113,19 @@ def _tensors(name, *values):
     return [t if t._data.dtype == dtype else t.to(types.to_dtype(dtype)) for t in tensors]
 
 
+@public("addcmul", method=True, inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2, as one op."""
     return Addcmul.apply(*_tensors("addcmul", input, tensor1, tensor2), value=value)
 
 
+@public("addcdiv", method=True, inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2, as one op."""
     return Addcdiv.apply(*_tensors("addcdiv", input, tensor1, tensor2), value=value)
 
 
+@public("lerp", method=True, inplace=True)
 def lerp(input, end, weight):
     """Linear interpolation input + weight * (end - input); `weight` a number or a tensor."""
     if isinstance(weight, Tensor):

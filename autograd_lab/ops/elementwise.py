@@ -1,8 +1,11 @@
-"""Elementwise operations: one small Function each, forward on numpy arrays, backward in Tensor ops.
+"""Elementwise operations: one record each (autograd/function.py's Op lists the fields).
 
-Backward formulas use differentiable Tensor operations, so the backward pass can itself be recorded
-(`create_graph=True`) and differentiated again. Broadcasting is *not* undone here: an op returns a
-gradient of the broadcast shape and the engine sums it back to each input's shape (engine._fit).
+Forward computes on numpy arrays; backward is written with differentiable Tensor operations, so
+the backward pass can itself be recorded (`create_graph=True`) and differentiated again.
+Broadcasting is *not* undone here: an op returns a gradient of the broadcast shape and the engine
+sums it back to each input's shape (engine._fit). `kernel` says what the op computes for one
+element (ops/scalar.py); the fusion compiler writes its kernels from it, and finds each op's
+local derivatives by tracing its `backward`, so no derivative is written twice.
 """
 
 import numpy as np
@@ -10,6 +13,8 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from . import scalar
+from .registry import public
 
 
 def operands(a, b, elementwise=True):
@@ -75,6 +80,8 @@ def _scalar_or_array(value):
 
 class Add(Op):
     node_name = "AddBackward0"
+    kernel = staticmethod(lambda input, other: input + other)
+    derivative = "d(self + other)/d(self) = 1,  d/d(other) = 1"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -88,6 +95,8 @@ class Add(Op):
 
 class Sub(Op):
     node_name = "SubBackward0"
+    kernel = staticmethod(lambda input, other: input - other)
+    derivative = "d(self - other)/d(self) = 1,  d/d(other) = -1"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -103,6 +112,8 @@ class Rsub(Op):
     """`number - tensor`: PyTorch records it as one node with a single edge."""
 
     node_name = "RsubBackward1"
+    kernel = staticmethod(lambda x, number: number - x)
+    derivative = "d(c - x)/dx = -1"
 
     @staticmethod
     def forward(ctx, x, number):
@@ -117,11 +128,14 @@ class Rsub(Op):
 class Mul(Op):
     node_name = "MulBackward0"
     saved_names = ("self", "other")
+    kernel = staticmethod(lambda input, other: input * other)
+    derivative = "d(self * other)/d(self) = other,  d/d(other) = self"
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)  # fmt: skip
+        ctx.save_for_backward(
+            a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
+        )
         x, y = operands(a, b)
         return x * y
 
@@ -133,10 +147,11 @@ class Mul(Op):
         return grad_a, grad_b
 
 
-class MulNumber(Op):
+class MulNumber(Mul):
     """`tensor * number`: the number is a constant of the node, nothing needs saving."""
 
     node_name = "MulBackward0"
+    saved_names = ()
 
     @staticmethod
     def forward(ctx, a, number):
@@ -152,11 +167,14 @@ class MulNumber(Op):
 class Div(Op):
     node_name = "DivBackward0"
     saved_names = ("self", "other")
+    kernel = staticmethod(lambda input, other: input / other)
+    derivative = "d(self / other)/d(self) = 1/other,  d/d(other) = -self/other²"
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if isinstance(b, Tensor) else None)  # fmt: skip
+        ctx.save_for_backward(
+            a if ctx.needs_input_grad[1] else None, b if isinstance(b, Tensor) else None
+        )
         ctx.b = None if isinstance(b, Tensor) else b
         x, y = operands(a, b)
         if x.dtype.kind != "f" and _kind(y) != "f":
@@ -176,11 +194,17 @@ class Div(Op):
 
 
 class Neg(Op):
+    """-x, element by element."""
+
+    function = ("neg", "negative")
+    method = inplace = True
     node_name = "NegBackward0"
+    kernel = staticmethod(lambda input: -input)
+    derivative = "d(-x)/dx = -1"
 
     @staticmethod
-    def forward(ctx, x):
-        return -x._data
+    def forward(ctx, input):
+        return -input._data
 
     @staticmethod
     def backward(ctx, grad):
@@ -192,6 +216,8 @@ class PowScalar(Op):
 
     node_name = "PowBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda x, exponent: x**exponent)
+    derivative = "d(x^p)/dx = p * x^(p-1)"
 
     @staticmethod
     def forward(ctx, x, exponent):
@@ -214,6 +240,8 @@ class Pow(Op):
 
     node_name = "PowBackward1"
     saved_names = ("self", "exponent", "result")
+    kernel = staticmethod(lambda input, exponent: input**exponent)
+    derivative = "d(a^b)/da = b * a^(b-1),  d/db = a^b * log(a)"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -229,7 +257,7 @@ class Pow(Op):
         if ctx.needs_input_grad[0]:
             grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
         if ctx.needs_input_grad[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0
-            grad_b = where((a == 0) & (b >= 0), 0.0, grad * result * log(a))
+            grad_b = where((a == 0) & (b >= 0), 0.0, grad * result * a.log())
         return grad_a, grad_b
 
 
@@ -238,6 +266,8 @@ class RPow(Op):
 
     node_name = "PowBackward2"
     saved_names = ("exponent", "result")
+    kernel = staticmethod(lambda x, base: base**x)
+    derivative = "d(c^x)/dx = c^x * log(c)"
 
     @staticmethod
     def forward(ctx, x, base):
@@ -254,15 +284,21 @@ class RPow(Op):
 
 
 # ---- unary functions --------------------------------------------------------------------------------
+# Each is public as itself (`function`), a method and an in-place method: exp(x), x.exp(), x.exp_().
 
 
 class Exp(Op):
+    """e^x, element by element."""
+
+    function, method, inplace = "exp", True, True
     node_name = "ExpBackward0"
     saved_names = ("result",)
+    kernel = staticmethod(lambda input: scalar.exp(input))
+    derivative = "d exp(x)/dx = exp(x)  (the result itself)"
 
     @staticmethod
-    def forward(ctx, x):
-        result = _make(np.exp(x._data))
+    def forward(ctx, input):
+        result = _make(np.exp(input._data))
         ctx.save_for_backward(result)
         return result
 
@@ -273,14 +309,20 @@ class Exp(Op):
 
 
 class Log(Op):
+    """The natural logarithm, element by element (log(0) = -inf, log(-1) = nan)."""
+
+    function, method, inplace = "log", True, True
     node_name = "LogBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.log(input))
+    derivative = "d log(x)/dx = 1/x"
+    domain = "positive"
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
         with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, log(-1) = nan
-            return np.log(_float(x._data))
+            return np.log(_float(input._data))
 
     @staticmethod
     def backward(ctx, grad):
@@ -289,14 +331,20 @@ class Log(Op):
 
 
 class Log1p(Op):
+    """log(1 + x), accurate for small x."""
+
+    function, method, inplace = "log1p", True, True
     node_name = "Log1PBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.log1p(input))
+    derivative = "d log(1+x)/dx = 1/(1+x)"
+    domain = "positive"
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log1p(_float(x._data))
+            return np.log1p(_float(input._data))
 
     @staticmethod
     def backward(ctx, grad):
@@ -305,12 +353,17 @@ class Log1p(Op):
 
 
 class Expm1(Op):
+    """e^x - 1, accurate for small x."""
+
+    function, method, inplace = "expm1", True, True
     node_name = "Expm1Backward0"
     saved_names = ("result",)
+    kernel = staticmethod(lambda input: scalar.expm1(input))
+    derivative = "d (e^x - 1)/dx = e^x"
 
     @staticmethod
-    def forward(ctx, x):
-        result = _make(np.expm1(_float(x._data)))
+    def forward(ctx, input):
+        result = _make(np.expm1(_float(input._data)))
         ctx.save_for_backward(result)
         return result
 
@@ -321,13 +374,19 @@ class Expm1(Op):
 
 
 class Sqrt(Op):
+    """The square root, element by element (nan below 0)."""
+
+    function, method, inplace = "sqrt", True, True
     node_name = "SqrtBackward0"
     saved_names = ("result",)
+    kernel = staticmethod(lambda input: scalar.sqrt(input))
+    derivative = "d sqrt(x)/dx = 1 / (2 sqrt(x))"
+    domain = "positive"
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, input):
         with np.errstate(invalid="ignore"):
-            result = _make(np.sqrt(_float(x._data)))
+            result = _make(np.sqrt(_float(input._data)))
         ctx.save_for_backward(result)
         return result
 
@@ -338,42 +397,79 @@ class Sqrt(Op):
 
 
 class Sin(Op):
+    """The sine, element by element."""
+
+    function, method, inplace = "sin", True, True
     node_name = "SinBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.sin(input))
+    derivative = "d sin(x)/dx = cos(x)"
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.sin(_float(x._data))
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return np.sin(_float(input._data))
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * cos(x)
+        return grad * x.cos()
 
 
 class Cos(Op):
+    """The cosine, element by element."""
+
+    function, method, inplace = "cos", True, True
     node_name = "CosBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.cos(input))
+    derivative = "d cos(x)/dx = -sin(x)"
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.cos(_float(x._data))
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return np.cos(_float(input._data))
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return -grad * sin(x)
+        return -grad * x.sin()
+
+
+class Tan(Op):
+    """The tangent, element by element."""
+
+    function, method, inplace = "tan", True, True
+    node_name = "TanBackward0"
+    saved_names = ("result",)
+    kernel = staticmethod(lambda input: scalar.tan(input))
+    derivative = "d tan(x)/dx = 1 + tan(x)²"
+    domain = "unit"  # away from the poles at ±π/2, where finite differences would blow up
+
+    @staticmethod
+    def forward(ctx, input):
+        result = _make(np.tan(_float(input._data)))
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1 + result * result)
 
 
 class Tanh(Op):
+    """The hyperbolic tangent, element by element."""
+
+    function, method, inplace = "tanh", True, True
     node_name = "TanhBackward0"
     saved_names = ("result",)
+    kernel = staticmethod(lambda input: scalar.tanh(input))
+    derivative = "d tanh(x)/dx = 1 - tanh(x)²"
 
     @staticmethod
-    def forward(ctx, x):
-        result = _make(np.tanh(_float(x._data)))
+    def forward(ctx, input):
+        result = _make(np.tanh(_float(input._data)))
         ctx.save_for_backward(result)
         return result
 
@@ -387,6 +483,7 @@ class TanhGrad(Op):
     """tanh's backward as a single (differentiable) op, like PyTorch's `tanh_backward`."""
 
     node_name = "TanhBackwardBackward0"
+    kernel = staticmethod(lambda grad, result: grad * (1 - result * result))
 
     @staticmethod
     def forward(ctx, grad, result):
@@ -400,14 +497,24 @@ class TanhGrad(Op):
         return grad2 * (1 - result * result), grad2 * grad * result * -2
 
 
+def _sigmoid(x):
+    """1/(1+e^-x) for x >= 0, e^x/(1+e^x) for x < 0: the form whose exp never overflows."""
+    return scalar.where(x >= 0, 1 / (1 + scalar.exp(-x)), scalar.exp(x) / (1 + scalar.exp(x)))
+
+
 class Sigmoid(Op):
+    """The logistic function 1/(1+e^-x), element by element."""
+
+    function, method, inplace = "sigmoid", True, True
     node_name = "SigmoidBackward0"
     saved_names = ("result",)
+    kernel = staticmethod(_sigmoid)
+    derivative = "d σ(x)/dx = σ(x) * (1 - σ(x))"
 
     @staticmethod
-    def forward(ctx, x):
-        data = _float(x._data)
-        # two forms, so exp never overflows: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) for x < 0
+    def forward(ctx, input):
+        data = _float(input._data)
+        # the two forms of _sigmoid with one exp: e = e^-|x| is e^-x for x >= 0, e^x below
         e = np.exp(-np.abs(data))
         result = _make(np.where(data >= 0, 1 / (1 + e), e / (1 + e)).astype(data.dtype, copy=False))
         ctx.save_for_backward(result)
@@ -423,6 +530,7 @@ class SigmoidGrad(Op):
     """sigmoid's backward as a single (differentiable) op, like PyTorch's `sigmoid_backward`."""
 
     node_name = "SigmoidBackwardBackward0"
+    kernel = staticmethod(lambda grad, result: grad * result * (1 - result))
 
     @staticmethod
     def forward(ctx, grad, result):
@@ -437,12 +545,18 @@ class SigmoidGrad(Op):
 
 
 class Relu(Op):
+    """max(x, 0), element by element (nan stays nan)."""
+
+    function, method, inplace = "relu", True, True
     node_name = "ReluBackward0"
     saved_names = ("result",)
+    kernel = staticmethod(lambda input: scalar.where((input > 0) | scalar.isnan(input), input, 0.0))
+    derivative = "d relu(x)/dx = 1 where x > 0, else 0"
+    domain, piecewise = "nonzero", True
 
     @staticmethod
-    def forward(ctx, x):
-        result = _make(np.maximum(x._data, 0).astype(x._data.dtype, copy=False))
+    def forward(ctx, input):
+        result = _make(np.maximum(input._data, 0).astype(input._data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
 
@@ -456,6 +570,7 @@ class ReluGrad(Op):
     """relu's backward as a single (differentiable) op, like PyTorch's `threshold_backward`."""
 
     node_name = "ThresholdBackwardBackward0"
+    kernel = staticmethod(lambda grad, result: scalar.where(result > 0, grad, 0.0))
 
     @staticmethod
     def forward(ctx, grad, result):
@@ -470,28 +585,40 @@ class ReluGrad(Op):
 
 
 class Abs(Op):
+    """|x|, element by element."""
+
+    function, method, inplace = "abs", True, True
     node_name = "AbsBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda input: abs(input))
+    derivative = "d |x|/dx = sign(x)"
+    domain, piecewise = "nonzero", True
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.abs(x._data)
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return np.abs(input._data)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * sign(x)
+        return grad * x.sign()
 
 
 class Sign(Op):
     """-1, 0 or 1: flat everywhere, so its gradient is 0 (PyTorch records it all the same)."""
 
+    function, method, inplace = "sign", True, True
     node_name = "SignBackward0"
+    kernel = staticmethod(
+        lambda input: scalar.where(input > 0, 1.0, scalar.where(input < 0, -1.0, input))
+    )
+    derivative = "d sign(x)/dx = 0: the output is flat almost everywhere"
+    domain, piecewise = "nonzero", True
 
     @staticmethod
-    def forward(ctx, x):
-        return np.sign(x._data)
+    def forward(ctx, input):
+        return np.sign(input._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -499,13 +626,19 @@ class Sign(Op):
 
 
 class Reciprocal(Op):
+    """1/x, element by element."""
+
+    function, method, inplace = "reciprocal", True, True
     node_name = "ReciprocalBackward0"
     saved_names = ("result",)
+    kernel = staticmethod(lambda input: 1 / input)
+    derivative = "d (1/x)/dx = -1/x²"
+    domain = "nonzero"
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, input):
         with np.errstate(divide="ignore"):
-            result = _make(1 / _float(x._data))
+            result = _make(1 / _float(input._data))
         ctx.save_for_backward(result)
         return result
 
@@ -515,11 +648,19 @@ class Reciprocal(Op):
         return -grad * result * result
 
 
+def _clamp(x, min=None, max=None):
+    """x held between min and max (either may be None); nan stays nan, as in np.clip."""
+    low = x if min is None else scalar.where(x < min, min, x)
+    return low if max is None else scalar.where(low > max, max, low)
+
+
 class Clamp(Op):
     """clamp with number bounds; the gradient passes where min <= x <= max."""
 
     node_name = "ClampBackward1"
     saved_names = ("self",)
+    kernel = staticmethod(_clamp)
+    derivative = "1 where min <= x <= max, else 0"
 
     @staticmethod
     def forward(ctx, x, min=None, max=None):
@@ -531,12 +672,11 @@ class Clamp(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         low, high = ctx.bounds
-        inside = _make(np.ones_like(x._data, dtype=bool))
         if low is not None:
-            inside = inside & (x >= low)
+            grad = where(x >= low, grad, 0.0)
         if high is not None:
-            inside = inside & (x <= high)
-        return grad * inside
+            grad = where(x <= high, grad, 0.0)
+        return grad
 
 
 class ClampTensor(Op):
@@ -558,27 +698,32 @@ class ClampTensor(Op):
     @staticmethod
     def backward(ctx, grad):
         x, low, high = ctx.saved_tensors
-        inside = _make(np.ones_like(x._data, dtype=bool))
         grad_low = grad_high = None
         if low is not None:
-            inside = inside & (x >= low)
-            grad_low = grad * (x < low)
+            grad_low = where(x < low, grad, 0.0)
+            grad = where(x >= low, grad, 0.0)
         if high is not None:
-            inside = inside & (x <= high)
-            grad_high = grad * (x > high)
-        return grad * inside, grad_low, grad_high
+            grad_high = where(x > high, grad, 0.0)
+            grad = where(x <= high, grad, 0.0)
+        return grad, grad_low, grad_high
 
 
 class Maximum(Op):
     """Elementwise max of two tensors; at ties each side gets half the gradient, as in PyTorch."""
 
+    function, method = "maximum", True
     node_name = "MaximumBackward0"
     saved_names = ("self", "other")
+    kernel = staticmethod(
+        lambda input, other: scalar.where((input > other) | scalar.isnan(input), input, other)
+    )
+    derivative = "1 to the larger input (half each at a tie)"
+    domain, piecewise = "grid", True
 
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return np.maximum(*operands(a, b))
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return np.maximum(*operands(input, other))
 
     @staticmethod
     def backward(ctx, grad):
@@ -588,13 +733,21 @@ class Maximum(Op):
 
 
 class Minimum(Op):
+    """Elementwise min of two tensors; at ties each side gets half the gradient, as in PyTorch."""
+
+    function, method = "minimum", True
     node_name = "MinimumBackward0"
     saved_names = ("self", "other")
+    kernel = staticmethod(
+        lambda input, other: scalar.where((input < other) | scalar.isnan(input), input, other)
+    )
+    derivative = "1 to the smaller input (half each at a tie)"
+    domain, piecewise = "grid", True
 
     @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return np.minimum(*operands(a, b))
+    def forward(ctx, input, other):
+        ctx.save_for_backward(input, other)
+        return np.minimum(*operands(input, other))
 
     @staticmethod
     def backward(ctx, grad):
@@ -607,6 +760,8 @@ class Where(Op):
     """`where(condition, a, b)`: the gradient goes to `a` where condition holds, else to `b`."""
 
     node_name = "WhereBackward0"
+    kernel = staticmethod(lambda input, other, condition: scalar.where(condition, input, other))
+    derivative = "the gradient goes to the input the condition picked"
 
     @staticmethod
     def forward(ctx, a, b, condition):
@@ -621,11 +776,16 @@ class Where(Op):
 
 
 class Clone(Op):
+    """A copy that the gradient flows back through."""
+
+    function, method = "clone", True
     node_name = "CloneBackward0"
+    kernel = staticmethod(lambda input: input)
+    derivative = "1: the gradient passes through"
 
     @staticmethod
-    def forward(ctx, x):
-        return x._data.copy()
+    def forward(ctx, input):
+        return input._data.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -637,6 +797,7 @@ class ToCopy(Op):
     recorded like any op, so it is differentiable); the engine converts it back to its dtype."""
 
     node_name = "ToCopyBackward0"
+    derivative = "1: the gradient passes through (converted back to the input's dtype)"
 
     @staticmethod
     def forward(ctx, x, dtype, device=None):
@@ -672,9 +833,10 @@ def _float(data):
     return data if data.dtype.kind == "f" else data.astype(np.float32)
 
 
-# ---- the public functions (the Tensor methods of the same names call these) --------------------
+# ---- the public functions that choose among records (the others are made from `function`) ------
 
 
+@public("add", method=True, inplace=True)
 def add(input, other, alpha=1):
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 + x is recorded as x + 2, as PyTorch does
@@ -683,6 +845,7 @@ def add(input, other, alpha=1):
     return Add.apply(input, other)
 
 
+@public("sub", "subtract", method=True, inplace=True)
 def sub(input, other, alpha=1):
     if alpha != 1:
         other = other * alpha
@@ -691,6 +854,7 @@ def sub(input, other, alpha=1):
     return Sub.apply(input, other)
 
 
+@public("mul", "multiply", method=True, inplace=True)
 def mul(input, other):
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 * x is recorded as x * 2, as PyTorch does
@@ -699,26 +863,14 @@ def mul(input, other):
     return MulNumber.apply(input, other)
 
 
+@public("div", "divide", "true_divide", method=True, inplace=True)
 def div(input, other):
-    if not isinstance(input, Tensor):
-        return mul(
-            reciprocal(other), input
-        )  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
+    if not isinstance(input, Tensor):  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
+        return mul(Reciprocal.apply(other), input)
     return Div.apply(input, other)
 
 
-true_divide = divide = div
-multiply = mul
-subtract = sub
-
-
-def neg(input):
-    return Neg.apply(input)
-
-
-negative = neg
-
-
+@public("pow", method=True, inplace=True)
 def pow(input, exponent):
     if not isinstance(input, Tensor):
         return RPow.apply(exponent, base=input)
@@ -727,58 +879,12 @@ def pow(input, exponent):
     return PowScalar.apply(input, exponent=exponent)
 
 
+@public("square", method=True, inplace=True)
 def square(input):
     return pow(input, 2)
 
 
-def exp(input):
-    return Exp.apply(input)
-
-
-def log(input):
-    return Log.apply(input)
-
-
-def log1p(input):
-    return Log1p.apply(input)
-
-
-def expm1(input):
-    return Expm1.apply(input)
-
-
-def sqrt(input):
-    return Sqrt.apply(input)
-
-
-def sin(input):
-    return Sin.apply(input)
-
-
-def cos(input):
-    return Cos.apply(input)
-
-
-def tanh(input):
-    return Tanh.apply(input)
-
-
-def sigmoid(input):
-    return Sigmoid.apply(input)
-
-
-def relu(input):
-    return Relu.apply(input)
-
-
-def abs(input):
-    return Abs.apply(input)
-
-
-def reciprocal(input):
-    return Reciprocal.apply(input)
-
-
+@public("clamp", "clip", method=True, inplace=True)
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp() needs at least one of min= or max=")
@@ -787,30 +893,12 @@ def clamp(input, min=None, max=None):
     return Clamp.apply(input, min=min, max=max)
 
 
-clip = clamp
-
-
-def maximum(input, other):
-    return Maximum.apply(input, other)
-
-
-def minimum(input, other):
-    return Minimum.apply(input, other)
-
-
+@public("where")
 def where(condition, input, other):
     condition = condition if isinstance(condition, Tensor) else _make(np.asarray(condition, bool))
     if condition._data.dtype != np.bool_:
         condition = condition != 0
     return Where.apply(input, other, condition=condition)
-
-
-def sign(input):
-    return Sign.apply(input)
-
-
-def clone(input):
-    return Clone.apply(input)
 
 
 def to_dtype(input, dtype, device=None):
@@ -822,47 +910,65 @@ def copy_from(input, src):
 
 
 # ---- comparisons and logic: results are bool tensors that never require grad --------------------
+# Not recorded (nothing to differentiate), but fused kernels compute them: each has a kernel.
 
 
-def _compare(ufunc):
+def _comparison(name, numpy_function, kernel, *aliases):
     def compare(input, other):
-        return _make(ufunc(*operands(input, other)))
+        return _make(numpy_function(*operands(input, other)))
 
-    compare.__name__ = ufunc.__name__
-    return compare
-
-
-eq = _compare(np.equal)
-ne = _compare(np.not_equal)
-lt = less = _compare(np.less)
-le = less_equal = _compare(np.less_equal)
-gt = greater = _compare(np.greater)
-ge = greater_equal = _compare(np.greater_equal)
-logical_and = _compare(np.logical_and)
-logical_or = _compare(np.logical_or)
-logical_xor = _compare(np.logical_xor)
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"{name}(input, other): element by element, a bool tensor"
+    compare.kernel = kernel
+    return public(name, *aliases, method=True)(compare)
 
 
+eq = _comparison("eq", np.equal, lambda a, b: a == b)
+ne = _comparison("ne", np.not_equal, lambda a, b: a != b)
+lt = _comparison("lt", np.less, lambda a, b: a < b, "less")
+le = _comparison("le", np.less_equal, lambda a, b: a <= b, "less_equal")
+gt = _comparison("gt", np.greater, lambda a, b: a > b, "greater")
+ge = _comparison("ge", np.greater_equal, lambda a, b: a >= b, "greater_equal")
+logical_and = _comparison("logical_and", np.logical_and, lambda a, b: a & b)
+logical_or = _comparison("logical_or", np.logical_or, lambda a, b: a | b)
+logical_xor = _comparison("logical_xor", np.logical_xor, lambda a, b: a != b)
+
+
+@public("logical_not", method=True)
 def logical_not(input):
     return _make(np.logical_not(input._data))
 
 
+logical_not.kernel = lambda a: ~a
+
+
+@public("isnan", method=True)
 def isnan(input):
     return _make(np.isnan(input._data))
 
 
+isnan.kernel = scalar.isnan
+
+
+@public("isfinite", method=True)
 def isfinite(input):
     return _make(np.isfinite(input._data))
 
 
+isfinite.kernel = lambda a: a - a == 0  # inf - inf and nan - nan are nan
+
+
+@public("equal", method=True)
 def equal(input, other):
     """True when both tensors have the same shape and elements."""
     return input._data.shape == other._data.shape and bool((input._data == other._data).all())
 
 
+@public("allclose", method=True)
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@public("isclose", method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -10,10 +10,12 @@ import numpy as np
 
 from ..autograd.function import Op
 from .elementwise import operands
+from .registry import public
 
 
 class Matmul(Op):
     node_name = "MatmulBackward0"  # the general (batched, broadcasting) case
+    derivative = "grad @ Bᵀ and Aᵀ @ grad (batch dims summed back)"
     saved_names = ("self", "mat2")
 
     @staticmethod
@@ -52,20 +54,25 @@ class Matmul(Op):
 
 class Mm(Matmul):
     node_name = "MmBackward0"
+    derivative = "d(A @ B)/dA = grad @ Bᵀ,  d/dB = Aᵀ @ grad"
 
 
 class Mv(Matmul):
     node_name = "MvBackward0"
+    derivative = "d(A @ v)/dA = outer(grad, v),  d/dv = Aᵀ @ grad"
 
 
 class Dot(Matmul):
     node_name = "DotBackward0"
+    derivative = "d(a · b)/da = b,  d/db = a"
 
 
 class Bmm(Matmul):
     node_name = "BmmBackward0"
+    derivative = "per batch: grad @ Bᵀ and Aᵀ @ grad"
 
 
+@public("matmul", method=True)
 def matmul(input, other):
     from ..tensor import Tensor
 
@@ -86,18 +93,21 @@ def _require(name, tensor, ndim, what):
         raise RuntimeError(f"{name}() expects {what} ({ndim}-D), got a {tensor.ndim}-D tensor")
 
 
+@public("mm", method=True)
 def mm(input, mat2):
     _require("mm", input, 2, "matrices")
     _require("mm", mat2, 2, "matrices")
     return Mm.apply(input, mat2)
 
 
+@public("mv", method=True)
 def mv(input, vec):
     _require("mv", input, 2, "a matrix")
     _require("mv", vec, 1, "a vector")
     return Mv.apply(input, vec)
 
 
+@public("bmm", method=True)
 def bmm(input, mat2):
     _require("bmm", input, 3, "batches of matrices")
     _require("bmm", mat2, 3, "batches of matrices")
@@ -108,6 +118,7 @@ def bmm(input, mat2):
     return Bmm.apply(input, mat2)
 
 
+@public("dot", method=True)
 def dot(input, other):
     _require("dot", input, 1, "vectors")
     _require("dot", other, 1, "vectors")
@@ -118,10 +129,8 @@ def dot(input, other):
     return Dot.apply(input, other)
 
 
+@public("outer", "ger", method=True)
 def outer(input, vec2):
     _require("outer", input, 1, "vectors")
     _require("outer", vec2, 1, "vectors")
     return input.reshape(-1, 1) * vec2  # recorded as PyTorch does: a view, then a multiply
-
-
-ger = outer

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import storage
 from ..autograd.function import Op
-from .elementwise import Div, MulNumber, log, log1p, operands, sigmoid
+from .elementwise import Div, MulNumber, operands
 
 
 def _reduce(losses, reduction):
@@ -122,7 +122,7 @@ class BinaryCrossEntropy(Op):
         if ctx.needs_input_grad[0]:  # (x - t) / (x (1 - x)), the denominator kept >= 1e-12
             grad_input = grad * (input - target) / (input * (1 - input)).clamp(min=_EPSILON)
         if ctx.needs_input_grad[1]:
-            grad_target = grad * (log1p(-input).clamp(min=-100) - log(input).clamp(min=-100))
+            grad_target = grad * ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100))
         return grad_input, grad_target
 
 
@@ -154,15 +154,15 @@ class BinaryCrossEntropyWithLogits(Op):
         grad_input = grad_target = None
         if ctx.needs_input_grad[0]:
             if pos_weight is None:
-                grad_input = grad * (sigmoid(input) - target)
+                grad_input = grad * (input.sigmoid() - target)
             else:  # d/dx of (1 - t)·x + c·softplus(-x), c = 1 + (pos_weight - 1)·t
                 c = (pos_weight - 1) * target + 1
-                grad_input = grad * (c * (sigmoid(input) - 1) + 1 - target)
+                grad_input = grad * (c * (input.sigmoid() - 1) + 1 - target)
         if ctx.needs_input_grad[1]:
             if pos_weight is None:
                 grad_target = grad * -input
             else:
-                softplus = (-input).clamp(min=0) + log1p((-input.abs()).exp())
+                softplus = (-input).clamp(min=0) + (-input.abs()).exp().log1p()
                 grad_target = grad * ((pos_weight - 1) * softplus - input)
         return grad_input, grad_target
 

@@ -15,7 +15,8 @@ import numpy as np
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import _make
-from .elementwise import _float, exp, tanh
+from . import scalar
+from .elementwise import _float
 from .linalg import Mm
 from .shape import SqueezeDim, Transpose, View
 
@@ -109,34 +110,39 @@ _TANH_SCALE, _TANH_CUBIC = math.sqrt(2 / math.pi), 0.044715  # gelu's tanh appro
 
 
 def gelu_value(x, approximate):
-    """x·Φ(x), Φ the standard normal CDF; or its tanh approximation. numpy in, numpy out."""
+    """x·Φ(x), Φ the standard normal CDF; or its tanh approximation. For numpy arrays and for
+    kernel expressions alike (ops/scalar.py): the forward and the fused kernels share it."""
     if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x * x * x)))
-    return 0.5 * x * (1 + erf(x * _SQRT_HALF))
+        return 0.5 * x * (1 + scalar.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x * x * x)))
+    return 0.5 * x * (1 + scalar.erf(x * _SQRT_HALF))
 
 
-def _gelu_slope(x, approximate):
-    """d gelu / dx in numpy: Φ(x) + x·φ(x), or the derivative of the tanh form."""
+def gelu_slope(x, approximate):
+    """d gelu / dx: Φ(x) + x·φ(x), or the derivative of the tanh form (arrays or expressions)."""
     if approximate == "tanh":
-        t = np.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x * x * x))
+        t = scalar.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x * x * x))
         inner_slope = _TANH_SCALE * (1 + 3 * _TANH_CUBIC * x * x)
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_slope
-    return 0.5 * (1 + erf(x * _SQRT_HALF)) + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return 0.5 * (1 + scalar.erf(x * _SQRT_HALF)) + x * scalar.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
 def _gelu_curvature(x, approximate):
     """d² gelu / dx² in Tensor ops (so that higher derivatives keep working)."""
     x2 = x * x
     if approximate == "tanh":  # with u = k(x + c x³), t = tanh(u): (1 - t²)(u' + x u''/2 - x t u'²)
-        t = tanh((x2 * _TANH_CUBIC + 1) * x * _TANH_SCALE)
+        t = ((x2 * _TANH_CUBIC + 1) * x * _TANH_SCALE).tanh()
         du = (x2 * (3 * _TANH_CUBIC) + 1) * _TANH_SCALE
         return (1 - t * t) * (du + x2 * (3 * _TANH_CUBIC * _TANH_SCALE) - x * t * du * du)
-    return exp(x2 * -0.5) * (2 - x2) * _INV_SQRT_2PI  # φ(x)·(2 - x²)
+    return (x2 * -0.5).exp() * (2 - x2) * _INV_SQRT_2PI  # φ(x)·(2 - x²)
 
 
 class Gelu(Op):
+    """x·Φ(x), Φ the standard normal CDF (or its tanh approximation): F.gelu."""
+
     node_name = "GeluBackward0"
     saved_names = ("self",)
+    kernel = staticmethod(lambda input, approximate="none": gelu_value(input, approximate))
+    derivative = "d gelu(x)/dx = Φ(x) + x·φ(x)"
 
     @staticmethod
     def forward(ctx, x, approximate="none"):
@@ -155,12 +161,13 @@ class GeluGrad(Op):
     """gelu's backward as a single (differentiable) op, like PyTorch's `gelu_backward`."""
 
     node_name = "GeluBackwardBackward0"
+    kernel = staticmethod(lambda grad, x, approximate="none": grad * gelu_slope(x, approximate))
 
     @staticmethod
     def forward(ctx, grad, x, approximate):
         ctx.save_for_backward(grad, x)
         ctx.approximate = approximate
-        return grad._data * _gelu_slope(x._data, approximate).astype(x._data.dtype, copy=False)
+        return grad._data * gelu_slope(x._data, approximate).astype(x._data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad2):
@@ -169,64 +176,3 @@ class GeluGrad(Op):
         grad_grad = GeluGrad.apply(grad2, x, approximate=ctx.approximate) if needs_grad else None
         grad_x = grad2 * grad * _gelu_curvature(x, ctx.approximate) if needs_x else None
         return grad_grad, grad_x
-
-
-# ---- erf, which numpy lacks -------------------------------------------------------------------------
-# W. J. Cody's rational Chebyshev approximations (Math. Comp. 23, 1969), the ones C libraries use:
-# erf(x) = x·R1(x²) for |x| <= 0.46875, erfc(x) = e^(-x²)·R2(x) up to 4, e^(-x²)/x·(1/√π - R3(1/x²))
-# beyond. Each R = numerator/denominator polynomial; coefficients highest degree first. Checked against
-# math.erf: at most 2.3e-16 absolute error (a few units in the last place), in one vectorised pass.
-_R1 = ((1.85777706184603153e-1, 3.16112374387056560e00, 1.13864154151050156e02,
-        3.77485237685302021e02, 3.20937758913846947e03),
-       (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
-        2.84423683343917062e03))  # fmt: skip
-_R2 = ((2.15311535474403846e-8, 5.64188496988670089e-1, 8.88314979438837594e00,
-        6.61191906371416295e01, 2.98635138197400131e02, 8.81952221241769090e02,
-        1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03),
-       (1.0, 1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
-        1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
-        3.43936767414372164e03, 1.23033935480374942e03))  # fmt: skip
-_R3 = ((1.63153871373020978e-2, 3.05326634961232344e-1, 3.60344899949804439e-1,
-        1.25781726111229246e-1, 1.60837851487422766e-2, 6.58749161529837803e-4),
-       (1.0, 2.56852019228982242e00, 1.87295284992346725e00, 5.27905102951428412e-1,
-        6.05183413124413191e-2, 2.33520497626869185e-3))  # fmt: skip
-_INV_SQRT_PI = 1 / math.sqrt(math.pi)
-
-
-def _ratio(coefficients, z):
-    """numerator(z) / denominator(z), both evaluated by Horner's rule (highest degree first)."""
-    numerator, denominator = coefficients
-    num, den = numerator[0], denominator[0]
-    for a, b in zip(numerator[1:], denominator[1:], strict=True):
-        num, den = num * z + a, den * z + b
-    return num / den
-
-
-def _exp_minus_square(y):
-    """e^(-y²), with y² split into an exact part and a small rest so that no digits are lost."""
-    head = np.trunc(y * 16) / 16
-    return np.exp(-head * head) * np.exp(-(y - head) * (y + head))
-
-
-def erf(x):
-    """The error function of a numpy array, elementwise (float64 or float32; NaN stays NaN).
-
-    >>> erf(np.array([0.0, 0.5, -3.0]))  # doctest: +ELLIPSIS
-    array([ 0.        ,  0.52049988, -0.99997791...])
-    """
-    if x.ndim == 0:  # boolean masks below need a dimension (the CUDA backend's indexing does)
-        return erf(x.reshape(1)).reshape(())
-    y = np.abs(x)
-    out = y.copy()  # NaN falls in no branch below and stays NaN
-    small = y <= 0.46875
-    out[small] = y[small] * _ratio(_R1, y[small] * y[small])
-    middle = (y > 0.46875) & (y <= 4.0)
-    ym = y[middle]
-    out[middle] = 1 - _exp_minus_square(ym) * _ratio(_R2, ym)
-    large = y > 4.0
-    yl = y[large]
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # y = inf: erfc is 0
-        z = 1 / (yl * yl)
-        tail = _exp_minus_square(yl) * (_INV_SQRT_PI - z * _ratio(_R3, z)) / yl
-    out[large] = 1 - np.where(np.isfinite(yl), tail, 0)
-    return np.copysign(out, x)

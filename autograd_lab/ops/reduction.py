@@ -12,8 +12,9 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
-from .elementwise import _float, exp, where
+from .elementwise import Maximum, Minimum, _float, where
 from .fast_reduce import max_array, sum_array
+from .registry import public
 
 
 def _dims(dim, ndim):
@@ -45,6 +46,7 @@ def _unreduce(grad, shape, dims, keepdim):
 
 class Sum(Op):
     node_name = "SumBackward0"
+    derivative = "d sum(x)/dx_i = 1: the gradient is copied to every element"
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
@@ -61,10 +63,12 @@ class Sum(Op):
 
 class SumDim(Sum):
     node_name = "SumBackward1"
+    derivative = "1 for every summed element"
 
 
 class Mean(Op):
     node_name = "MeanBackward0"
+    derivative = "d mean(x)/dx_i = 1/n"
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
@@ -83,10 +87,12 @@ class Mean(Op):
 
 class MeanDim(Mean):
     node_name = "MeanBackward1"
+    derivative = "1/n for every averaged element"
 
 
 class Prod(Op):
     node_name = "ProdBackward0"
+    derivative = "d prod(x)/dx_i = product of the other elements"
     saved_names = ("self", "result")
 
     @staticmethod
@@ -124,10 +130,12 @@ def _products_of_others(x, dims):
 
 class ProdDim(Prod):
     node_name = "ProdBackward1"
+    derivative = "d prod(x)/dx_i = product of the other elements"
 
 
 class Var(Op):
     node_name = "VarBackward0"
+    derivative = "d var(x)/dx_i = 2 (x_i - mean) / (n - 1)"
     saved_names = ("self",)
 
     @staticmethod
@@ -148,6 +156,7 @@ class Var(Op):
 
 class Std(Op):
     node_name = "StdBackward0"
+    derivative = "d std(x)/dx_i = (x_i - mean) / ((n - 1) std)"
     saved_names = ("self", "result")
 
     @staticmethod
@@ -180,6 +189,7 @@ class MaxAll(Op):
     """max()/min() of all elements; ties share the gradient equally, as in PyTorch."""
 
     node_name = "MaxBackward1"
+    derivative = "1 at the maximum (shared at ties), 0 elsewhere"
     saved_names = ("self", "result")
     _reduce = staticmethod(np.max)
 
@@ -200,6 +210,7 @@ class MaxAll(Op):
 
 class MinAll(MaxAll):
     node_name = "MinBackward1"
+    derivative = "1 at the minimum (shared at ties), 0 elsewhere"
     _reduce = staticmethod(np.min)
 
 
@@ -223,6 +234,7 @@ class MaxDim(Op):
     """max(dim)/min(dim): values and indices; the gradient goes to the index of each value."""
 
     node_name = "MaxBackward0"
+    derivative = "1 at each maximum's index, 0 elsewhere"
     saved_names = ("indices",)
     _arg = staticmethod(np.argmax)
     result_type = values_indices
@@ -256,12 +268,14 @@ class MaxDim(Op):
 
 class MinDim(MaxDim):
     node_name = "MinBackward0"
+    derivative = "1 at each minimum's index, 0 elsewhere"
     _arg = staticmethod(np.argmin)
     result_type = min_values_indices
 
 
 class LogSumExp(Op):
     node_name = "LogsumexpBackward0"
+    derivative = "d logsumexp(x)/dx_i = softmax(x)_i"
     saved_names = ("self", "result")
 
     @staticmethod
@@ -280,11 +294,12 @@ class LogSumExp(Op):
         x, result = ctx.saved_tensors
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
         result = _unreduce(result, x._data.shape, ctx.dims, ctx.keepdim)
-        return grad * exp(x - result)
+        return grad * (x - result).exp()
 
 
 class Softmax(Op):
     node_name = "SoftmaxBackward0"
+    derivative = "y * (grad - sum(grad * y)),  y = softmax(x)"
     saved_names = ("result",)
 
     @staticmethod
@@ -304,6 +319,7 @@ class Softmax(Op):
 
 class LogSoftmax(Op):
     node_name = "LogSoftmaxBackward0"
+    derivative = "grad - softmax(x) * sum(grad)"
     saved_names = ("result",)
 
     @staticmethod
@@ -318,12 +334,13 @@ class LogSoftmax(Op):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return grad - exp(y) * grad.sum(dim=ctx.dim, keepdim=True)
+        return grad - y.exp() * grad.sum(dim=ctx.dim, keepdim=True)
 
 
 # ---- the public functions ---------------------------------------------------------------------------
 
 
+@public("sum", method=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         from ..types import to_dtype
@@ -332,10 +349,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return (Sum if dim is None else SumDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
+@public("mean", method=True)
 def mean(input, dim=None, keepdim=False):
     return (Mean if dim is None else MeanDim).apply(input, dim=dim, keepdim=keepdim)
 
 
+@public("prod", method=True)
 def prod(input, dim=None, keepdim=False):
     return (Prod if dim is None else ProdDim).apply(input, dim=dim, keepdim=keepdim)
 
@@ -346,10 +365,12 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+@public("var", method=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return Var.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
 
+@public("std", method=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return Std.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
@@ -364,22 +385,22 @@ def _max_or_min(input, dim, keepdim, other, all_fn, dim_fn, pair_fn):
     return dim_fn.result_type(*dim_fn.apply(input, dim=dim, keepdim=keepdim))
 
 
+@public("max", method=True)
 def max(input, dim=None, keepdim=False, *, other=None):
-    from .elementwise import maximum
-
-    return _max_or_min(input, dim, keepdim, other, MaxAll, MaxDim, maximum)
+    return _max_or_min(input, dim, keepdim, other, MaxAll, MaxDim, Maximum.apply)
 
 
+@public("min", method=True)
 def min(input, dim=None, keepdim=False, *, other=None):
-    from .elementwise import minimum
-
-    return _max_or_min(input, dim, keepdim, other, MinAll, MinDim, minimum)
+    return _max_or_min(input, dim, keepdim, other, MinAll, MinDim, Minimum.apply)
 
 
+@public("amax", method=True)
 def amax(input, dim=None, keepdim=False):
     return input.max() if dim is None else input.max(dim, keepdim).values
 
 
+@public("amin", method=True)
 def amin(input, dim=None, keepdim=False):
     return input.min() if dim is None else input.min(dim, keepdim).values
 
@@ -395,29 +416,36 @@ def _arg(fn, input, dim, keepdim):
     return _make(out.astype(np.int64, copy=False))
 
 
+@public("argmax", method=True)
 def argmax(input, dim=None, keepdim=False):
     return _arg(np.argmax, input, dim, keepdim)
 
 
+@public("argmin", method=True)
 def argmin(input, dim=None, keepdim=False):
     return _arg(np.argmin, input, dim, keepdim)
 
 
+@public("logsumexp", method=True)
 def logsumexp(input, dim, keepdim=False):
     return LogSumExp.apply(input, dim=dim, keepdim=keepdim)
 
 
+@public("softmax", method=True)
 def softmax(input, dim, dtype=None):
     return Softmax.apply(input if dtype is None else input.to(dtype), dim=dim)
 
 
+@public("log_softmax", method=True)
 def log_softmax(input, dim, dtype=None):
     return LogSoftmax.apply(input if dtype is None else input.to(dtype), dim=dim)
 
 
+@public("any", method=True)
 def any(input, dim=None, keepdim=False):
     return _make(np.any(input._data, axis=dim, keepdims=keepdim))
 
 
+@public("all", method=True)
 def all(input, dim=None, keepdim=False):
     return _make(np.all(input._data, axis=dim, keepdims=keepdim))

@@ -11,6 +11,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .reduction import _dims
+from .registry import public
 
 
 def _one_dim(dim, ndim):
@@ -37,6 +38,7 @@ def _shape_arg(shape):
 
 class View(Op):
     node_name = "ViewBackward0"
+    derivative = "reshape the gradient back"
 
     @staticmethod
     def forward(ctx, x, shape, copy_ok=False):
@@ -63,6 +65,7 @@ class View(Op):
 
 class Permute(Op):
     node_name = "PermuteBackward0"
+    derivative = "permute the gradient back"
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -76,6 +79,7 @@ class Permute(Op):
 
 class Transpose(Op):
     node_name = "TransposeBackward0"
+    derivative = "transpose the gradient back"
 
     @staticmethod
     def forward(ctx, x, dim0, dim1):
@@ -89,6 +93,7 @@ class Transpose(Op):
 
 class Squeeze(Op):
     node_name = "SqueezeBackward0"
+    derivative = "put the squeezed dims back into the gradient"
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -107,6 +112,7 @@ class SqueezeDim(Squeeze):
 
 class Unsqueeze(Op):
     node_name = "UnsqueezeBackward0"
+    derivative = "squeeze the added dim out of the gradient"
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -122,6 +128,7 @@ class Expand(Op):
     """Broadcast to a bigger shape without copying. The engine sums the gradient back down."""
 
     node_name = "ExpandBackward0"
+    derivative = "sum the gradient over the expanded dims"
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -140,6 +147,7 @@ class Expand(Op):
 
 class Cat(Op):
     node_name = "CatBackward0"
+    derivative = "split the gradient back into the pieces"
 
     @staticmethod
     def forward(ctx, *tensors, dim=0):
@@ -163,6 +171,7 @@ class Cat(Op):
 
 class Stack(Op):
     node_name = "StackBackward0"
+    derivative = "unstack the gradient"
 
     @staticmethod
     def forward(ctx, *tensors, dim=0):
@@ -182,6 +191,7 @@ class Split(Op):
     """One node with several outputs, one per piece (PyTorch's SplitBackward0)."""
 
     node_name = "SplitBackward0"
+    derivative = "concatenate the pieces' gradients"
 
     @staticmethod
     def forward(ctx, x, sizes, dim):
@@ -237,6 +247,7 @@ def _index_kind(index):
 
 class Index(Op):
     node_name = "IndexBackward0"
+    derivative = "the gradient is added at the indexed places (repeats add up)"
 
     @staticmethod
     def forward(ctx, x, index):
@@ -255,18 +266,22 @@ class Index(Op):
 
 class Select(Index):
     node_name = "SelectBackward0"
+    derivative = "the gradient goes to the selected elements, 0 elsewhere"
 
 
 class Slice(Index):
     node_name = "SliceBackward0"
+    derivative = "the gradient goes to the sliced elements, 0 elsewhere"
 
 
 class IndexUnsqueeze(Index):
     node_name = "UnsqueezeBackward0"
+    derivative = Unsqueeze.derivative
 
 
 class Alias(Index):
     node_name = "AliasBackward0"
+    derivative = "1: the gradient passes through"
 
 
 class IndexGrad(Op):
@@ -313,10 +328,12 @@ class IndexPut(Op):
 # ---- the public functions ---------------------------------------------------------------------------
 
 
+@public("reshape", method=True)
 def reshape(input, *shape):
     return View.apply(input, shape=_resolve(input, _shape_arg(shape)), copy_ok=True)
 
 
+@public("view", method=True)
 def view(input, *shape):
     return View.apply(input, shape=_resolve(input, _shape_arg(shape)))
 
@@ -333,6 +350,7 @@ def _resolve(x, shape):
     return shape
 
 
+@public("flatten", method=True)
 def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
     if not shape:
@@ -343,13 +361,12 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
 
 
+@public("transpose", "swapaxes", method=True)
 def transpose(input, dim0, dim1):
     return Transpose.apply(input, dim0=_one_dim(dim0, input.ndim), dim1=_one_dim(dim1, input.ndim))
 
 
-swapaxes = transpose
-
-
+@public("permute", method=True)
 def permute(input, *dims):
     dims = _shape_arg(dims)
     if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
@@ -357,12 +374,14 @@ def permute(input, *dims):
     return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
 
 
+@public("squeeze", method=True)
 def squeeze(input, dim=None):
     if dim is None:
         return Squeeze.apply(input, dims=tuple(range(input.ndim)))
     return SqueezeDim.apply(input, dims=_dims(dim, input.ndim))
 
 
+@public("unsqueeze", method=True)
 def unsqueeze(input, dim):
     ndim = input.ndim + 1
     if not -ndim <= dim < ndim:
@@ -370,6 +389,7 @@ def unsqueeze(input, dim):
     return Unsqueeze.apply(input, dim=dim % ndim)
 
 
+@public("expand", method=True)
 def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     lead = len(sizes) - input.ndim
@@ -377,14 +397,17 @@ def expand(input, *sizes):
     return Expand.apply(input, shape=shape)
 
 
+@public("expand_as", method=True)
 def expand_as(input, other):
     return expand(input, other.shape)
 
 
+@public("broadcast_to", method=True)
 def broadcast_to(input, shape):
     return expand(input, shape)
 
 
+@public("cat", "concat", "concatenate")
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -392,9 +415,7 @@ def cat(tensors, dim=0):
     return Cat.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim))
 
 
-concat = concatenate = cat
-
-
+@public("stack")
 def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -402,6 +423,7 @@ def stack(tensors, dim=0):
     return Stack.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim + 1))
 
 
+@public("split", method=True)
 def split(input, split_size_or_sections, dim=0):
     axis = _one_dim(dim, input.ndim)
     n = input.shape[axis]
@@ -415,11 +437,13 @@ def split(input, split_size_or_sections, dim=0):
     return Split.apply(input, sizes=sizes, dim=axis)
 
 
+@public("chunk", method=True)
 def chunk(input, chunks, dim=0):
     n = input.shape[_one_dim(dim, input.ndim)]
     return split(input, -(-n // chunks), dim)
 
 
+@public("unbind", method=True)
 def unbind(input, dim=0):
     axis = _one_dim(dim, input.ndim)
     lead = (slice(None),) * axis
@@ -435,6 +459,7 @@ def index_put(input, value, index):
     return IndexPut.apply(input, value, index=_numpy_index(index, input.device))
 
 
+@public("narrow", method=True)
 def narrow(input, dim, start, length):
     axis = _one_dim(dim, input.ndim)
     return input[(slice(None),) * axis + (slice(start, start + length),)]

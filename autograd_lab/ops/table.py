@@ -2,7 +2,9 @@
 
 Tests are generated from this one table (tests/test_op_table.py): forward values and gradients
 against PyTorch, gradients against finite differences (gradcheck, float64), second derivatives
-(gradgradcheck), all over generated shapes. Adding an op means adding one line here.
+(gradgradcheck), all over generated shapes. An op whose record declares its public `function`
+(autograd_lab.tan, say) gets its entry from the record (`from_records`); the other forms, an
+operator, a method with arguments, a loss, get a line in `OPS` below.
 
 Each entry's `call(lib, *tensors)` works with `lib` = autograd_lab *or* torch — the same code
 runs on both, which is the point of a PyTorch-compatible engine.
@@ -22,8 +24,11 @@ Fields:
   and finite differences would only test noise, or it would be slow).
 """
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from . import registry
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,27 @@ MATMUL_SHAPES = (
     ((1, 2, 3), (3, 2, 3, 1)),  # broadcasting batch dims
 )
 
-OPS = [
+
+def from_records():
+    """An entry for every op whose record names its public function: called by that name."""
+    found = []
+    for cls in registry.op_classes():
+        names = cls.__dict__.get("function")
+        if names is None:
+            continue
+        name = names if isinstance(names, str) else names[0]
+        arity = len(inspect.signature(cls.forward).parameters) - 1  # without ctx
+        found.append(OpSpec(name, _call_by_name(name), "elementwise" if cls.kernel else "other",
+                            cls.node_name, "broadcast" if arity > 1 else "any", arity,
+                            cls.domain, not cls.piecewise))  # fmt: skip
+    return found
+
+
+def _call_by_name(name):
+    return lambda lib, *tensors: getattr(lib, name)(*tensors)
+
+
+OPS = from_records() + [
     # ---- elementwise arithmetic ----------------------------------------------------------------
     _op("add", lambda lib, a, b: a + b, "elementwise", "AddBackward0", shapes="broadcast", arity=2),
     _op("add_scalar", lambda lib, a: a + 2.5, "elementwise", "AddBackward0"),
@@ -63,38 +88,16 @@ OPS = [
     _op("div", lambda lib, a, b: a / b, "elementwise", "DivBackward0", shapes="broadcast", arity=2,
         domain="nonzero"),
     _op("rdiv_scalar", lambda lib, a: 2.0 / a, "elementwise", "MulBackward0", domain="nonzero"),
-    _op("neg", lambda lib, a: -a, "elementwise", "NegBackward0"),
     _op("pow_scalar", lambda lib, a: a**3, "elementwise", "PowBackward0"),
     _op("pow_fractional", lambda lib, a: a**1.5, "elementwise", "PowBackward0", domain="positive"),
     _op("pow", lambda lib, a, b: a**b, "elementwise", "PowBackward1", shapes="broadcast", arity=2,
         domain="positive"),
     _op("rpow_scalar", lambda lib, a: 2.0**a, "elementwise", "PowBackward2"),
     # ---- elementwise functions -------------------------------------------------------------------
-    _op("exp", lambda lib, a: lib.exp(a), "elementwise", "ExpBackward0"),
-    _op("log", lambda lib, a: lib.log(a), "elementwise", "LogBackward0", domain="positive"),
-    _op("log1p", lambda lib, a: lib.log1p(a), "elementwise", "Log1PBackward0", domain="positive"),
-    _op("expm1", lambda lib, a: lib.expm1(a), "elementwise", "Expm1Backward0"),
-    _op("sqrt", lambda lib, a: lib.sqrt(a), "elementwise", "SqrtBackward0", domain="positive"),
-    _op("sin", lambda lib, a: lib.sin(a), "elementwise", "SinBackward0"),
-    _op("cos", lambda lib, a: lib.cos(a), "elementwise", "CosBackward0"),
-    _op("tanh", lambda lib, a: lib.tanh(a), "elementwise", "TanhBackward0"),
-    _op("sigmoid", lambda lib, a: lib.sigmoid(a), "elementwise", "SigmoidBackward0"),
-    _op("relu", lambda lib, a: lib.relu(a), "elementwise", "ReluBackward0", domain="nonzero",
-        second_order=False),
-    _op("abs", lambda lib, a: lib.abs(a), "elementwise", "AbsBackward0", domain="nonzero",
-        second_order=False),
-    _op("sign", lambda lib, a: lib.sign(a), "elementwise", "SignBackward0", domain="nonzero",
-        second_order=False),
-    _op("reciprocal", lambda lib, a: lib.reciprocal(a), "elementwise", "ReciprocalBackward0",
-        domain="nonzero"),
     _op("clamp", lambda lib, a: lib.clamp(a, -0.55, 0.65), "elementwise", "ClampBackward1",
         second_order=False),
     _op("clamp_min", lambda lib, a: a.clamp(min=0.05), "elementwise", "ClampBackward1",
         second_order=False),
-    _op("maximum", lambda lib, a, b: lib.maximum(a, b), "elementwise", "MaximumBackward0",
-        shapes="broadcast", arity=2, domain="grid", second_order=False),
-    _op("minimum", lambda lib, a, b: lib.minimum(a, b), "elementwise", "MinimumBackward0",
-        shapes="broadcast", arity=2, domain="grid", second_order=False),
     _op("where", lambda lib, a, b: lib.where(a > 0, a, b), "elementwise", "WhereBackward0",
         shapes="broadcast", arity=2, domain="nonzero"),
     _op("addcmul", lambda lib, a, b, c: lib.addcmul(a, b, c, value=0.5), "elementwise",

@@ -28,68 +28,12 @@ import numpy as np
 
 from ..autograd.function import AccumulateGrad, grad_accumulator_of
 from ..autograd.graph import current_scope, observe
+from ..ops import registry
 from ..tensor import Tensor
 
-# What each op's backward multiplies by, in words (shown when hovering a node).
-LOCAL_DERIVATIVES = {
-    "AddBackward0": "d(self + other)/d(self) = 1,  d/d(other) = 1",
-    "SubBackward0": "d(self - other)/d(self) = 1,  d/d(other) = -1",
-    "RsubBackward1": "d(c - x)/dx = -1",
-    "MulBackward0": "d(self * other)/d(self) = other,  d/d(other) = self",
-    "DivBackward0": "d(self / other)/d(self) = 1/other,  d/d(other) = -self/other²",
-    "NegBackward0": "d(-x)/dx = -1",
-    "PowBackward0": "d(x^p)/dx = p * x^(p-1)",
-    "PowBackward1": "d(a^b)/da = b * a^(b-1),  d/db = a^b * log(a)",
-    "PowBackward2": "d(c^x)/dx = c^x * log(c)",
-    "ExpBackward0": "d exp(x)/dx = exp(x)  (the result itself)",
-    "LogBackward0": "d log(x)/dx = 1/x",
-    "Log1PBackward0": "d log(1+x)/dx = 1/(1+x)",
-    "Expm1Backward0": "d (e^x - 1)/dx = e^x",
-    "SqrtBackward0": "d sqrt(x)/dx = 1 / (2 sqrt(x))",
-    "SinBackward0": "d sin(x)/dx = cos(x)",
-    "CosBackward0": "d cos(x)/dx = -sin(x)",
-    "TanhBackward0": "d tanh(x)/dx = 1 - tanh(x)²",
-    "SigmoidBackward0": "d σ(x)/dx = σ(x) * (1 - σ(x))",
-    "ReluBackward0": "d relu(x)/dx = 1 where x > 0, else 0",
-    "AbsBackward0": "d |x|/dx = sign(x)",
-    "ReciprocalBackward0": "d (1/x)/dx = -1/x²",
-    "SignBackward0": "d sign(x)/dx = 0: the output is flat almost everywhere",
-    "ClampBackward1": "1 where min <= x <= max, else 0",
-    "MaximumBackward0": "1 to the larger input (half each at a tie)",
-    "MinimumBackward0": "1 to the smaller input (half each at a tie)",
-    "WhereBackward0": "the gradient goes to the input the condition picked",
-    "SumBackward0": "d sum(x)/dx_i = 1: the gradient is copied to every element",
-    "SumBackward1": "1 for every summed element",
-    "MeanBackward0": "d mean(x)/dx_i = 1/n",
-    "MeanBackward1": "1/n for every averaged element",
-    "MaxBackward1": "1 at the maximum (shared at ties), 0 elsewhere",
-    "MaxBackward0": "1 at each maximum's index, 0 elsewhere",
-    "MinBackward1": "1 at the minimum (shared at ties), 0 elsewhere",
-    "MinBackward0": "1 at each minimum's index, 0 elsewhere",
-    "ProdBackward0": "d prod(x)/dx_i = product of the other elements",
-    "VarBackward0": "d var(x)/dx_i = 2 (x_i - mean) / (n - 1)",
-    "StdBackward0": "d std(x)/dx_i = (x_i - mean) / ((n - 1) std)",
-    "LogsumexpBackward0": "d logsumexp(x)/dx_i = softmax(x)_i",
-    "SoftmaxBackward0": "y * (grad - sum(grad * y)),  y = softmax(x)",
-    "LogSoftmaxBackward0": "grad - softmax(x) * sum(grad)",
-    "MmBackward0": "d(A @ B)/dA = grad @ Bᵀ,  d/dB = Aᵀ @ grad",
-    "MvBackward0": "d(A @ v)/dA = outer(grad, v),  d/dv = Aᵀ @ grad",
-    "DotBackward0": "d(a · b)/da = b,  d/db = a",
-    "BmmBackward0": "per batch: grad @ Bᵀ and Aᵀ @ grad",
-    "MatmulBackward0": "grad @ Bᵀ and Aᵀ @ grad (batch dims summed back)",
-    "ViewBackward0": "reshape the gradient back",
-    "TransposeBackward0": "transpose the gradient back",
-    "PermuteBackward0": "permute the gradient back",
-    "ExpandBackward0": "sum the gradient over the expanded dims",
-    "CatBackward0": "split the gradient back into the pieces",
-    "StackBackward0": "unstack the gradient",
-    "SplitBackward0": "concatenate the pieces' gradients",
-    "SelectBackward0": "the gradient goes to the selected elements, 0 elsewhere",
-    "SliceBackward0": "the gradient goes to the sliced elements, 0 elsewhere",
-    "IndexBackward0": "the gradient is added at the indexed places (repeats add up)",
-    "CloneBackward0": "1: the gradient passes through",
-    "ToCopyBackward0": "1: the gradient passes through (converted back to the input's dtype)",
-}
+# What each op's backward multiplies by, in words (shown when hovering a node): each op's record
+# says it (its `derivative`, ops/registry.py)
+LOCAL_DERIVATIVES = registry.derivatives()
 
 
 @dataclass
