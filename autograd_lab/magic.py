@@ -20,7 +20,9 @@ them. Scripts and tests have the same features as functions: `show(e)` and
 
 import ast
 
+from .compile.api import CompiledFunction
 from .tensor import Tensor
+from .viz.compiled import compiled_view
 from .viz.graph import caller_tensor_names, snapshot, tensor_names, trace
 
 try:  # IPython is needed only for the magics: show() works in plain Python too
@@ -53,14 +55,19 @@ def show(*roots, names=None, static=False, max_nodes=None):
     Nodes are labelled with your variable names: `names` maps names to tensors (e.g.
     `names={"loss": loss}`); by default the names of the tensors visible where show() is called.
     `max_nodes` collapses scopes (layers) of bigger graphs into boxes you can expand.
+
+    A compiled function (`autograd_lab.compile(fn)`, called once) shows what it traced: one box
+    per call, the fused groups framed, each value's buffer and lifetime (viz/compiled.py).
     """
+    if len(roots) == 1 and isinstance(roots[0], CompiledFunction):
+        return _view(compiled_view(roots[0].current()), static, max_nodes, names={})
     if names is None:
         names = caller_tensor_names()
     graph = snapshot(*roots, names=tensor_names(names))
     return _view(graph, static, max_nodes)
 
 
-def _view(graph, static, max_nodes):
+def _view(graph, static, max_nodes, names=None):
     """The widget for a Graph, or its SVG picture (an IPython SVG object when IPython is there)."""
     if static:
         from .viz.svg import to_svg
@@ -78,7 +85,10 @@ def _view(graph, static, max_nodes):
             "The live graph widget needs anywidget (`pip install 'autograd_lab[lab]'`). "
             "Without it, draw a static picture: show(..., static=True) or %%autograd --static."
         ) from error
-    return GraphWidget(graph) if max_nodes is None else GraphWidget(graph, max_nodes=max_nodes)
+    options = {} if names is None else {"names": names}
+    if max_nodes is not None:
+        options["max_nodes"] = max_nodes
+    return GraphWidget(graph, **options)
 
 
 # ---- the magics ----------------------------------------------------------------------------------

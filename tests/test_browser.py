@@ -75,7 +75,7 @@ NOTEBOOK_CELLS = [
     "    h = x @ w\n"
     "    return (0.5 * h * (1 + ((h + 0.044715 * h**3) * 0.7978845608).tanh())).sum()\n"
     "y = layer(ag.ones(2, 3, requires_grad=True), ag.full((3, 4), 0.1))\n"
-    "layer.show()",
+    "ag.show(layer)",
     "ag.show(y)",
 ]
 

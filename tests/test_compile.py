@@ -13,6 +13,7 @@ import pytest
 import autograd_lab as ag
 from autograd_lab.compile import TracerWarning, run, trace
 from autograd_lab.ops.table import OPS
+from autograd_lab.viz.compiled import graph_to_viz
 
 DEFAULT_SHAPES = {"any": ((2, 3),), "nonempty": ((2, 3),), "matrix": ((2, 3),)}
 DOMAINS = {
@@ -290,7 +291,7 @@ def test_graph_listing_and_helpers():
     assert g.last_use() == {0: 3, 1: 1, 2: 2, 3: 2, 4: 3}
     assert [[c.name for c in level] for level in g.levels()] == [
         ["ExpBackward0", "SinBackward0"], ["AddBackward0"], ["MulBackward0"]]  # fmt: skip
-    viz = g.to_viz()
+    viz = graph_to_viz(g)
     assert [n["label"] for n in viz.nodes] == ["%0", "%1", "Exp", "Sin", "Add", "Mul", "%5"]
     assert {"source": "n0", "target": "n5", "input": 1} in viz.edges
 
@@ -298,7 +299,7 @@ def test_graph_listing_and_helpers():
 def test_to_viz_draws_fused_groups_as_scopes():
     f = ag.compile(lambda x: (x.exp() * 2).sum().tanh())
     f(ag.ones(3))
-    nodes = f.graph.to_viz(f.plan).nodes
+    nodes = graph_to_viz(f.graph, f.plan).nodes
     assert [n["scope"] for n in nodes if n["kind"] == "op"] == ["fused0", "fused0", None, None]
 
 

@@ -14,7 +14,7 @@ import autograd_lab as ag
 from autograd_lab.compile import find_groups, fuse, run, trace
 from autograd_lab.compile.codegen import collapse
 from autograd_lab.compile.rules import rule_for
-from autograd_lab.compile.traced import Compare
+from autograd_lab.compile.trace import Compare
 from autograd_lab.ops import registry
 from autograd_lab.ops.table import OPS
 

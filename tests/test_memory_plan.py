@@ -1,4 +1,4 @@
-"""The memory timeline, the memory planner and the planned executor (autograd_lab.compile.memory).
+"""The memory timeline, the memory planner and the planned executor (autograd_lab.compile.extras.memory).
 
 Bytes come from tracemalloc and are deterministic enough for orderings (planned < eager); gradients
 of planned runs are compared with eager autograd_lab in float64 (and eager with PyTorch elsewhere).
@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 import autograd_lab as ag
 from autograd_lab.autograd.function import Function
 from autograd_lab.compile import trace
-from autograd_lab.compile.layers import LinearStep, layer_steps
-from autograd_lab.compile.layers import _weight_grad_over_its_input as weight_grad_over_its_input
-from autograd_lab.compile.memory import (
+from autograd_lab.compile.extras.layers import LinearStep, layer_steps
+from autograd_lab.compile.extras.layers import (
+    _weight_grad_over_its_input as weight_grad_over_its_input,
+)
+from autograd_lab.compile.extras.memory import (
     find_saved,
     measure_peak,
     plan_memory,

@@ -11,7 +11,7 @@ import autograd_lab as ag
 from autograd_lab import Tensor
 from autograd_lab.compile import trace
 from autograd_lab.compile.rules import rule_for
-from autograd_lab.compile.traced import Compare
+from autograd_lab.compile.trace import Compare
 from autograd_lab.ops import registry
 from autograd_lab.ops.table import OPS, from_records
 from autograd_lab.viz import LOCAL_DERIVATIVES

@@ -1,4 +1,4 @@
-"""Graph levels and parallel execution of independent calls (autograd_lab.compile.parallel).
+"""Graph levels and parallel execution of independent calls (autograd_lab.compile.extras.parallel).
 
 Parallel runs must equal sequential ones exactly (values, gradients, node order); speed is
 measured and reported (measure_two_branches), never asserted.
@@ -9,7 +9,7 @@ import pytest
 
 import autograd_lab as ag
 from autograd_lab.compile import run, trace
-from autograd_lab.compile.parallel import (
+from autograd_lab.compile.extras.parallel import (
     autograd_levels,
     describe_levels,
     levels,

@@ -12,7 +12,7 @@ from conftest import values
 
 import autograd_lab as ag
 from autograd_lab.compile import trace
-from autograd_lab.compile.memory import plan_memory, run_planned
+from autograd_lab.compile.extras.memory import plan_memory, run_planned
 
 # ---- the hook itself -------------------------------------------------------------------------------
 

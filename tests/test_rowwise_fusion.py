@@ -15,7 +15,11 @@ from numba import njit
 import autograd_lab as ag
 import autograd_lab.nn.functional as F
 from autograd_lab.autograd.gradcheck import gradcheck
-from autograd_lab.compile import fuse, recycle, trace
+from autograd_lab.compile import fuse, trace
+from autograd_lab.compile.extras import recycle
+from autograd_lab.compile.extras.rowkernel import RowKernel
+from autograd_lab.compile.extras.rowprogram import RowProgram
+from autograd_lab.compile.extras.rowwise import find_row_groups
 from autograd_lab.compile.kernel_math import (
     exp32,
     exp_nonpositive32,
@@ -25,9 +29,7 @@ from autograd_lab.compile.kernel_math import (
     order_key64,
     tanh32,
 )
-from autograd_lab.compile.rowkernel import RowKernel
-from autograd_lab.compile.rowprogram import RowProgram
-from autograd_lab.compile.rowwise import find_row_groups
+from autograd_lab.viz.compiled import graph_to_viz
 
 TOLERANCE = {"float64": {"rtol": 1e-10, "atol": 1e-12}, "float32": {"rtol": 2e-5, "atol": 2e-6}}
 
@@ -324,7 +326,9 @@ def test_explain_and_viewer_show_the_row_group():
     compiled(ag.ones(6, 5), ag.ones(5), ag.ones(5))
     assert "group 0: Mean -> Sub -> Mul -> Mean -> Add -> Sqrt -> Div -> Mul -> Add" in (
         compiled.explain().replace("Backward1", ""))  # fmt: skip
-    scopes = {n["scope"] for n in compiled.graph.to_viz(compiled.plan).nodes if n["kind"] == "op"}
+    scopes = {
+        n["scope"] for n in graph_to_viz(compiled.graph, compiled.plan).nodes if n["kind"] == "op"
+    }
     assert scopes == {"fused0"}
 
 

@@ -1,6 +1,6 @@
 """The viewer for compiled functions: fused groups as clusters, the memory plan per node.
 
-Two views (autograd_lab/viz/compiled.py): the IR view `graph.to_viz(plan, memory=...)` of the
+Two views (autograd_lab/viz/compiled.py): the IR view `graph_to_viz(graph, plan, memory=...)` of the
 traced calls, built here from `trace` + `fuse` + `plan_memory` (no kernel is compiled for it),
 and autograd's snapshot of a compiled function's result, whose one `FusedBackward0` node the
 viewer opens into the original ops (one small kernel, compiled once for the module).
@@ -12,8 +12,9 @@ import pytest
 
 import autograd_lab as ag
 from autograd_lab.compile import fuse, trace
-from autograd_lab.compile.memory import plan_memory
+from autograd_lab.compile.extras.memory import plan_memory
 from autograd_lab.viz import snapshot
+from autograd_lab.viz.compiled import graph_to_viz
 from autograd_lab.viz.layout import layout, scope_counts
 from autograd_lab.viz.svg import FUSED_STYLE, state_at, step_count, to_svg
 
@@ -33,7 +34,7 @@ def ir_view(fn, *shapes, memory=True):
     graph = trace(fn, *[ag.ones(*s) for s in shapes])
     plan = fuse(graph)
     mem = plan_memory(plan.graph) if memory else None
-    return graph.to_viz(plan, memory=mem), plan, mem
+    return graph_to_viz(graph, plan, memory=mem), plan, mem
 
 
 def labels(graph):
@@ -122,7 +123,7 @@ def test_a_reused_buffer_names_the_value_that_had_it():
 def test_values_saved_for_backward_are_kept_until_that_backward():
     x, w = ag.ones(2, 3, requires_grad=True), ag.ones(3, 4, requires_grad=True)
     graph = trace(lambda x, w: (x @ w).exp().sum(), x, w)
-    g = graph.to_viz(None, memory=plan_memory(graph, [x, w]))
+    g = graph_to_viz(graph, None, memory=plan_memory(graph, [x, w]))
     notes = {label: n["memory"]["note"] for label, n in labels(g).items() if n.get("memory")}
     assert notes["%3 = Exp"] == "kept for backward of %3"  # exp's backward reads its result
     assert notes["%2 = Mm"] == "freed after %3"  # Exp saved its result, not its input
@@ -229,7 +230,7 @@ def test_plain_graphs_are_drawn_as_before():
     assert "fused" not in svg and "alive" not in svg and "#ea580c" not in svg
 
 
-# ---- the widget and CompiledFunction.show() -----------------------------------------------------
+# ---- the widget and autograd_lab.show(compiled) --------------------------------------------------
 
 
 def test_the_widget_carries_clusters_and_the_memory_plan_per_step():
@@ -260,9 +261,9 @@ def test_the_widget_of_a_compiled_result_starts_with_the_kernel_closed(compiled_
 def test_show_draws_the_latest_trace_with_a_memory_plan(compiled_result):
     pytest.importorskip("anywidget")
     f, _, _ = compiled_result
-    w = f.show()
+    w = ag.show(f)
     assert w.graph["clusters"]["fused0"]["label"] == "fused: mul·tanh·add"
     assert [s["label"] for s in w.graph["memory"]["steps"]] == ["%2", "%5", "%6"]
-    svg = f.show(static=True)
+    svg = ag.show(f, static=True)
     text = svg if isinstance(svg, str) else svg.data
     assert ">buf 0 · freed after %6</text>" in text

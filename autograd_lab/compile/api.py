@@ -27,7 +27,12 @@ import warnings
 import numpy as np
 
 from ..tensor import Tensor
-from .fuse import fuse as fuse_graph
+from . import fuse as fusion
+from .extras.memory import plan_memory, run_planned
+from .extras.parallel import run_parallel
+from .extras.planned import on_host
+from .extras.rowkernel import RowKernel
+from .extras.rowwise import Rows
 from .run import run
 from .trace import trace
 
@@ -60,10 +65,11 @@ class CompiledFunction:
 
         graph = trace(traced, *tensors)
         self.traces += 1
-        return _Compiled(graph, tensors, **self.options)
+        return _Compiled(graph, tensors, self.options)
 
     # ---- looking inside (the most recently used compilation) ------------------------------------
-    def _current(self):
+    def current(self):
+        """The compilation of the signature called last (its graph, plan, kernels)."""
         if self._last is None:
             raise RuntimeError(
                 f"{self.__name__} has not been called yet, so there is nothing traced to show. "
@@ -74,29 +80,22 @@ class CompiledFunction:
     @property
     def graph(self):
         """The traced Graph (before fusion)."""
-        return self._current().graph
+        return self.current().graph
 
     @property
     def plan(self):
         """The fusion Plan (None with fuse=False): plan.graph is what runs."""
-        return self._current().plan
+        return self.current().plan
 
     @property
     def kernels(self):
         """The generated source of every fused group's kernels (CPU), one string per group."""
-        plan = self._current().plan
+        plan = self.current().plan
         return [kernel.source for kernel in plan.kernels] if plan is not None else []
 
     def explain(self):
         """A readable summary: what was traced, what was fused, the memory traffic saved."""
-        return explain(self._current())
-
-    def show(self, static=False):
-        """The traced graph in the graph widget (`static=True`: an SVG): fused groups as clusters,
-        each value's buffer and lifetime in the memory plan (autograd_lab/viz/compiled.py)."""
-        from ..viz.compiled import show_compiled
-
-        return show_compiled(self._current(), static)
+        return explain(self.current())
 
     def __repr__(self):
         return f"<compiled {self.__name__}: {self.traces} trace(s)>"
@@ -105,26 +104,19 @@ class CompiledFunction:
 class _Compiled:
     """One traced signature: its graph, fusion plan and (optionally) memory plan, ready to run."""
 
-    def __init__(self, graph, examples, fuse, plan_memory, parallel, checkpoint):
+    def __init__(self, graph, examples, options):
         self.graph = graph
-        self.plan = fuse_graph(graph) if fuse else None
+        self.plan = fuse(graph) if options["fuse"] else None
         self.executed = self.plan.graph if self.plan is not None else graph
-        self.memory_plan = self.parallel = None
-        self.checkpoint = checkpoint
-        if plan_memory:
-            from .memory import plan_memory as make_memory_plan
-            from .planned import on_host
-
+        self.memory_plan = None
+        self.parallel, self.checkpoint = options["parallel"], options["checkpoint"]
+        if options["plan_memory"]:
             if on_host(self.executed, examples):
-                self.memory_plan = make_memory_plan(self.executed, examples)
+                self.memory_plan = plan_memory(self.executed, examples)
             else:  # the planner lays out numpy arrays; on a GPU the plain replay runs instead
                 warnings.warn("compile(plan_memory=True): the memory planner plans host (numpy) "
                               "memory only; on these CUDA tensors the function runs unplanned "
                               "(fusion still applies)", RuntimeWarning, stacklevel=4)  # fmt: skip
-        if parallel:
-            from .parallel import run_parallel
-
-            self.parallel = run_parallel
 
     def __call__(self, *inputs):
         if self.checkpoint:
@@ -135,11 +127,9 @@ class _Compiled:
 
     def _execute(self, *inputs):
         if self.memory_plan is not None:
-            from .memory import run_planned
-
             return run_planned(self.executed, list(inputs), self.memory_plan)
-        if self.parallel is not None:
-            return self.parallel(self.executed, list(inputs))
+        if self.parallel:
+            return run_parallel(self.executed, list(inputs))
         return run(self.executed, list(inputs))
 
 
@@ -194,6 +184,12 @@ def _bytes(values):
 
 def _mb(n):
     return f"{n / 1e6:.3f} MB" if n >= 1e5 else f"{n} bytes"
+
+
+def fuse(graph, min_size=2):
+    """A fusion Plan for `graph`: row-wise groups first (reductions over the last axis with their
+    neighbours: compile/extras/rowwise.py), then elementwise groups among the other calls."""
+    return fusion.plan(graph, [Rows(graph, RowKernel), fusion.Elementwise(min_size)])
 
 
 def compile(fn=None, *, fuse=True, plan_memory=False, parallel=False, checkpoint=False):

@@ -16,13 +16,17 @@ Why: eager mode runs each op as its own pass over memory: `x * 2` reads x and wr
 intermediates in registers, and writes only what the rest of the program needs. Elementwise chains
 are limited by memory traffic, not arithmetic, so fewer passes means faster.
 
-The rules: a call joins a group when its op has a rule (compile/rules.py), its result has the
-group's shape and float dtype, and it reads a value the group made. Two groups meeting at a call
-merge. A group never swallows a call that depends on the group through an outside call (a matmul,
-a reduction): that would be a cycle, so such calls split groups. A group's outputs are the
-values used after it (by other calls or as the function's results); the rest stay in registers.
-Groups of one call, or of one-element results (a loss's scalar tail), are left to eager mode:
-there is nothing to save.
+How groups are found (`find_groups`, one algorithm for every kind of group): the calls are taken
+in program order; a call joins the group of a call whose result it reads when the group's
+*policy* says it fits, and two groups meeting at a call merge. A group never swallows a call that
+depends on the group through an outside call (a matmul, a reduction): that would be a cycle, so
+such calls split groups. A group's outputs are the values used after it (by other calls or as
+the function's results); the rest stay in registers.
+
+The elementwise policy (`Elementwise`): a call fits when its op has a rule (compile/rules.py) and
+its result has the group's shape and float dtype. Groups of one call, or of one-element results
+(a loss's scalar tail), are left to eager mode: there is nothing to save. compile/extras/rowwise.py
+is a second policy: reductions over the last axis with their elementwise neighbours.
 """
 
 import warnings
@@ -185,42 +189,82 @@ class Dependencies:
         return True
 
 
-def find_groups(graph, min_size=2, exclude=0):
-    """The fusable groups of `graph` (each of at least `min_size` calls), in execution order;
-    `exclude`: a bitset of calls already taken (by row-wise groups)."""
+class Elementwise:
+    """The policy of elementwise groups (see the module docstring); find_groups asks it:
+    role(call) (can the call be in such a group?), start(call, role) (a new group of it),
+    fit(group, call, role) / merge(group, other) (None if not, else what joining adds, for
+    absorb), keep(group) (is the group worth a kernel?), and `kernel` makes a kept group's."""
+
+    kernel = FusedKernel
+
+    def __init__(self, min_size=2):
+        self.min_size = min_size
+
+    def role(self, call):
+        return "elementwise" if fusable(call) else None
+
+    def start(self, call, role):
+        out = call.outputs[0]
+        return Group([call], out.shape, out.dtype, out.device, 1 << call.index)
+
+    def fit(self, group, call, role):
+        out = call.outputs[0]
+        return True if (group.shape, group.dtype, group.device) == (
+            out.shape, out.dtype, out.device) else None  # fmt: skip
+
+    def merge(self, group, other):
+        same = (group.shape, group.dtype, group.device) == (other.shape, other.dtype, other.device)
+        return True if same else None
+
+    def absorb(self, group, update):
+        pass  # an elementwise group has no layout of its own to update
+
+    def keep(self, group):
+        # a one-element group costs more to launch than it computes: scalar tails stay eager
+        return len(group.calls) >= self.min_size and np.prod(group.shape) > 1
+
+
+def find_groups(graph, policy=None, exclude=0):
+    """The groups of `graph` that `policy` accepts (default: elementwise ones), in execution
+    order; `exclude`: a bitset of calls already taken (by another policy's groups)."""
+    policy = Elementwise() if policy is None else policy
     dependencies = Dependencies(graph)
     producer, acyclic = dependencies.producer, dependencies.acyclic
     groups, group_of = [], {}
     for call in graph.calls:
-        if exclude >> call.index & 1 or not fusable(call):
+        role = None if exclude >> call.index & 1 else policy.role(call)
+        if role is None:
             continue
-        out, joined = call.outputs[0], None
+        joined, bit = None, 1 << call.index
         for value in call.inputs():
             made_by = producer.get(value.id)
             group = group_of.get(made_by.index) if made_by is not None else None
-            if group is None or group is joined or (group.shape, group.dtype, group.device) != (
-                out.shape, out.dtype, out.device):  # fmt: skip
+            if group is None or group is joined:
                 continue
-            members = group.calls + [call] + (joined.calls if joined else [])
-            mask = group.mask | 1 << call.index | (joined.mask if joined else 0)
-            if not acyclic(members, mask):
-                continue
-            if joined is None:
+            if joined is None:  # the call joins this group...
+                update = policy.fit(group, call, role)
+                if update is None or not acyclic(group.calls + [call], group.mask | bit):
+                    continue
                 group.calls.append(call)
-                group.mask |= 1 << call.index
+                group.mask |= bit
                 joined = group
-            else:  # the call links two groups: merge the other one into `joined`
+            else:  # ...and links it to another one: merge that one into it
+                update = policy.merge(joined, group)
+                mask = joined.mask | group.mask
+                if update is None or not acyclic(joined.calls + group.calls, mask):
+                    continue
                 joined.calls = sorted(joined.calls + group.calls, key=lambda c: c.index)
-                joined.mask |= group.mask
+                joined.mask = mask
                 groups.remove(group)
+            policy.absorb(joined, update)
             for member in joined.calls:
                 group_of[member.index] = joined
         if joined is None:
-            group = Group([call], out.shape, out.dtype, out.device, 1 << call.index)
-            groups.append(group)
-            group_of[call.index] = group
-    # a one-element group costs more to launch than it computes: scalar tails stay eager
-    groups = [g for g in groups if len(g.calls) >= min_size and np.prod(g.shape) > 1]
+            group = policy.start(call, role)
+            if group is not None:
+                groups.append(group)
+                group_of[call.index] = group
+    groups = [group for group in groups if policy.keep(group)]
     for group in groups:
         _connect(group, graph)
     return groups
@@ -245,18 +289,14 @@ def _connect(group, graph):
 # ---- the plan ------------------------------------------------------------------------------------
 
 
-def fuse(graph, min_size=2):
-    """A Plan that runs `graph` with every fusable group replaced by one Fused call: row-wise
-    groups first (reductions over the last axis with their neighbours: compile/rowwise.py), then
-    elementwise groups among the other calls."""
-    from .rowkernel import RowKernel  # imported here: rowkernel builds on this module
-    from .rowwise import find_row_groups
-
-    found = [(group, RowKernel) for group in find_row_groups(graph)]
-    taken = 0
-    for group, _ in found:
-        taken |= group.mask
-    found += [(group, FusedKernel) for group in find_groups(graph, min_size, exclude=taken)]
+def plan(graph, policies):
+    """A Plan that runs `graph` with every group the `policies` find (the first ones first, each
+    among the calls the earlier ones left) replaced by one Fused call."""
+    found, taken = [], 0
+    for policy in policies:
+        for group in find_groups(graph, policy, exclude=taken):
+            found.append((group, policy.kernel))
+            taken |= group.mask
     groups, kernels = [], []
     for group, make in sorted(found, key=lambda pair: pair[0].calls[0].index):
         try:

@@ -14,7 +14,7 @@ is one recorded operation: the `Function` class to replay (`fn.apply(*args, **kw
 arguments with tensors replaced by Values, and the Values it produced. A `Graph` lists the calls in
 the order they ran, so running them in that order is always valid. Everything else in
 `autograd_lab.compile` (fusion, the memory planner, parallel levels) reads or rewrites this one
-structure, and `Graph.to_viz()` hands it to the graph viewer.
+structure, and so does the graph viewer (autograd_lab/viz/compiled.py draws it).
 """
 
 from dataclasses import dataclass, field
@@ -172,52 +172,6 @@ class Graph:
         lines += [f"  {call!r}" for call in self.calls]
         lines.append(f"  return {', '.join(repr(v) for v in self.outputs)}")
         return "\n".join(lines)
-
-    def to_viz(self, plan=None, memory=None):
-        """This graph in the format of `autograd_lab.viz` (draw it with `GraphWidget(g.to_viz())`).
-
-        Inputs and constants become tensor nodes, calls become op nodes (the value of an op node
-        is its output), the outputs become tensor nodes at the right. With a fusion `plan`, the
-        calls of each fused group share a scope `fused0`, `fused1`, ... so the viewer draws each
-        group as one box. With a `memory` plan (compile/memory.py), each value shows where it lives
-        and when it is freed (autograd_lab/viz/compiled.py adds both).
-        """
-        from ..viz.compiled import annotate
-        from ..viz.graph import Graph as VizGraph  # imported here: compile does not need viz
-
-        group_of = {}
-        for number, group in enumerate(getattr(plan, "groups", ()) or ()):
-            for call in group.calls:
-                group_of[call.index] = f"fused{number}"
-        nodes, edges, source = [], [], {}
-
-        def add(kind, label, op, value, role, scope=None):
-            node_id = f"n{len(nodes)}"
-            nodes.append({"id": node_id, "kind": kind, "label": label, "op": op, "name": None,
-                          "role": role, "shape": list(value.shape) if value else [],
-                          "dtype": np.dtype(value.dtype).name if value else None, "value": None,
-                          "grad": None, "saved": [], "is_saved": False, "scope": scope,
-                          "order": len(nodes), "derivative": None})  # fmt: skip
-            return node_id
-
-        for value in self.values():
-            if value.kind != "result":
-                label = f"%{value.id}" if value.kind == "input" else f"const %{value.id}"
-                role = "input" if value.kind == "input" else "parameter"
-                source[value.id] = add("tensor", label, None, value, role)
-        for call in self.calls:
-            first = next((v for v in call.outputs if v is not None), None)
-            label = call.name.replace("Backward0", "").replace("Backward1", "")
-            node_id = add("op", label, call.name, first, "intermediate", group_of.get(call.index))
-            for k, value in enumerate(call.inputs()):
-                edges.append({"source": source[value.id], "target": node_id, "input": k})
-            for value in call.outputs:
-                if value is not None:
-                    source[value.id] = node_id
-        for value in self.outputs:
-            node_id = add("tensor", f"%{value.id}", None, value, "output")
-            edges.append({"source": source[value.id], "target": node_id, "input": 0})
-        return annotate(VizGraph(nodes, edges, []), self, plan, memory)
 
 
 def _values_in(obj):

@@ -11,8 +11,8 @@ first time it runs (then cached by numba on disk, so the next process skips the 
 
 import numpy as np
 
-from . import recycle
 from .codegen import collapse, kernel_source, load, reduction_kind
+from .extras import recycle
 
 
 class FusedKernel:

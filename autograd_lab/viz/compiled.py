@@ -3,13 +3,13 @@
     >>> import autograd_lab as ag
     >>> f = ag.compile(lambda x: ((x * 2).tanh() + 1).sum())
     >>> y = f(ag.ones(8, requires_grad=True))
-    >>> f.graph.to_viz(f.plan).clusters["fused0"]["label"]    # the traced calls, fused ones framed
+    >>> graph_to_viz(f.graph, f.plan).clusters["fused0"]["label"]  # the calls, fused ones framed
     'fused: mul·tanh·add'
     >>> [n["label"] for n in ag.viz.snapshot(y).nodes if not n.get("fused_into")]
     ['tensor', 'Fused', 'Sum', 'output']
 
 One compiled function, two pictures, drawn by every viewer (the SVG and the widget):
-- the IR view, `graph.to_viz(plan, memory=...)` (or `f.show()`): one box per traced call; the
+- the IR view, `graph_to_viz(graph, plan, memory=...)` (or `ag.show(f)`): one box per call; the
   calls fused into one kernel sit in a *cluster*, an orange frame titled "fused: mul·tanh·add".
   With a memory plan, every value says where it lives ("buf 2 · freed after %7") and the replay
   slider shows which values are alive, and which are already freed, after each call.
@@ -23,7 +23,10 @@ graph's `clusters` lists with kind "fused", so viewers can draw it in its own co
 are described in CONTRACT.md.
 """
 
-from .graph import LOCAL_DERIVATIVES
+import numpy as np
+
+from ..compile.extras.memory import plan_memory
+from .graph import LOCAL_DERIVATIVES, Graph
 
 MAX_NAMES = 6  # a cluster's title names at most this many ops (GELU fuses nine)
 
@@ -254,32 +257,61 @@ def bytes_text(n):
     return f"{n / 1e6:.3g} MB"
 
 
+# ---- the IR view: the traced graph, drawn -----------------------------------------------------------
+
+
+def graph_to_viz(graph, plan=None, memory=None):
+    """A traced IR Graph (autograd_lab.compile) in the viewers' format: draw it with
+    `GraphWidget(graph_to_viz(g))` or `to_svg(...)`.
+
+    Inputs and constants become tensor nodes, calls become op nodes (the value of an op node
+    is its output), the outputs become tensor nodes at the right. With a fusion `plan`, the
+    calls of each fused group share a scope `fused0`, `fused1`, ... so the viewer draws each
+    group as one box. With a `memory` plan (compile/extras/memory.py), each value shows where
+    it lives and when it is freed (`annotate`).
+    """
+    group_of = {}
+    for number, group in enumerate(getattr(plan, "groups", ()) or ()):
+        for call in group.calls:
+            group_of[call.index] = f"fused{number}"
+    nodes, edges, source = [], [], {}
+
+    def add(kind, label, op, value, role, scope=None):
+        node_id = f"n{len(nodes)}"
+        nodes.append({"id": node_id, "kind": kind, "label": label, "op": op, "name": None,
+                      "role": role, "shape": list(value.shape) if value else [],
+                      "dtype": np.dtype(value.dtype).name if value else None, "value": None,
+                      "grad": None, "saved": [], "is_saved": False, "scope": scope,
+                      "order": len(nodes), "derivative": None})  # fmt: skip
+        return node_id
+
+    for value in graph.values():
+        if value.kind != "result":
+            label = f"%{value.id}" if value.kind == "input" else f"const %{value.id}"
+            role = "input" if value.kind == "input" else "parameter"
+            source[value.id] = add("tensor", label, None, value, role)
+    for call in graph.calls:
+        first = next((v for v in call.outputs if v is not None), None)
+        label = call.name.replace("Backward0", "").replace("Backward1", "")
+        node_id = add("op", label, call.name, first, "intermediate", group_of.get(call.index))
+        for k, value in enumerate(call.inputs()):
+            edges.append({"source": source[value.id], "target": node_id, "input": k})
+        for value in call.outputs:
+            if value is not None:
+                source[value.id] = node_id
+    for value in graph.outputs:
+        node_id = add("tensor", f"%{value.id}", None, value, "output")
+        edges.append({"source": source[value.id], "target": node_id, "input": 0})
+    return annotate(Graph(nodes, edges, []), graph, plan, memory)
+
+
 # ---- showing a compiled function ----------------------------------------------------------------
 
 
 def compiled_view(compiled):
-    """The IR view of one compiled signature (`CompiledFunction._current()`): its traced graph,
+    """The IR view of one compiled signature (`CompiledFunction.current()`): its traced graph,
     fused groups as clusters, and its memory plan (planned here when compile() made none)."""
     memory = compiled.memory_plan
     if memory is None:
-        from ..compile.memory import plan_memory
-
         memory = plan_memory(compiled.executed)  # lifetimes of the forward pass
-    return compiled.graph.to_viz(compiled.plan, memory=memory)
-
-
-def show_compiled(compiled, static=False):
-    """The live widget of `compiled_view` (`static=True`: the SVG picture)."""
-    graph = compiled_view(compiled)
-    if static:
-        from .svg import to_svg
-
-        svg = to_svg(graph)
-        try:
-            from IPython.display import SVG
-        except ImportError:  # plain Python: the SVG text itself
-            return svg
-        return SVG(data=svg)
-    from .widget import GraphWidget
-
-    return GraphWidget(graph, names={})
+    return graph_to_viz(compiled.graph, compiled.plan, memory=memory)

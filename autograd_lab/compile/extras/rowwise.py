@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..autograd.function import Op
-from ..nn import functional as F
-from ..ops import reduction as red
-from .fuse import Dependencies, Group, _connect, fusable
-from .ir import Value
-from .rules import rule_for
-from .traced import WholeCall
+from ...autograd.function import Op
+from ...nn import functional as F
+from ...ops import reduction as red
+from ..fuse import Group, find_groups, fusable
+from ..ir import Value
+from ..rules import rule_for
+from ..trace import WholeCall
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 REDUCTIONS = (red.SumDim, red.MeanDim, red.MaxDim, red.MinDim, red.Var, red.Std, red.LogSumExp)
@@ -257,76 +257,59 @@ def _merged(a, b):
     return kinds, patterns
 
 
-# ---- finding the groups ------------------------------------------------------------------------------
+# ---- the policy fuse.find_groups follows ----------------------------------------------------------
+
+
+class Rows:
+    """The policy of row-wise groups (compile/fuse.py's find_groups asks it, as it asks
+    Elementwise): which calls can be in a group, whether a call fits a group's frame and
+    layouts, and which groups are worth a kernel. `kernel` makes a kept group's (RowKernel)."""
+
+    def __init__(self, graph, kernel=None):
+        self.kernel = kernel
+        readers, returned = graph.consumers(), {v.id for v in graph.outputs}
+        # is nobody reading a value? (max(dim)'s indices must be unused: the kernel makes none)
+        self.unused = lambda value: (
+            value is None or (value.id not in readers and value.id not in returned)
+        )
+
+    def role(self, call):
+        return role(call, self.unused)
+
+    def start(self, call, kind):
+        frame = frame_of(call, kind)
+        dtype = call.outputs[0].dtype if kind == "elementwise" else call.args[0].dtype
+        if frame is None or dtype not in _FLOATS or np.prod(frame) <= 1:
+            return None
+        fits = fit(call, kind, {}, {}, frame, dtype, call.outputs[0].device)
+        if fits is None:
+            return None
+        group = RowGroup([call], frame, dtype, call.outputs[0].device, 1 << call.index)
+        group.kinds, group.patterns = dict(fits[0]), dict(fits[1])
+        return group
+
+    def fit(self, group, call, kind):
+        fits = fit(call, kind, group.kinds, group.patterns, group.shape, group.dtype, group.device)
+        return None if fits is None else ({**group.kinds, **fits[0]}, {**group.patterns, **fits[1]})
+
+    def merge(self, group, other):
+        if (group.shape, group.dtype, group.device) != (other.shape, other.dtype, other.device):
+            return None
+        return _merged(group, other)
+
+    def absorb(self, group, update):
+        group.kinds, group.patterns = update
+
+    def keep(self, group):
+        roles = [self.role(call) for call in group.calls]
+        if str(group.device) != "cpu" or not {"reduction", "softmax", "loss"} & set(roles):
+            return False
+        # a lone sum or max: numpy does it in one pass already
+        return (
+            len(group.calls) > 1 or roles[0] == "loss" or issubclass(group.calls[0].fn, COMPOSITES)
+        )
 
 
 def find_row_groups(graph):
-    """The row-wise groups of a graph (see the module docstring), in execution order."""
-    readers = graph.consumers()
-    returned = {v.id for v in graph.outputs}
-    dependencies = Dependencies(graph)
-    producer, acyclic = dependencies.producer, dependencies.acyclic
-
-    def unused(value):
-        return value is None or (value.id not in readers and value.id not in returned)
-
-    groups, group_of = [], {}
-    for call in graph.calls:
-        kind = role(call, unused)
-        if kind is None:
-            continue
-        joined = None
-        for value in call.inputs():
-            made_by = producer.get(value.id)
-            group = group_of.get(made_by.index) if made_by is not None else None
-            if group is None or group is joined:
-                continue
-            if joined is None:
-                fits = fit(call, kind, group.kinds, group.patterns, group.shape, group.dtype,
-                           group.device)  # fmt: skip
-                if fits is None or not acyclic(group.calls + [call], group.mask | 1 << call.index):
-                    continue
-                joined = group
-                joined.calls.append(call)
-                joined.mask |= 1 << call.index
-                group_of[call.index] = joined
-                joined.kinds.update(fits[0])
-                joined.patterns.update(fits[1])
-                continue
-            # the call links two groups: merge the other one into `joined`
-            if (group.shape, group.dtype, group.device) != (joined.shape, joined.dtype,
-                                                            joined.device):  # fmt: skip
-                continue
-            merged = _merged(joined, group)
-            if merged is None or not acyclic(joined.calls + group.calls, joined.mask | group.mask):
-                continue
-            joined.calls = sorted(joined.calls + group.calls, key=lambda c: c.index)
-            joined.mask |= group.mask
-            joined.kinds, joined.patterns = merged
-            groups.remove(group)
-            for member in group.calls:
-                group_of[member.index] = joined
-        if joined is None:
-            frame = frame_of(call, kind)
-            dtype = call.outputs[0].dtype if kind == "elementwise" else call.args[0].dtype
-            if frame is None or dtype not in _FLOATS or np.prod(frame) <= 1:
-                continue
-            fits = fit(call, kind, {}, {}, frame, dtype, call.outputs[0].device)
-            if fits is None:
-                continue
-            group = RowGroup([call], frame, dtype, call.outputs[0].device, 1 << call.index)
-            group.kinds, group.patterns = dict(fits[0]), dict(fits[1])
-            groups.append(group)
-            group_of[call.index] = group
-    kept = []
-    for group in groups:
-        roles = [role(c, unused) for c in group.calls]
-        if str(group.device) != "cpu" or not any(r in ("reduction", "softmax", "loss")
-                                                 for r in roles):  # fmt: skip
-            continue
-        if len(group.calls) == 1 and roles[0] != "loss" and not issubclass(
-                group.calls[0].fn, COMPOSITES):  # fmt: skip
-            continue  # a lone sum or max: numpy does it in one pass already
-        _connect(group, graph)
-        kept.append(group)
-    return kept
+    """The row-wise groups of a graph, in execution order (fuse.find_groups with this policy)."""
+    return find_groups(graph, Rows(graph))

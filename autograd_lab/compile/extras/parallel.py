@@ -27,11 +27,11 @@ graph are renumbered afterwards in the program's order, so backward runs in the 
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ..autograd import function
-from ..autograd.grad_mode import _state
-from ..tensor import Tensor
-from .ir import map_values
-from .run import check_inputs
+from ...autograd import function
+from ...autograd.grad_mode import _state
+from ...tensor import Tensor
+from ..ir import map_values
+from ..run import check_inputs
 
 # Below this many bytes read and written, a call runs in the calling thread. Measured on the 2-core
 # machine: handing a task to a waiting thread and collecting it costs ~10 us (median), and numpy's
@@ -188,8 +188,8 @@ def measure_two_branches(make_inputs, fn, repeats=7, threads=THREADS, min_bytes=
     the lesson; tests never assert on time). Returns (sequential, parallel)."""
     import time
 
-    from .run import run
-    from .trace import trace
+    from ..run import run
+    from ..trace import trace
 
     inputs = make_inputs()
     graph = trace(fn, *inputs)

@@ -44,8 +44,8 @@ compiler turns an integer max into vector instructions, a float max with NaN rul
 
 import numpy as np
 
-from ..ops.scalar import Expr, where
-from .codegen import PARALLEL_MIN_ELEMENTS, Block, function, header
+from ...ops.scalar import Expr, where
+from ..codegen import PARALLEL_MIN_ELEMENTS, Block, function, header
 from .rowprogram import REDUCE
 
 INDEX = {"full": "[r, j]", "row": "[r]", "col": "[j]", "one": "[0]"}

@@ -30,12 +30,12 @@ formulas say so too), so no gradient is sent through them.
 
 from dataclasses import dataclass, field
 
-from ..ops import elementwise as ew
-from ..ops import reduction as red
-from ..ops.scalar import Expr, source, sqrt, where
-from .ir import Value
+from ...ops import elementwise as ew
+from ...ops import reduction as red
+from ...ops.scalar import Expr, source, sqrt, where
+from ..ir import Value
+from ..rules import Rule, rule_for, rule_of
 from .rowwise import loss_form, pattern, role
-from .rules import Rule, rule_for, rule_of
 
 REDUCE = ("sum", "max", "min", "argmax")
 

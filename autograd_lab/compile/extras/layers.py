@@ -48,10 +48,10 @@ tests check it).
 
 import numpy as np
 
-from ..ops.elementwise import Relu
-from ..ops.fast_reduce import sum_array
-from ..ops.nn import Addmm, LinearMm
-from ..tensor import _make
+from ...ops.elementwise import Relu
+from ...ops.fast_reduce import sum_array
+from ...ops.nn import Addmm, LinearMm
+from ...tensor import _make
 
 
 def layer_steps(graph, inputs, routed):

@@ -51,10 +51,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad
-from ..autograd.graph import observe
-from ..tensor import _make
-from .ir import map_values
+from ...autograd.grad_mode import enable_grad
+from ...autograd.graph import observe
+from ...tensor import _make
+from ..ir import map_values
 from .layers import LinearStep, ReluStep, layer_steps
 
 # ---- (a) the timeline of live bytes ---------------------------------------------------------------

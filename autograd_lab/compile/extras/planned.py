@@ -47,13 +47,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..autograd import engine
-from ..autograd.function import Function
-from ..autograd.grad_mode import _state, enable_grad
-from ..tensor import Tensor, _make
-from .ir import map_values
+from ...autograd import engine
+from ...autograd.function import Function
+from ...autograd.grad_mode import _state, enable_grad
+from ...tensor import Tensor, _make
+from ..ir import map_values
+from ..run import check_inputs, run
 from .layers import layer_steps
-from .run import check_inputs, run
 
 watchers = []  # timelines recording now (memory.record_memory): they get a sample per step that
 # the executor runs itself, since those steps make no autograd node that they could observe

@@ -35,8 +35,8 @@ pass). Row values the forward computed are read from `saved`, never recomputed.
 
 from functools import reduce
 
-from ..ops.scalar import Expr, where
-from .codegen import Block
+from ...ops.scalar import Expr, where
+from ..codegen import Block
 from .rowcode import INDEX, Emitter, Passes, block_lines, forward_body, inputs, kernel
 from .rowprogram import Step
 

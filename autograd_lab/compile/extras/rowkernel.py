@@ -24,13 +24,13 @@ import warnings
 
 import numpy as np
 
-from ..autograd import no_grad
-from ..autograd.grad_mode import _state
-from ..tensor import _make
+from ...autograd import no_grad
+from ...autograd.grad_mode import _state
+from ...tensor import _make
+from ..codegen import Printer, literal_writer, load
+from ..fuse import Fused, compose_backward, replay
+from ..kernel import _unexpanded
 from . import recycle
-from .codegen import Printer, literal_writer, load
-from .fuse import Fused, compose_backward, replay
-from .kernel import _unexpanded
 from .rowcode import forward_source, module_source, parallel_pays
 from .rowgrad import ahead_source, backward_source
 from .rowprogram import RowProgram
