@@ -46,7 +46,7 @@ from .ops import *  # noqa: F403 - every op is also a top-level function, as in 
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401
 from .tensor import Tensor  # noqa: F401
 from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
-from .viz import trace  # noqa: F401 - `with autograd_lab.trace(): ...` records a graph
+from .viz import record  # noqa: F401 - `with autograd_lab.record() as r: ...`: see a graph
 
 __version__ = "0.1.0"
 

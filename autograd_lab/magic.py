@@ -13,9 +13,9 @@
 
 Options: `-b/--backward`, `--root EXPR` (what to draw; default: the cell's last expression, else
 the results nothing else used), `--max-nodes N`, `--static` (an SVG picture instead of the live
-widget), `-o NAME` (keep the widget, or the Graph with --static, in a variable). `%autograd?` lists
+widget), `-o NAME` (keep the widget, or the Snapshot with --static, in a variable). `%autograd?` lists
 them. Scripts and tests have the same features as functions: `show(e)` and
-`with autograd_lab.viz.trace() as t: ...`.
+`with autograd_lab.record() as recording: ...`.
 """
 
 import ast
@@ -23,7 +23,7 @@ import ast
 from .compile.api import CompiledFunction
 from .tensor import Tensor
 from .viz.compiled import compiled_view
-from .viz.graph import caller_tensor_names, snapshot, tensor_names, trace
+from .viz.graph import caller_tensor_names, record, snapshot, tensor_names
 
 try:  # IPython is needed only for the magics: show() works in plain Python too
     from IPython.core.error import UsageError
@@ -68,7 +68,7 @@ def show(*roots, names=None, static=False, max_nodes=None):
 
 
 def _view(graph, static, max_nodes, names=None):
-    """The widget for a Graph, or its SVG picture (an IPython SVG object when IPython is there)."""
+    """The widget for a Snapshot, or its SVG picture (an IPython SVG object with IPython)."""
     if static:
         from .viz.svg import to_svg
 
@@ -99,7 +99,7 @@ HELP = {  # the options' help, shown by `%autograd?` and `%%autograd?`
     "the cell made that nothing else used)",
     "max_nodes": "collapse scopes (layers) when the graph has more than N nodes",
     "static": "draw an SVG picture, not the live widget",
-    "output": "keep the widget (with --static: the Graph) in the variable NAME",
+    "output": "keep the widget (with --static: the Snapshot) in the variable NAME",
 }
 
 
@@ -119,7 +119,7 @@ class AutogradMagics(Magics):
         __tracebackhide__ = True  # IPython leaves this frame out of the user's traceback
         args = parse_argstring(self.autograd_cell, line)
         _check(args)
-        with trace() as recorded:
+        with record() as recorded:
             result = _run_cell(self.shell, cell, header=f"%%autograd {line}")
             if args.root is not None:
                 roots = _tensors_in(self.shell.ev(_unquote(args.root)), f"--root {args.root}")
@@ -145,7 +145,7 @@ class AutogradMagics(Magics):
         _check(args)
         expression = " ".join(args.expression)
         with (
-            trace() as recorded
+            record() as recorded
         ):  # an expression such as `c * d` makes new nodes: keep their values
             roots = _tensors_in(self.shell.ev(_unquote(expression)), expression)
         graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))

@@ -61,11 +61,11 @@ def to_numpy(t):
 
 
 def traced_seed_example(backward=True):
-    """The classic graph, recorded by viz.trace(): a = 2, b = 6, c = a + b, d = b + 1, e = c * d,
-    then e.backward() (a.grad = 7, b.grad = 15). Returns the Trace and the tensors by name."""
-    from autograd_lab.viz import trace
+    """The classic graph, recorded by viz.record(): a = 2, b = 6, c = a + b, d = b + 1, e = c * d,
+    then e.backward() (a.grad = 7, b.grad = 15). Returns the Recording and the tensors by name."""
+    from autograd_lab.viz import record
 
-    with trace() as t:
+    with record() as t:
         a = ag.tensor(2.0, requires_grad=True)
         b = ag.tensor(6.0, requires_grad=True)
         c = a + b

@@ -39,8 +39,8 @@ START_TIMEOUT = 60  # seconds for JupyterLab to answer
 UI_TIMEOUT = 45_000  # milliseconds for anything on the page (the first kernel start is the slowest)
 
 NOTEBOOK_CELLS = [
-    "import autograd_lab as ag\nfrom autograd_lab.viz import trace\nfrom autograd_lab.viz.widget import GraphWidget",
-    "with trace() as t:\n"
+    "import autograd_lab as ag\nfrom autograd_lab.viz import record\nfrom autograd_lab.viz.widget import GraphWidget",
+    "with record() as t:\n"
     "    a = ag.tensor(2.0, requires_grad=True)\n"
     "    b = ag.tensor(6.0, requires_grad=True)\n"
     "    c = a + b\n"
@@ -50,7 +50,7 @@ NOTEBOOK_CELLS = [
     "w = GraphWidget(t)\nw",
     "w.step = 4  # Python moves the view",
     'print(f"python sees step {w.step}, selected {w.selected}")',
-    "with trace() as t2:\n"
+    "with record() as t2:\n"
     "    x = ag.ones(2, 3)\n"
     '    with ag.autograd.scope("layer"):\n'
     "        weight = ag.full((3, 2), 0.5, requires_grad=True)\n"
@@ -59,7 +59,7 @@ NOTEBOOK_CELLS = [
     "    loss.backward()\n"
     "GraphWidget(t2)",
     # a 10,000-node graph in 20 scopes: it must open collapsed and leave the page responsive
-    "with trace() as t3:\n"
+    "with record() as t3:\n"
     "    z = ag.ones(1, requires_grad=True)\n"
     "    for layer in range(20):\n"
     '        with ag.autograd.scope(f"layer{layer}"):\n'

@@ -20,7 +20,7 @@ from IPython.utils.capture import capture_output  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
 from autograd_lab.magic import load_ipython_extension, show  # noqa: E402
-from autograd_lab.viz.graph import Graph  # noqa: E402
+from autograd_lab.viz.snapshot import Snapshot  # noqa: E402
 from autograd_lab.viz.widget import GraphWidget  # noqa: E402
 
 SEED_EXAMPLE = """\
@@ -70,7 +70,7 @@ def plain(text):
 
 
 def by_name(graph):
-    """{variable name: node} for the named tensor nodes of a Graph."""
+    """{variable name: node} for the named tensor nodes of a Snapshot."""
     return {n["name"]: n for n in graph.nodes if n["kind"] == "tensor" and n["name"]}
 
 
@@ -142,7 +142,7 @@ def test_static_option_displays_an_svg(shell):
     assert displayed(captured) == [{SVG, "text/plain"}]
     svg = captured.outputs[0].data[SVG]
     assert svg.lstrip().startswith("<svg") and "c = Add" in svg
-    assert isinstance(shell.user_ns["g"], Graph)  # --static keeps the Graph, not a widget
+    assert isinstance(shell.user_ns["g"], Snapshot)  # --static keeps the Snapshot, not a widget
 
 
 def test_max_nodes_option_reaches_the_widget(shell):

@@ -784,7 +784,7 @@ def test_each_module_scopes_the_nodes_it_creates():
         nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Tanh())),
         nn.MSELoss(),
     )
-    with ag.viz.trace() as t:
+    with ag.viz.record() as t:
         loss = loss_fn(model(ag.ones(5, 3)), ag.zeros(5, 2)) * 2
         seq(ag.ones(1, 2))
     assert [(node.name(), t.scopes.get(node)) for node in t.nodes] == [
@@ -839,7 +839,7 @@ def test_a_deeper_module_called_directly_is_named_by_its_path():
         def forward(self, x):
             return self.block[0](x)  # skips the Sequential's own forward
 
-    with ag.viz.trace() as t:
+    with ag.viz.record() as t:
         Skipper()(ag.ones(1, 2))
     assert [t.scopes.get(node) for node in t.nodes] == ["Skipper/block.0 (Linear)"]
 
@@ -862,7 +862,7 @@ def test_to_cuda_moves_parameters_grads_and_buffers_in_place():
 
 def test_viewer_labels_parameters_by_their_qualified_names():
     """Drawn under a viewer, a module's parameters carry the names named_parameters() gives them."""
-    from autograd_lab.viz import trace
+    from autograd_lab.viz import record
 
     class Block(ag.nn.Module):
         def __init__(self):
@@ -873,7 +873,7 @@ def test_viewer_labels_parameters_by_their_qualified_names():
             return self.fc(x).tanh()
 
     model = ag.nn.Sequential(ag.nn.Linear(4, 2), Block())
-    with trace() as t:
+    with record() as t:
         y = model(ag.randn(5, 4)).sum()
     labels = {
         n["label"] for n in t.graph(y).nodes if n["kind"] == "tensor" and n["role"] == "parameter"

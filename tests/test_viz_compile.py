@@ -180,7 +180,7 @@ def test_without_the_kernel_the_ops_are_chained_in_the_order_they_ran(compiled_r
 
 def test_backward_events_still_name_the_fused_node(compiled_result):
     f, _, x = compiled_result
-    with ag.viz.trace() as t:
+    with ag.viz.record() as t:
         y = f(x, ag.full((3, 4), 0.1))
         y.backward()
     g = t.graph(y)

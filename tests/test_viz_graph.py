@@ -7,7 +7,7 @@ import pytest
 from conftest import traced_seed_example as seed_example
 
 import autograd_lab as ag
-from autograd_lab.viz import snapshot, summarize, trace
+from autograd_lab.viz import record, snapshot, summarize
 
 
 def test_seed_example_nodes_roles_values_and_grads():
@@ -78,7 +78,7 @@ def test_backward_events_follow_the_engines_real_order():
 
 def test_run_events_match_the_order_hooks_fire_in():
     fired = []
-    with trace() as t:
+    with record() as t:
         x = ag.tensor([1.0, 2.0], requires_grad=True)
         ys = [x * k for k in (1.0, 2.0, 3.0)]
         for k, y in enumerate(ys):
@@ -116,7 +116,7 @@ def test_names_first_alias_wins_and_private_names_are_ignored():
 
 
 def test_scopes_are_recorded_as_slash_paths():
-    with trace() as t:
+    with record() as t:
         x = ag.tensor([1.0, 2.0], requires_grad=True)
         with ag.autograd.scope("mlp"):
             with ag.autograd.scope("layer1"):
@@ -128,7 +128,7 @@ def test_scopes_are_recorded_as_slash_paths():
 
 
 def test_trace_roots_default_to_results_nothing_consumed():
-    with trace() as t:
+    with record() as t:
         x = ag.tensor(3.0, requires_grad=True)
         y = x * x
         z = y + 1
@@ -177,7 +177,7 @@ def test_unknown_node_id_is_a_clear_error():
 
 
 def test_trace_graph_keeps_results_that_are_already_gone():
-    with trace() as t:
+    with record() as t:
         x = ag.tensor([1.0, 2.0], requires_grad=True)
         (x * x).sum().backward()  # neither x * x nor its sum is kept in a variable
     g = t.graph()

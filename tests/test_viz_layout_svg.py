@@ -1,6 +1,6 @@
 """Layout and static SVG of graph snapshots: determinism, geometry, collapsing, and what is drawn.
 
-Graphs come from the real recorder (`viz.trace`) where the engine matters, and from small
+Graphs come from the real recorder (`viz.record`) where the engine matters, and from small
 hand-made graphs (the CONTRACT.md format) where the shape matters: chains, fans, random DAGs.
 """
 
@@ -12,7 +12,7 @@ from conftest import traced_seed_example
 
 import autograd_lab as ag
 from autograd_lab.autograd import scope
-from autograd_lab.viz.graph import snapshot, trace
+from autograd_lab.viz.graph import record, snapshot
 from autograd_lab.viz.layout import CHAR_W, default_collapsed, expand, layout, scope_counts
 from autograd_lab.viz.svg import render_svg, state_at, step_count, to_matplotlib, to_png, to_svg
 
@@ -34,7 +34,7 @@ def mlp_example():
     x = ag.randn(4, 3)
     w1, b1 = ag.randn(3, 5, requires_grad=True), ag.zeros(5, requires_grad=True)
     w2, b2 = ag.randn(5, 1, requires_grad=True), ag.zeros(1, requires_grad=True)
-    with trace() as t:
+    with record() as t:
         with scope("mlp"):
             with scope("layer1"):
                 h = (x @ w1 + b1).tanh()
@@ -416,7 +416,7 @@ def test_a_step_says_what_happened():
 
 
 def test_accumulated_gradients_add_up_step_by_step():
-    with trace() as t:
+    with record() as t:
         b = ag.tensor(6.0, requires_grad=True)
         e = b * 3
         e.backward(retain_graph=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import autograd_lab as ag
-from autograd_lab.viz import trace
+from autograd_lab.viz import record
 
 try:
     import anywidget  # noqa: F401
@@ -32,7 +32,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 def scoped_example():
     """A two-layer network whose layers are named with autograd.scope."""
-    with trace() as t:
+    with record() as t:
         x = ag.ones(4, 3)
         with ag.autograd.scope("mlp"):
             with ag.autograd.scope("layer1"):
@@ -95,9 +95,9 @@ def test_built_from_tensors_a_trace_or_a_graph_alike():
     e = names["e"]
     from_trace = GraphWidget(t, names=names)
     from_graph = GraphWidget(t.graph(names=names))
-    from_root = GraphWidget(e, trace=t, names=names)
+    from_root = GraphWidget(e, recording=t, names=names)
     assert from_trace.graph == from_graph.graph == from_root.graph
-    # without trace=: the graph e keeps (no backward events, no intermediate values)
+    # without recording=: the graph e keeps (no backward events, no intermediate values)
     plain = GraphWidget(e, names=names)
     assert plain.n_steps == 3 and plain.graph["events"] == []
 

@@ -24,7 +24,9 @@ class observe:
     needs to replay it: `node._fn.apply(*args, **kwargs)`). `on_backward(event, node, detail)`
     is called as backward runs, in the engine's order: ("run", node, grads it received),
     ("send", node, (next_node, input_nr, grad)) and ("accumulate", node, grad) at a leaf.
-    Observers are per thread; an inner `observe` replaces an outer one until it exits.
+    The gradients are lent for the call: copy one to keep it, as the engine may add later
+    gradients into it (engine.py, `_add`). Observers are per thread; an inner `observe` replaces
+    an outer one until it exits.
     """
 
     def __init__(self, on_node=None, on_backward=None, on_call=None):

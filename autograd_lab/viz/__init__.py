@@ -1,20 +1,23 @@
 """Seeing the graph: a snapshot of it as data, and the viewers that draw it.
 
-    from autograd_lab.viz import trace, to_svg
-    with trace() as t:
+    from autograd_lab.viz import record, to_svg
+    with record() as recording:
         loss = ...; loss.backward()
-    graph = t.graph()        # nodes, edges and the backward pass in the engine's order
-    to_svg(graph)            # a deterministic picture; GraphWidget(graph) is the live one
+    graph = recording.graph()    # a Snapshot: nodes, edges, the backward pass in the engine's order
+    to_svg(graph)                # a deterministic picture; GraphWidget(graph) is the live one
 
-graph.py (the snapshot), layout.py (where boxes go), svg.py (static pictures), widget.py + graph.js
-(the live widget), plots.py (matplotlib figures), live.py (progress bars and a live training
-figure), compiled.py (compiled functions: fused kernels as clusters, the memory plan per node). The widget needs anywidget, the plots matplotlib: both come with the `lab` extra and are
-imported only when used.
+snapshot.py (the Snapshot, plain data), graph.py (reading an autograd graph into one, and
+recording it being built and run), layout.py (where boxes go), svg.py (static pictures),
+widget.py + graph.js (the live widget), plots.py (matplotlib figures), live.py (progress bars and
+a live training figure), compiled.py (compiled functions: fused kernels as clusters, the memory
+plan per node), memory_plots.py (memory timelines). The widget needs anywidget, the plots
+matplotlib: both come with the `lab` extra and are imported only when used.
 """
 
-from .graph import LOCAL_DERIVATIVES, Graph, Trace, snapshot, summarize, trace
+from .graph import Recording, record, snapshot
 from .layout import default_collapsed, expand, layout, scope_counts
 from .live import LiveTraining, progress, set_progress
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 from .svg import render_svg, step_count, to_matplotlib, to_png, to_svg
 
 
@@ -28,7 +31,23 @@ def __getattr__(name):
 
 
 __all__ = [
-    "LOCAL_DERIVATIVES", "Graph", "GraphWidget", "LiveTraining", "Trace", "default_collapsed",
-    "expand", "layout", "progress", "render_svg", "scope_counts", "set_progress", "snapshot",
-    "step_count", "summarize", "to_matplotlib", "to_png", "to_svg", "trace",
-]  # fmt: skip
+    "LOCAL_DERIVATIVES",
+    "GraphWidget",
+    "LiveTraining",
+    "Recording",
+    "Snapshot",
+    "default_collapsed",
+    "expand",
+    "layout",
+    "progress",
+    "record",
+    "render_svg",
+    "scope_counts",
+    "set_progress",
+    "snapshot",
+    "step_count",
+    "summarize",
+    "to_matplotlib",
+    "to_png",
+    "to_svg",
+]

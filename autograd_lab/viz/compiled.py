@@ -26,7 +26,7 @@ are described in CONTRACT.md.
 import numpy as np
 
 from ..compile.extras.memory import plan_memory
-from .graph import LOCAL_DERIVATIVES, Graph
+from .snapshot import LOCAL_DERIVATIVES, Snapshot
 
 MAX_NAMES = 6  # a cluster's title names at most this many ops (GELU fuses nine)
 
@@ -141,7 +141,7 @@ def _member(node_id, name, call, fused_node):
 
 
 def annotate(viz, graph, plan=None, memory=None):
-    """What `Graph.to_viz(plan, memory)` adds to its drawing of the traced `graph`: a cluster per
+    """What `graph_to_viz(graph, plan, memory)` adds to its drawing of the traced `graph`: a cluster per
     fused group of `plan` (to_viz puts group k's calls in scope `fused{k}`) and, with a memory
     plan (compile/memory.py), each value's place in it and the values alive after each call.
 
@@ -302,7 +302,7 @@ def graph_to_viz(graph, plan=None, memory=None):
     for value in graph.outputs:
         node_id = add("tensor", f"%{value.id}", None, value, "output")
         edges.append({"source": source[value.id], "target": node_id, "input": 0})
-    return annotate(Graph(nodes, edges, []), graph, plan, memory)
+    return annotate(Snapshot(nodes, edges, []), graph, plan, memory)
 
 
 # ---- showing a compiled function ----------------------------------------------------------------

@@ -1,107 +1,45 @@
-"""Graph snapshot: the nodes, edges and backward events behind tensors, as plain data.
+"""Reading the autograd graph into a Snapshot: the nodes, edges and backward events behind tensors.
 
     >>> import autograd_lab as ag
-    >>> from autograd_lab.viz import trace
-    >>> with trace() as t:
+    >>> from autograd_lab.viz import record
+    >>> with record() as recording:
     ...     a = ag.tensor(2.0, requires_grad=True); b = ag.tensor(6.0, requires_grad=True)
     ...     e = (a + b) * (b + 1)
     ...     e.backward()
-    >>> g = t.graph(e, names={"a": a, "b": b, "e": e})
+    >>> g = recording.graph(e, names={"a": a, "b": b, "e": e})
     >>> [n["label"] for n in g.nodes]
     ['a', 'b', 'Add', 'Add', 'e = Mul', 'e']
 
 Every viewer reads this one structure (the SVG, the widget, the magic): a viewer never walks the
 autograd graph itself. `snapshot(*roots)` reads what the graph keeps (node names, shapes, saved
-tensors, leaves' values and grads). `trace()` also watches the graph being built and run, so it
+tensors, leaves' values and grads). `record()` also watches the graph being built and run, so it
 knows more: the value of every intermediate result, the scope it was made in, and the backward
 pass as the engine really ran it (which node ran, which gradient went where, what accumulated).
 
-The format (`Graph.to_dict()` is JSON-safe) is described in CONTRACT.md beside this file.
+NB: `autograd_lab.compile.trace` is something else: it writes a function down as an IR program to
+compile (as `torch.jit.trace` does); recording only watches, and changes nothing.
+
+The format (viz/snapshot.py's `Snapshot`, whose `to_dict()` is JSON-safe) is described in
+CONTRACT.md beside this file.
 """
 
 import inspect
-import math
 import weakref
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..autograd.function import AccumulateGrad, grad_accumulator_of
 from ..autograd.graph import current_scope, observe
-from ..ops import registry
 from ..tensor import Tensor
-
-# What each op's backward multiplies by, in words (shown when hovering a node): each op's record
-# says it (its `derivative`, ops/registry.py)
-LOCAL_DERIVATIVES = registry.derivatives()
-
-
-@dataclass
-class Graph:
-    """Nodes, edges and backward events, all plain data (see CONTRACT.md)."""
-
-    nodes: list = field(default_factory=list)
-    edges: list = field(default_factory=list)
-    events: list = field(default_factory=list)
-    clusters: dict = field(default_factory=dict)  # scope path -> a fused group drawn as a cluster
-    memory: dict | None = None  # a memory plan, step by step (the IR view of compile, optional)
-
-    def node(self, node_id):
-        for node in self.nodes:
-            if node["id"] == node_id:
-                return node
-        raise KeyError(f"no node {node_id!r} in this graph (ids are n0 to n{len(self.nodes) - 1})")
-
-    def to_dict(self):
-        data = {"nodes": self.nodes, "edges": self.edges, "events": self.events}
-        if self.clusters:  # optional parts: a graph without them is what it always was
-            data["clusters"] = self.clusters
-        if self.memory is not None:
-            data["memory"] = self.memory
-        return data
-
-    def __repr__(self):
-        return f"Graph({len(self.nodes)} nodes, {len(self.edges)} edges, {len(self.events)} backward events)"
-
-
-# ---- summaries of tensor values -------------------------------------------------------------------
-
-
-def _number(value):
-    """A JSON-safe number, rounded to 6 significant digits so printed text is stable."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    value = float(value)
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return float(f"{value:.6g}")
-
-
-def summarize(tensor, max_values=16):
-    """Shape, element count, the values themselves when few, and min/max/mean/norm."""
-    data = tensor._data if isinstance(tensor, Tensor) else np.asarray(tensor)
-    summary = {"shape": list(data.shape), "numel": int(data.size), "values": None}
-    if data.size <= max_values:
-        values = np.vectorize(_number, otypes=[object])(data) if data.size else data
-        summary["values"] = values.tolist()
-    if data.size and data.dtype.kind in "fiub":
-        numbers = data.astype(np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            stats = (numbers.min(), numbers.max(), numbers.mean(), np.sqrt((numbers**2).sum()))
-        summary.update(zip(("min", "max", "mean", "norm"), map(_number, stats)))
-    else:
-        summary.update(min=None, max=None, mean=None, norm=None)
-    return summary
-
+from .compiled import expand_fused
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 
 # ---- watching the graph being built and run ----------------------------------------------------------
 
 
-class Trace:
+class Recording:
     """Records, while active, every node created (with its outputs and scope) and every backward
-    event; `graph()` turns that into a Graph. Use it through `trace()`."""
+    event; `graph()` turns that into a Snapshot. Use it through `record()`."""
 
     def __init__(self, max_values=16):
         self.max_values = max_values
@@ -143,12 +81,12 @@ class Trace:
         self.events.append((kind, node, target, summary))
 
     def output(self, node, output_nr=0):
-        """The output tensor of a traced node, if it is still alive."""
+        """The output tensor of a recorded node, if it is still alive."""
         refs = self.outputs.get(node)
         return refs[output_nr]() if refs and refs[output_nr] is not None else None
 
     def sinks(self):
-        """The traced nodes whose results no later traced op consumed: where the graph ends."""
+        """The recorded nodes whose results no later recorded op consumed: where the graph ends."""
         consumed = {n for node in self.nodes for n, _ in node.next_functions if n is not None}
         return [node for node in self.nodes if node not in consumed]
 
@@ -157,31 +95,31 @@ class Trace:
         return [t for node in self.sinks() if (t := self.output(node)) is not None]
 
     def graph(self, *roots, names=None):
-        """The Graph behind `roots`; by default everything traced, even results already gone."""
+        """The Snapshot behind `roots`; by default everything recorded, even results already gone."""
         if roots:
-            return snapshot(*roots, names=names, trace=self)
-        return snapshot(*self.roots(), names=names, trace=self, start=self.sinks())
+            return snapshot(*roots, names=names, recording=self)
+        return snapshot(*self.roots(), names=names, recording=self, start=self.sinks())
 
 
-def trace(max_values=16):
-    """Record the graph built and run inside the block: `with trace() as t: ...; t.graph()`."""
-    return Trace(max_values)
+def record(max_values=16):
+    """Record the graph built and run inside the block: `with record() as r: ...; r.graph()`."""
+    return Recording(max_values)
 
 
 # ---- the snapshot ------------------------------------------------------------------------------------
 
 
-def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
-    """The graph behind `roots` (tensors) as a Graph. `names` maps variable names to tensors.
+def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
+    """The graph behind `roots` (tensors) as a Snapshot. `names` maps variable names to tensors.
 
-    `start` adds op nodes to draw from whose result tensors are gone (Trace.graph uses it).
+    `start` adds op nodes to draw from whose result tensors are gone (Recording.graph uses it).
     """
     roots = [r for r in roots if r is not None]
     for r in roots:
         if not isinstance(r, Tensor):
             raise TypeError(f"snapshot() draws tensors; got a {type(r).__name__}")
-    if trace is not None:
-        max_values = trace.max_values
+    if recording is not None:
+        max_values = recording.max_values
     ops, leaves = _collect(roots, start)
     label_of = _names_by_node(names or {})
 
@@ -199,14 +137,14 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
             ids[leaf] = f"n{len(order)}"
             order.append(leaf)
 
-    saved = _saved_outputs(ops, trace)
+    saved = _saved_outputs(ops, recording)
     last_grad = {}
-    if trace is not None:
-        for kind, node, _, summary in trace.events:
+    if recording is not None:
+        for kind, node, _, summary in recording.events:
             if kind == "run":
                 last_grad[node] = summary
 
-    graph, fused = Graph(), {}
+    graph, fused = Snapshot(), {}
     for index, node in enumerate(order):
         if type(node) is AccumulateGrad:
             graph.nodes.append(
@@ -214,7 +152,7 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
             )
         else:
             graph.nodes.append(
-                _op_node(node, ids[node], index, label_of, saved, trace, last_grad, max_values)
+                _op_node(node, ids[node], index, label_of, saved, recording, last_grad, max_values)
             )
             if (vars(node).get("_metadata") or {}).get("fused"):  # a kernel from compile()
                 fused[ids[node]] = node
@@ -231,8 +169,8 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
         graph.nodes.append(_root_node(root, root_id, len(graph.nodes), label_of, max_values))
         graph.edges.append({"source": ids[root._grad_fn], "target": root_id, "input": 0})
 
-    if trace is not None:
-        for step, (kind, node, target, summary) in enumerate(_events_in(trace, ids)):
+    if recording is not None:
+        for step, (kind, node, target, summary) in enumerate(_events_in(recording, ids)):
             graph.events.append({
                 "step": step,
                 "kind": kind,
@@ -241,8 +179,6 @@ def snapshot(*roots, names=None, trace=None, max_values=16, start=()):
                 "grad": summary,
             })  # fmt: skip
     if fused:  # drawn as clusters that open to show the ops inside (viz/compiled.py)
-        from .compiled import expand_fused
-
         expand_fused(graph, fused)
     return graph
 
@@ -303,12 +239,12 @@ def _names_by_node(names):
     return label_of  # which alias a notebook defined last
 
 
-def _saved_outputs(ops, trace):
+def _saved_outputs(ops, recording):
     """What some op saved for backward: leaf tensors (by id) and op outputs (node, output_nr)."""
     saved = set()
     for op in ops:
-        if trace is not None and op in trace.saved:
-            saved.update(trace.saved[op][1])  # as saved in forward, even if backward freed it
+        if recording is not None and op in recording.saved:
+            saved.update(recording.saved[op][1])  # as saved in forward, even if backward freed it
         else:
             saved.update(_saved_keys(op))
     return saved
@@ -364,12 +300,12 @@ def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
     }
 
 
-def _op_node(op, node_id, order, label_of, saved, trace, last_grad, max_values):
+def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_values):
     name = op.name()
     short = name.rsplit("Backward", 1)[0] or name
     output_name = label_of.get((op, 0))
     shape, dtype = op._outputs[0]
-    value = trace.values.get(op) if trace is not None else None
+    value = recording.values.get(op) if recording is not None else None
     return {
         "id": node_id,
         "kind": "op",
@@ -381,10 +317,12 @@ def _op_node(op, node_id, order, label_of, saved, trace, last_grad, max_values):
         "dtype": np.dtype(dtype).name,
         "value": value,
         "grad": last_grad.get(op),
-        "saved": trace.saved[op][0] if trace is not None and op in trace.saved else _saved_list(op),
+        "saved": recording.saved[op][0]
+        if recording is not None and op in recording.saved
+        else _saved_list(op),
         "saved_freed": op._saved is None,
         "is_saved": (op, 0) in saved,
-        "scope": trace.scopes.get(op) if trace is not None else None,
+        "scope": recording.scopes.get(op) if recording is not None else None,
         "order": order,
         "derivative": LOCAL_DERIVATIVES.get(name),
     }
@@ -411,8 +349,8 @@ def _root_node(tensor, node_id, order, label_of, max_values):
     }
 
 
-def _events_in(trace, ids):
-    """The traced backward events that concern nodes of this graph, in the engine's order."""
-    for kind, node, target, summary in trace.events:
+def _events_in(recording, ids):
+    """The recorded backward events that concern nodes of this graph, in the engine's order."""
+    for kind, node, target, summary in recording.events:
         if node in ids and (target is None or target in ids):
             yield kind, node, target, summary

@@ -129,7 +129,7 @@ def _grad_texts(events, dtype_of):
 
 
 def _parts(graph):
-    """Nodes, edges and events of a Graph or of its `to_dict()`."""
+    """Nodes, edges and events of a Snapshot or of its `to_dict()`."""
     if isinstance(graph, dict):
         return graph["nodes"], graph["edges"], graph.get("events") or []
     return graph.nodes, graph.edges, getattr(graph, "events", None) or []
@@ -714,7 +714,7 @@ def _group(path, x, y, w, h, collapsed, count):
 
 
 def layout(graph, collapsed=None, threshold=200):
-    """Boxes and edge routes for a Graph (or its `to_dict()`), left to right. See CONTRACT.md.
+    """Boxes and edge routes for a Snapshot (or its `to_dict()`), left to right. See CONTRACT.md.
 
     `collapsed`: scope paths drawn as one box each; None collapses every top-level scope when the
     graph has more than `threshold` nodes (see `default_collapsed`, and `expand` to open one).

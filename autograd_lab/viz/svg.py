@@ -10,7 +10,7 @@
 The same graph always gives the same bytes (fixed number formats, no ids from memory addresses,
 no clocks), so nbval can compare the output of a notebook cell and GitHub can show it.
 `step=k` draws the picture after k steps of the whole story: first the forward pass, one op per
-step in creation order, then the backward pass, one engine event per step (needs `trace()`).
+step in creation order, then the backward pass, one engine event per step (needs `record()`).
 
 How: `layout()` places the boxes, `scene()` turns them into plain shapes (rectangles, lines,
 text), and two small renderers draw those shapes: `_svg_text` and `to_matplotlib`.
@@ -115,19 +115,19 @@ TEXT = {  # text styles: (size, colour, bold, anchor)
 
 
 def as_graph(roots_or_graph, names=None):
-    """A Graph (or its dict) as it is; a trace's graph; otherwise the snapshot of these tensors."""
+    """A Snapshot (or its dict) as it is; a recording's; otherwise the snapshot of these tensors."""
     if len(roots_or_graph) == 1:
         only = roots_or_graph[0]
         if isinstance(only, dict) or (hasattr(only, "nodes") and hasattr(only, "edges")):
             return only
-        if hasattr(only, "graph") and hasattr(only, "events"):  # a trace() record
+        if hasattr(only, "graph") and hasattr(only, "events"):  # a record()ing
             return only.graph(names=names)
         if isinstance(only, (list, tuple)):
             roots_or_graph = tuple(only)
     if not roots_or_graph:
         raise TypeError(
             "nothing to draw: pass the tensors whose graph you want to see, e.g. to_svg(loss), "
-            "or a Graph from snapshot() or trace()"
+            "or a Snapshot from snapshot() or record()"
         )
     from .graph import snapshot  # only needed for tensors; the drawing itself reads plain data
 
@@ -472,7 +472,7 @@ def _draw_event(shapes, texts, event, placed):
 
 
 def to_svg(*roots_or_graph, names=None, collapsed=None, step=None, width=None, threshold=200):
-    """The graph as SVG text: tensors (snapshot taken here), a Graph, or a trace().
+    """The graph as SVG text: tensors (snapshot taken here), a Snapshot, or a record()ing.
 
         to_svg(loss)                              # the graph behind loss
         to_svg(t.graph(), step=5)                 # after 5 steps of forward then backward

@@ -1,13 +1,13 @@
 """The live graph widget: step through the forward and backward pass inside the notebook.
 
     >>> import autograd_lab as ag
-    >>> from autograd_lab.viz import trace
+    >>> from autograd_lab.viz import record
     >>> from autograd_lab.viz.widget import GraphWidget
-    >>> with trace() as t:
+    >>> with record() as recording:
     ...     a = ag.tensor(2.0, requires_grad=True); b = ag.tensor(6.0, requires_grad=True)
     ...     c = a + b; d = b + 1; e = c * d
     ...     e.backward()
-    >>> w = GraphWidget(t)                  # or GraphWidget(e, trace=t), or GraphWidget(graph)
+    >>> w = GraphWidget(recording)  # or GraphWidget(e, recording=recording), or a Snapshot
     >>> w
     GraphWidget(6 nodes, 12 backward events, step 0)
     >>> w.step = w.n_steps                  # the end of backward: every gradient has arrived
@@ -16,7 +16,7 @@
 The picture is drawn by `graph.js` beside this file: plain JavaScript, no libraries, no build
 step, nothing fetched from the network, so it works offline in JupyterLab and Notebook 7. Python
 keeps the state (which step, which node, which scopes are collapsed) in four synced traits:
-    graph      the snapshot (`Graph.to_dict()`) plus its layout; set by Python only
+    graph      the snapshot (`Snapshot.to_dict()`) plus its layout; set by Python only
     step       0 = before the forward pass; 1..F: the F ops in creation order; then one step per
                backward event, in the engine's order (n_steps = F + number of events)
     selected   the node id shown in the inspector, or None
@@ -30,7 +30,8 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from .graph import Graph, Trace, caller_tensor_names, snapshot
+from .graph import Recording, caller_tensor_names, snapshot
+from .snapshot import Snapshot
 
 HERE = Path(__file__).parent
 
@@ -38,8 +39,8 @@ HERE = Path(__file__).parent
 class GraphWidget(anywidget.AnyWidget):
     """An interactive drawing of a graph snapshot: hover, click, step, collapse.
 
-    `GraphWidget(*roots)` takes tensors (plus `trace=` to know intermediate values and the
-    backward pass), a `Trace` from `with trace() as t:`, or a `Graph`. Variable names are read
+    `GraphWidget(*roots)` takes tensors (plus `recording=` to know intermediate values and the
+    backward pass), a `Recording` from `with record() as r:`, or a `Snapshot`. Names are read
     from the caller's variables unless `names=` is given. Graphs with more than `max_nodes` nodes
     start with every top-level scope collapsed.
     """
@@ -55,7 +56,7 @@ class GraphWidget(anywidget.AnyWidget):
     def __init__(
         self,
         *roots,
-        trace=None,
+        recording=None,
         names=None,
         max_nodes=200,
         max_values=64,
@@ -66,7 +67,7 @@ class GraphWidget(anywidget.AnyWidget):
     ):
         if names is None:  # `GraphWidget(e)` labels a, b, c, ... like the cell that made them
             names = caller_tensor_names()
-        self._snapshot = _as_graph(roots, trace, names, max_values)
+        self._snapshot = _as_snapshot(roots, recording, names, max_values)
         self._ids = {node["id"] for node in self._snapshot.nodes}
         self.max_nodes = max_nodes
         self._updating = False
@@ -79,7 +80,7 @@ class GraphWidget(anywidget.AnyWidget):
 
     @property
     def snapshot(self):
-        """The `Graph` this widget shows (all nodes, including those inside collapsed scopes)."""
+        """The `Snapshot` this widget shows (all nodes, those inside collapsed scopes too)."""
         return self._snapshot
 
     @property
@@ -209,21 +210,27 @@ class GraphWidget(anywidget.AnyWidget):
         return at + [current] * len(self._snapshot.events)
 
 
-def _as_graph(roots, trace, names, max_values):
-    """A Graph from what the constructor was given: one Graph, one Trace, or tensors."""
-    if len(roots) == 1 and isinstance(roots[0], Graph):
+def _as_snapshot(roots, recording, names, max_values):
+    """A Snapshot from what the constructor was given: one Snapshot (or its dict), one
+    Recording, or tensors."""
+    if len(roots) == 1 and isinstance(roots[0], Snapshot):
         return roots[0]
     if len(roots) == 1 and isinstance(roots[0], dict) and "nodes" in roots[0]:
         d = roots[0]
-        return Graph(list(d["nodes"]), list(d["edges"]), list(d.get("events", [])),
-                     dict(d.get("clusters") or {}), d.get("memory"))  # fmt: skip
-    if len(roots) == 1 and isinstance(roots[0], Trace):
+        return Snapshot(
+            list(d["nodes"]),
+            list(d["edges"]),
+            list(d.get("events", [])),
+            dict(d.get("clusters") or {}),
+            d.get("memory"),
+        )
+    if len(roots) == 1 and isinstance(roots[0], Recording):
         return roots[0].graph(names=names)
     if not roots:
         raise TypeError(
-            "GraphWidget() needs something to draw: tensors (GraphWidget(loss)), "
-            "a trace (with autograd_lab.trace() as t: ...; GraphWidget(t)) or a Graph"
+            "GraphWidget() needs something to draw: tensors (GraphWidget(loss)), a recording "
+            "(with autograd_lab.record() as r: ...; GraphWidget(r)) or a Snapshot"
         )
-    if trace is not None:
-        return trace.graph(*roots, names=names)
+    if recording is not None:
+        return recording.graph(*roots, names=names)
     return snapshot(*roots, names=names, max_values=max_values)
