@@ -240,13 +240,21 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 
 def rand_like(input, dtype=None, requires_grad=False, device=None):
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                device=device or input.device)  # fmt: skip
+    return rand(
+        input.shape,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+        device=device or input.device,
+    )
 
 
 def randn_like(input, dtype=None, requires_grad=False, device=None):
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 device=device or input.device)  # fmt: skip
+    return randn(
+        input.shape,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+        device=device or input.device,
+    )
 
 
 def normal(mean, std, size, generator=None, dtype=None, requires_grad=False, device=None):

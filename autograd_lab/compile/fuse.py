@@ -108,8 +108,10 @@ class Fused(Op):
         if _state.enabled or kernel.failed is not None or unplanned:
             return compose_backward(kernel.group, inputs, grads, needs)
         found = kernel.backward([x._data for x in inputs], [g._data for g in grads])
-        return tuple(_make(a) if a is not None and need else None
-                     for a, need in zip(found, needs, strict=True))  # fmt: skip
+        return tuple(
+            _make(a) if a is not None and need else None
+            for a, need in zip(found, needs, strict=True)
+        )
 
 
 def replay(group, inputs):
@@ -209,8 +211,11 @@ class Elementwise:
 
     def fit(self, group, call, role):
         out = call.outputs[0]
-        return True if (group.shape, group.dtype, group.device) == (
-            out.shape, out.dtype, out.device) else None  # fmt: skip
+        return (
+            True
+            if (group.shape, group.dtype, group.device) == (out.shape, out.dtype, out.device)
+            else None
+        )
 
     def merge(self, group, other):
         same = (group.shape, group.dtype, group.device) == (other.shape, other.dtype, other.device)
@@ -311,12 +316,23 @@ def plan(graph, policies):
         members.update(call.index for call in group.calls)
         function = getattr(kernel, "function", Fused)  # a RowKernel runs as RowFused
         fused_at[group.calls[-1].index] = Call(
-            function, Fused.node_name, tuple(group.inputs), {"kernel": kernel},
-            tuple(group.outputs), metadata={"fused": group.names, "group": number})  # fmt: skip
-    calls = [fused_at.get(c.index, c) for c in graph.calls
-             if c.index not in members or c.index in fused_at]  # fmt: skip
-    return Plan(Graph(graph.inputs, _in_dependency_order(calls, graph), graph.outputs,
-                      graph.output_tree), groups, kernels)  # fmt: skip
+            function,
+            Fused.node_name,
+            tuple(group.inputs),
+            {"kernel": kernel},
+            tuple(group.outputs),
+            metadata={"fused": group.names, "group": number},
+        )
+    calls = [
+        fused_at.get(c.index, c)
+        for c in graph.calls
+        if c.index not in members or c.index in fused_at
+    ]
+    return Plan(
+        Graph(graph.inputs, _in_dependency_order(calls, graph), graph.outputs, graph.output_tree),
+        groups,
+        kernels,
+    )
 
 
 def _in_dependency_order(calls, graph):
@@ -326,14 +342,26 @@ def _in_dependency_order(calls, graph):
     made_by = {v.id: k for k, c in enumerate(calls) for v in c.outputs if v is not None}
     done, ordered, waiting = set(), [], list(range(len(calls)))
     while waiting:
-        ready = [k for k in waiting if all(made_by[v.id] in done for v in calls[k].inputs()
-                                           if v.id in made_by)]  # fmt: skip
+        ready = [
+            k
+            for k in waiting
+            if all(made_by[v.id] in done for v in calls[k].inputs() if v.id in made_by)
+        ]
         if not ready:
             raise RuntimeError("fusion produced a cycle; this is a bug in autograd_lab.compile")
         k = ready[0]
         waiting.remove(k)
         done.add(k)
         call = calls[k]
-        ordered.append(Call(call.fn, call.name, call.args, call.kwargs, call.outputs,
-                            len(ordered), dict(call.metadata)))  # fmt: skip
+        ordered.append(
+            Call(
+                call.fn,
+                call.name,
+                call.args,
+                call.kwargs,
+                call.outputs,
+                len(ordered),
+                dict(call.metadata),
+            )
+        )
     return ordered

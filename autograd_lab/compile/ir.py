@@ -83,8 +83,11 @@ class Call:
 
     def __repr__(self):
         outs = ", ".join("_" if v is None else repr(v) for v in self.outputs)
-        shown = {k: v for k, v in self.kwargs.items()
-                 if v is not None and k != "kernel" and not _names_call(v, self)}  # fmt: skip
+        shown = {
+            k: v
+            for k, v in self.kwargs.items()
+            if v is not None and k != "kernel" and not _names_call(v, self)
+        }
         parts = [_show(a) for a in self.args] + [f"{k}={_show(v)}" for k, v in shown.items()]
         fused = self.metadata.get("fused")
         note = f"  # {' -> '.join(n.replace('Backward0', '') for n in fused)}" if fused else ""

@@ -22,8 +22,11 @@ class FusedKernel:
         self._input_shapes = [value.shape for value in group.inputs]
         self.layout = collapse(group.shape, self._input_shapes)
         # which inputs get a gradient: floats that require grad (results of calls always may)
-        self.wanted = tuple(k for k, v in enumerate(group.inputs) if v.dtype.kind == "f"
-                            and (v.requires_grad or v.producer is not None))  # fmt: skip
+        self.wanted = tuple(
+            k
+            for k, v in enumerate(group.inputs)
+            if v.dtype.kind == "f" and (v.requires_grad or v.producer is not None)
+        )
         self.source = kernel_source(group, self.layout, "cpu", self.wanted)
         self._cuda_source = None
         self.failed = None  # the error, if numba could not compile this kernel
@@ -69,22 +72,34 @@ class FusedKernel:
             full = all(s == tuple(shape) for s in grad_shapes)
             layout = self.layout if full else collapse(shape, self._input_shapes, grad_shapes)
         kinds = [reduction_kind(layout.inputs[k], layout.shape, target) for k in self.wanted]
-        result_shapes = [shape if kind == "full" else layout.inputs[k]
-                         for k, kind in zip(self.wanted, kinds, strict=True)]  # fmt: skip
+        result_shapes = [
+            shape if kind == "full" else layout.inputs[k]
+            for k, kind in zip(self.wanted, kinds, strict=True)
+        ]
         results = [_new(s, dtype, on_gpu) for s in result_shapes]
         if not _empty(shape):
-            loop_shapes = [layout.shape if kind == "full" else layout.inputs[k]
-                           for k, kind in zip(self.wanted, kinds, strict=True)]  # fmt: skip
-            self._launch("fused_backward", target, layout, arrays + grads,
-                         layout.inputs + (layout.grads or (layout.shape,) * len(grads)),
-                         results, loop_shapes, sizes=True)  # fmt: skip
+            loop_shapes = [
+                layout.shape if kind == "full" else layout.inputs[k]
+                for k, kind in zip(self.wanted, kinds, strict=True)
+            ]
+            self._launch(
+                "fused_backward",
+                target,
+                layout,
+                arrays + grads,
+                layout.inputs + (layout.grads or (layout.shape,) * len(grads)),
+                results,
+                loop_shapes,
+                sizes=True,
+            )
         found = [None] * len(self.group.inputs)
         for k, kind, array in zip(self.wanted, kinds, results, strict=True):
             found[k] = array if kind == "full" else array.reshape(self.group.inputs[k].shape)
         return found
 
-    def _launch(self, name, target, layout, inputs, input_shapes, outputs, output_shapes,
-                sizes=False):  # fmt: skip
+    def _launch(
+        self, name, target, layout, inputs, input_shapes, outputs, output_shapes, sizes=False
+    ):
         """Reshape every operand to the loop layout (views, no copies) and run kernel `name`."""
         module = self._module(target, layout)
         head = list(layout.shape) if sizes else []
@@ -96,8 +111,9 @@ class FusedKernel:
             total = int(np.prod(layout.shape))
             launch(getattr(module, name), blocks_for(total, THREADS), THREADS, *head, *args)
             return
-        args = [np.ascontiguousarray(a).reshape(s)
-                for a, s in zip(inputs, input_shapes, strict=True)]  # fmt: skip
+        args = [
+            np.ascontiguousarray(a).reshape(s) for a, s in zip(inputs, input_shapes, strict=True)
+        ]
         args += [a.reshape(s) for a, s in zip(outputs, output_shapes, strict=True)]
         getattr(module, name)(*head, *args)
 
@@ -122,8 +138,10 @@ def _unexpanded(grad):
     """A gradient without its broadcast dims (stride 0: the same number repeated), as a view."""
     if grad.flags.c_contiguous:
         return grad
-    index = tuple(slice(0, 1) if stride == 0 and n > 1 else slice(None)
-                  for n, stride in zip(grad.shape, grad.strides, strict=True))  # fmt: skip
+    index = tuple(
+        slice(0, 1) if stride == 0 and n > 1 else slice(None)
+        for n, stride in zip(grad.shape, grad.strides, strict=True)
+    )
     return np.ascontiguousarray(grad[index])
 
 

@@ -105,11 +105,25 @@ def _index_put(input, value, index):
     return shape.index_put(input, value, index)
 
 
-_COMPARISONS = {"__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
-                "__ge__": "ge", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt",
-                "ge": "ge", "__and__": "logical_and", "__or__": "logical_or",
-                "logical_and": "logical_and", "logical_or": "logical_or",
-                "logical_xor": "logical_xor"}  # fmt: skip
+_COMPARISONS = {
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "eq": "eq",
+    "ne": "ne",
+    "lt": "lt",
+    "le": "le",
+    "gt": "gt",
+    "ge": "ge",
+    "__and__": "logical_and",
+    "__or__": "logical_or",
+    "logical_and": "logical_and",
+    "logical_or": "logical_or",
+    "logical_xor": "logical_xor",
+}
 _REFLECTED = {"__rand__": "logical_and", "__ror__": "logical_or"}
 _TO_PYTHON = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__")
 
@@ -167,8 +181,9 @@ def _invert(self):
 def _getitem(self, index):
     if not self._tracer.holds_traced(index):
         return shape.index(self, index)
-    return self._tracer.record(WholeCall, (self, index), {"function": shape.index},
-                               lambda: shape.index(self, index))  # fmt: skip
+    return self._tracer.record(
+        WholeCall, (self, index), {"function": shape.index}, lambda: shape.index(self, index)
+    )
 
 
 def _setitem(self, index, value):
@@ -209,8 +224,15 @@ class Tracer:
     # ---- values ----------------------------------------------------------------------------
     def _new_value(self, tensor, producer=None, const=None, requires_grad=False):
         data = tensor._data
-        value = Value(self._next_id, tuple(data.shape), data.dtype, tensor.device, producer, const,
-                      requires_grad)  # fmt: skip
+        value = Value(
+            self._next_id,
+            tuple(data.shape),
+            data.dtype,
+            tensor.device,
+            producer,
+            const,
+            requires_grad,
+        )
         self._next_id += 1
         self._alive.append(tensor)
         return value
@@ -287,8 +309,9 @@ class Tracer:
         return outputs
 
     def _append(self, fn, name, args, kwargs, outputs):
-        call = Call(fn, name, self._symbolic(tuple(args)), self._symbolic(dict(kwargs)), (),
-                    len(self.calls))  # fmt: skip
+        call = Call(
+            fn, name, self._symbolic(tuple(args)), self._symbolic(dict(kwargs)), (), len(self.calls)
+        )
         results = []
         for out in outputs if isinstance(outputs, tuple) else (outputs,):
             if not isinstance(out, Tensor):
@@ -316,8 +339,12 @@ class Tracer:
                 return function(*args, **kwargs)
             plain = [self._plain(a) for a in args]
             plain_kwargs = {k: self._plain(v) for k, v in kwargs.items()}
-            return self.record(WholeCall, args, {"function": function, **kwargs},
-                               lambda: function(*plain, **plain_kwargs))  # fmt: skip
+            return self.record(
+                WholeCall,
+                args,
+                {"function": function, **kwargs},
+                lambda: function(*plain, **plain_kwargs),
+            )
 
         return traced
 

@@ -15,6 +15,14 @@ from .datasets import make_blobs, make_circles, make_moons, make_spirals, make_x
 from .loader import DataLoader, Dataset, TensorDataset, default_collate
 
 __all__ = [
-    "DataLoader", "Dataset", "TensorDataset", "default_collate", "make_blobs", "make_circles",
-    "make_moons", "make_spirals", "make_xor", "train_test_split",
-]  # fmt: skip
+    "DataLoader",
+    "Dataset",
+    "TensorDataset",
+    "default_collate",
+    "make_blobs",
+    "make_circles",
+    "make_moons",
+    "make_spirals",
+    "make_xor",
+    "train_test_split",
+]

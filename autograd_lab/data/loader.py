@@ -118,8 +118,17 @@ class DataLoader:
     always loaded in this process (the batches are the same; workers only make PyTorch faster).
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, num_workers=0,
-                 collate_fn=None, drop_last=False, generator=None):  # fmt: skip
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=False,
+        sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        drop_last=False,
+        generator=None,
+    ):
         if (
             isinstance(batch_size, bool)
             or not isinstance(batch_size, numbers.Integral)

@@ -143,8 +143,11 @@ class ModuleList(_Numbered):
         if not runs:
             return self._get_name() + "()"
         lines = [
-            _indent(f"({first}): {text}" if first == last else
-                    f"({first}-{last}): {last - first + 1} x {text}")
+            _indent(
+                f"({first}): {text}"
+                if first == last
+                else f"({first}-{last}): {last - first + 1} x {text}"
+            )
             for first, last, text in runs
-        ]  # fmt: skip
+        ]
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"

@@ -38,9 +38,21 @@ from ..ops.shape import View, expand, unsqueeze
 from ..tensor import _make
 from . import _checks
 
-__all__ = ["relu", "sigmoid", "tanh", "gelu", "softmax", "log_softmax", "linear", "dropout",
-           "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-           "cross_entropy"]  # fmt: skip
+__all__ = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "gelu",
+    "softmax",
+    "log_softmax",
+    "linear",
+    "dropout",
+    "mse_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "nll_loss",
+    "cross_entropy",
+]
 
 # ---- activations ------------------------------------------------------------------------------------
 
@@ -211,8 +223,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return squared.sum() / weight.sum() if reduction == "mean" else squared.sum()
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):  # fmt: skip
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """-(target·log(input) + (1 - target)·log(1 - input)) for probabilities input in [0, 1]."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     _checks.check_tensors("binary_cross_entropy", input=input, target=target)
@@ -238,8 +251,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return BinaryCrossEntropy.apply(input, target, weight=weight, reduction=reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):  # fmt: skip
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """binary_cross_entropy(sigmoid(input), target), computed stably from the scores (logits);
     `pos_weight` multiplies the loss of the positive (target = 1) part."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
@@ -257,20 +271,30 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         )
     weight = _checks.constant_like(name, "weight", weight, input)
     pos_weight = _checks.constant_like(name, "pos_weight", pos_weight, input)
-    return BinaryCrossEntropyWithLogits.apply(input, target, weight=weight, pos_weight=pos_weight,
-                                              reduction=reduction)  # fmt: skip
+    return BinaryCrossEntropyWithLogits.apply(
+        input, target, weight=weight, pos_weight=pos_weight, reduction=reduction
+    )
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):  # fmt: skip
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Negative log-likelihood: -input[n, target[n]] (times weight[target[n]]), averaged.
     `input` holds log-probabilities of C classes in dim 1 (dim 0 for a single sample)."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     return _nll_loss(input, target, weight, ignore_index, reduction, "nll_loss")
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):  # fmt: skip
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     """nll_loss(log_softmax(input, class dim), target) for class-index targets (integers); for a
     float target of the input's shape (class probabilities): -(target·log_softmax(input)).sum.
     `label_smoothing` = ε mixes the target with the uniform distribution: (1 - ε)·target + ε/C."""
@@ -284,8 +308,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _checks.check_rank(input)
     class_dim = 0 if input.ndim == 1 else 1
     if target._data.dtype.kind == "f":
-        return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
-                                            label_smoothing, class_dim)  # fmt: skip
+        return _cross_entropy_probabilities(
+            input, target, weight, ignore_index, reduction, label_smoothing, class_dim
+        )
     log_p = _log_softmax(input, class_dim)
     loss = _nll_loss(log_p, target, weight, ignore_index, reduction, "cross_entropy")
     if label_smoothing <= 0:  # PyTorch ignores a negative value too

@@ -26,8 +26,14 @@ from ..creation import _rng
 from ..tensor import _make
 
 _GAINS = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
-_LINEAR_LIKE = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                "conv_transpose3d")  # fmt: skip
+_LINEAR_LIKE = (
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+)
 
 
 def calculate_gain(nonlinearity, param=None):

@@ -56,27 +56,46 @@ class CrossEntropyLoss(_WeightedLoss):
     """Cross entropy of class scores (logits, shape (N, C)) against class indices (N,) or class
     probabilities (N, C): log_softmax followed by nll_loss."""
 
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction="mean", label_smoothing=0.0):  # fmt: skip
+    def __init__(
+        self,
+        weight=None,
+        size_average=None,
+        ignore_index=-100,
+        reduce=None,
+        reduction="mean",
+        label_smoothing=0.0,
+    ):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)  # fmt: skip
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_WeightedLoss):
     """Negative log likelihood: -input[n, target[n]] averaged; input holds log-probabilities."""
 
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction="mean"):  # fmt: skip
+    def __init__(
+        self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+    ):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)  # fmt: skip
+        return F.nll_loss(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
 
 
 class BCELoss(_WeightedLoss):
@@ -92,13 +111,14 @@ class BCEWithLogitsLoss(_Loss):
     `pos_weight` scales the loss of positive targets (one weight per class).
     """
 
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
-                 pos_weight=None):  # fmt: skip
+    def __init__(
+        self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+    ):
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
-                                                  pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)  # fmt: skip
+        return F.binary_cross_entropy_with_logits(
+            input, target, weight=self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )

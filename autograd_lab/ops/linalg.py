@@ -20,8 +20,9 @@ class Matmul(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)  # fmt: skip
+        ctx.save_for_backward(
+            a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
+        )
         ctx.ndims = (a._data.ndim, b._data.ndim)
         x, y = operands(a, b, elementwise=False)  # matmul's shapes follow other rules
         try:

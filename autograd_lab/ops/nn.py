@@ -37,8 +37,9 @@ def _times_weight_t(ctx, input, weight):
             f"{list(w.shape)} = [out_features, in_features], so it expects {w.shape[-1]}. Fix: give "
             "an input whose last dim is in_features, or a layer built for this input size."
         )
-    ctx.save_for_backward(input if ctx.needs_input_grad[-1] else None,
-                          weight if ctx.needs_input_grad[-2] else None)  # fmt: skip
+    ctx.save_for_backward(
+        input if ctx.needs_input_grad[-1] else None, weight if ctx.needs_input_grad[-2] else None
+    )
     return np.matmul(x, w.T)
 
 
@@ -46,8 +47,10 @@ def _input_and_weight_grads(ctx, grad, needs_input, needs_weight):
     input, weight = ctx.saved_tensors
     if not is_grad_enabled():  # a plain backward (no create_graph): the two products in numpy,
         g = grad._data  # without the bookkeeping of two recorded-op calls per layer
-        return (_make(g @ weight._data) if needs_input else None,
-                _make(g.T @ input._data) if needs_weight else None)  # fmt: skip
+        return (
+            _make(g @ weight._data) if needs_input else None,
+            _make(g.T @ input._data) if needs_weight else None,
+        )
     grad_input = Mm.apply(grad, weight) if needs_input else None
     grad_weight = Mm.apply(Transpose.apply(grad, dim0=0, dim1=1), input) if needs_weight else None
     return grad_input, grad_weight

@@ -65,16 +65,18 @@ def functions():
 
 def methods():
     """{name: function} of the Tensor methods: `x.<name>(...)` is `<name>(x, ...)`."""
-    found = {name: _function_of(cls, name) for cls in op_classes() if cls.method
-             for name in _names(cls)}  # fmt: skip
+    found = {
+        name: _function_of(cls, name) for cls in op_classes() if cls.method for name in _names(cls)
+    }
     found.update({name: f for name, (f, method, _) in _public.items() if method})
     return found
 
 
 def inplace_methods():
     """{name: function} of the in-place methods: `x.<name>_(...)` stores `<name>(x, ...)` in x."""
-    found = {name: _function_of(cls, name) for cls in op_classes() if cls.inplace
-             for name in _names(cls)}  # fmt: skip
+    found = {
+        name: _function_of(cls, name) for cls in op_classes() if cls.inplace for name in _names(cls)
+    }
     found.update({name: f for name, (f, _, inplace) in _public.items() if inplace})
     return found
 

@@ -67,9 +67,18 @@ def from_records():
             continue
         name = names if isinstance(names, str) else names[0]
         arity = len(inspect.signature(cls.forward).parameters) - 1  # without ctx
-        found.append(OpSpec(name, _call_by_name(name), "elementwise" if cls.kernel else "other",
-                            cls.node_name, "broadcast" if arity > 1 else "any", arity,
-                            cls.domain, not cls.piecewise))  # fmt: skip
+        found.append(
+            OpSpec(
+                name,
+                _call_by_name(name),
+                "elementwise" if cls.kernel else "other",
+                cls.node_name,
+                "broadcast" if arity > 1 else "any",
+                arity,
+                cls.domain,
+                not cls.piecewise,
+            )
+        )
     return found
 
 

@@ -149,6 +149,12 @@ class AdamW(Adam):
         maximize=False,
     ):
         super().__init__(
-            params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize=maximize,
             decoupled_weight_decay=True,
-        )  # fmt: skip
+        )

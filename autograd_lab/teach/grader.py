@@ -249,11 +249,27 @@ def _run_nbval(notebook, timeout, total_timeout):
         (folder / "pytest.ini").write_text("[pytest]\n")  # keeps the project's pytest settings out
         record_file = folder / "cells.jsonl"
         command = [
-            sys.executable, "-m", "pytest", "graded.ipynb", "-c", "pytest.ini",
-            "-p", "nbval.plugin", "-p", __name__, "--autograd-lab-record", str(record_file),
-            "--nbval", "--nbval-current-env", f"--nbval-cell-timeout={timeout}",
-            "-p", "no:cacheprovider", "-q", "--tb=no", "-rN",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "pytest",
+            "graded.ipynb",
+            "-c",
+            "pytest.ini",
+            "-p",
+            "nbval.plugin",
+            "-p",
+            __name__,
+            "--autograd-lab-record",
+            str(record_file),
+            "--nbval",
+            "--nbval-current-env",
+            f"--nbval-cell-timeout={timeout}",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--tb=no",
+            "-rN",
+        ]
         # Only nbval and our plugin: faster, and no plugin of the machine's changes the run.
         env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
         env.pop("PYTEST_ADDOPTS", None)

@@ -127,8 +127,11 @@ class CheckpointFunction(Function):
         with _rng_state(ctx.rng_state), enable_grad():
             outputs = ctx.run_function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        pairs = [(o, g) for o, g in zip(outputs, grads)
-                 if isinstance(o, Tensor) and o.requires_grad and g is not None]  # fmt: skip
+        pairs = [
+            (o, g)
+            for o, g in zip(outputs, grads)
+            if isinstance(o, Tensor) and o.requires_grad and g is not None
+        ]
         if pairs:
             from ..autograd.engine import backward
 
@@ -201,8 +204,12 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=False, **kwa
     end = 0
     for start in range(0, size * (int(segments) - 1), size):
         end = start + size
-        input = checkpoint(_chain(functions[start:end]), input, use_reentrant=use_reentrant,
-                           preserve_rng_state=preserve)  # fmt: skip
+        input = checkpoint(
+            _chain(functions[start:end]),
+            input,
+            use_reentrant=use_reentrant,
+            preserve_rng_state=preserve,
+        )
     return _chain(functions[end:])(input)
 
 

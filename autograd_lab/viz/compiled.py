@@ -49,8 +49,13 @@ def cluster_label(op_names):
 
 def fused_cluster(op_names, collapsed, node):
     """The `clusters` entry of one fused group (see CONTRACT.md); `node` computes the kernel."""
-    return {"kind": "fused", "label": cluster_label(op_names), "ops": list(op_names),
-            "collapsed": collapsed, "node": node}  # fmt: skip
+    return {
+        "kind": "fused",
+        "label": cluster_label(op_names),
+        "ops": list(op_names),
+        "collapsed": collapsed,
+        "node": node,
+    }
 
 
 # ---- autograd's view: a FusedBackward0 node opens to show its ops -----------------------------------
@@ -86,11 +91,11 @@ def expand_fused(graph, fused):
             kind, i = source
             source_id = f"n{first + i}" if kind == "member" else source_of.get(i)
             if source_id is not None:  # an input that needs no gradient is not drawn
-                graph.edges.append({"source": source_id, "target": f"n{first + member}",
-                                    "input": k})  # fmt: skip
+                graph.edges.append(
+                    {"source": source_id, "target": f"n{first + member}", "input": k}
+                )
         for member, output in makes:
-            graph.edges.append({"source": f"n{first + member}", "target": node_id,
-                                "input": output})  # fmt: skip
+            graph.edges.append({"source": f"n{first + member}", "target": node_id, "input": output})
 
 
 def _wiring(group, names, n_inputs):
@@ -201,13 +206,25 @@ def _add_memory(viz, graph, plan, memory):
         made = [v for v in returned if memory.intervals[v][0] <= call.index]
         alive = sorted(set(memory.alive_after(call.index)) | set(made))
         freed = [v for v in memory.freed_after(call.index) if v not in returned]
-        steps.append({"label": name[call.index], "live_bytes": int(live[call.index]),
-                      "live": bytes_text(live[call.index]), "alive": nodes(alive),
-                      "freed": nodes(freed)})  # fmt: skip
+        steps.append(
+            {
+                "label": name[call.index],
+                "live_bytes": int(live[call.index]),
+                "live": bytes_text(live[call.index]),
+                "alive": nodes(alive),
+                "freed": nodes(freed),
+            }
+        )
     peak, eager_peak = int(live.max(initial=0)), int(eager.max(initial=0))
-    viz.memory = {"steps": steps, "peak_bytes": peak, "peak": bytes_text(peak),
-                  "eager_peak_bytes": eager_peak, "eager_peak": bytes_text(eager_peak),
-                  "buffers": len(memory.slots), "reused": len(memory.reused)}  # fmt: skip
+    viz.memory = {
+        "steps": steps,
+        "peak_bytes": peak,
+        "peak": bytes_text(peak),
+        "eager_peak_bytes": eager_peak,
+        "eager_peak": bytes_text(eager_peak),
+        "buffers": len(memory.slots),
+        "reused": len(memory.reused),
+    }
 
 
 def _first(values):
@@ -219,8 +236,14 @@ def _value_memory(value_id, memory, name, n):
     born, dies = memory.intervals[value_id]
     buffer = memory.buffers.get(value_id)
     reused_from = _previous_holder(memory.buffers, value_id) if value_id in memory.reused else None
-    info = {"value": f"%{value_id}", "bytes": int(memory.nbytes[value_id]), "buffer": buffer,
-            "reused_from": reused_from, "born": born, "dies": dies}  # fmt: skip
+    info = {
+        "value": f"%{value_id}",
+        "bytes": int(memory.nbytes[value_id]),
+        "buffer": buffer,
+        "reused_from": reused_from,
+        "born": born,
+        "dies": dies,
+    }
     parts = (
         []
         if buffer is None
@@ -278,11 +301,25 @@ def graph_to_viz(graph, plan=None, memory=None):
 
     def add(kind, label, op, value, role, scope=None):
         node_id = f"n{len(nodes)}"
-        nodes.append({"id": node_id, "kind": kind, "label": label, "op": op, "name": None,
-                      "role": role, "shape": list(value.shape) if value else [],
-                      "dtype": np.dtype(value.dtype).name if value else None, "value": None,
-                      "grad": None, "saved": [], "is_saved": False, "scope": scope,
-                      "order": len(nodes), "derivative": None})  # fmt: skip
+        nodes.append(
+            {
+                "id": node_id,
+                "kind": kind,
+                "label": label,
+                "op": op,
+                "name": None,
+                "role": role,
+                "shape": list(value.shape) if value else [],
+                "dtype": np.dtype(value.dtype).name if value else None,
+                "value": None,
+                "grad": None,
+                "saved": [],
+                "is_saved": False,
+                "scope": scope,
+                "order": len(nodes),
+                "derivative": None,
+            }
+        )
         return node_id
 
     for value in graph.values():

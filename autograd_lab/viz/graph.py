@@ -171,13 +171,15 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
 
     if recording is not None:
         for step, (kind, node, target, summary) in enumerate(_events_in(recording, ids)):
-            graph.events.append({
-                "step": step,
-                "kind": kind,
-                "node": ids[node],
-                "target": ids.get(target) if target is not None else None,
-                "grad": summary,
-            })  # fmt: skip
+            graph.events.append(
+                {
+                    "step": step,
+                    "kind": kind,
+                    "node": ids[node],
+                    "target": ids.get(target) if target is not None else None,
+                    "grad": summary,
+                }
+            )
     if fused:  # drawn as clusters that open to show the ops inside (viz/compiled.py)
         expand_fused(graph, fused)
     return graph

@@ -598,8 +598,12 @@ def _group_boxes(sk, columns, left, widths, boxes, collapsed_ids):
             for path in sk.groups[b]:
                 where.setdefault((path, k), [i, i])[1] = i
             if sk.groups[b]:
-                _widen(direct.setdefault(sk.groups[b][-1], {}), k, sk.y[b] - sk.h[b] / 2,
-                       sk.y[b] + sk.h[b] / 2)  # fmt: skip
+                _widen(
+                    direct.setdefault(sk.groups[b][-1], {}),
+                    k,
+                    sk.y[b] - sk.h[b] / 2,
+                    sk.y[b] + sk.h[b] / 2,
+                )
     paths = sorted({path for path, _ in where}, key=lambda p: (-p.count("/"), p))
     children = {}
     for path in paths:
@@ -617,8 +621,9 @@ def _group_boxes(sk, columns, left, widths, boxes, collapsed_ids):
         outline = _outline(spans[path], left, widths, reach[path])
         xs = [x for polygon in outline for x, _ in polygon]
         ys = [y for polygon in outline for _, y in polygon]
-        group = _group(path, min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys), False,
-                       sk.counts[path])  # fmt: skip
+        group = _group(
+            path, min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys), False, sk.counts[path]
+        )
         groups.append({**group, "outline": outline})
     for box_id in collapsed_ids:
         box, path = boxes[box_id], box_id[len("scope:") :]
@@ -706,8 +711,16 @@ def _outline(spans, left, widths, reach):
 
 
 def _group(path, x, y, w, h, collapsed, count):
-    return {"id": "scope:" + path, "scope": path, "x": x, "y": y, "w": w, "h": h,
-            "collapsed": collapsed, "count": count}  # fmt: skip
+    return {
+        "id": "scope:" + path,
+        "scope": path,
+        "x": x,
+        "y": y,
+        "w": w,
+        "h": h,
+        "collapsed": collapsed,
+        "count": count,
+    }
 
 
 # ---- the whole layout -----------------------------------------------------------------------------
@@ -748,8 +761,12 @@ def _finish(sk, boxes, routes, groups, nodes, dx, dy):
     """The result: boxes and groups shifted by (dx, dy), all rounded to 0.1 px."""
 
     def shifted(t):
-        return {"x": round(t["x"] + dx, 1), "y": round(t["y"] + dy, 1),
-                "w": round(t["w"], 1), "h": round(t["h"], 1)}  # fmt: skip
+        return {
+            "x": round(t["x"] + dx, 1),
+            "y": round(t["y"] + dy, 1),
+            "w": round(t["w"], 1),
+            "h": round(t["h"], 1),
+        }
 
     result_boxes = {box_id: shifted(box) for box_id, box in boxes.items()}
     result_edges = []

@@ -42,19 +42,31 @@ def memory_timeline(timelines, ax=None, title="Live memory, op by op", labels=Fa
         peak = np.array([s.peak for s in timeline.samples]) / MB
         steps = np.arange(len(live))
         color = COLORS[k % len(COLORS)]
-        ax.step(steps, live, where="mid", color=color,
-                label=f"{name} (peak {timeline.peak / MB:.2f} MB)")  # fmt: skip
+        ax.step(
+            steps,
+            live,
+            where="mid",
+            color=color,
+            label=f"{name} (peak {timeline.peak / MB:.2f} MB)",
+        )
         ax.plot(steps, peak, linestyle=":", color=color, linewidth=1)
     first = items[0][1].samples
     backward = next((i for i, s in enumerate(first) if s.phase == "backward"), None)
     if backward is not None:
         ax.axvline(backward - 0.5, color="0.5", linestyle="--", linewidth=1)
-        ax.annotate("backward →", (backward - 0.4, 0), xytext=(2, 4), textcoords="offset points",
-                    color="0.4", fontsize=8)  # fmt: skip
+        ax.annotate(
+            "backward →",
+            (backward - 0.4, 0),
+            xytext=(2, 4),
+            textcoords="offset points",
+            color="0.4",
+            fontsize=8,
+        )
     if labels:
         ax.set_xticks(range(len(first)))
-        ax.set_xticklabels([s.label.replace("Backward0", "") for s in first], rotation=90,
-                           fontsize=7)  # fmt: skip
+        ax.set_xticklabels(
+            [s.label.replace("Backward0", "") for s in first], rotation=90, fontsize=7
+        )
     ax.set_xlabel("op (forward, then backward)")
     ax.set_ylabel("live MB")
     ax.set_title(title)
@@ -69,10 +81,20 @@ def plan_estimate(plan, ax=None, title="Memory plan: predicted live bytes"):
     eager, planned = plan.live_bytes(eager=True) / MB, plan.live_bytes() / MB
     ax = _new_axes(ax, (8, 3.6))
     steps = np.arange(len(eager))
-    ax.step(steps, eager, where="mid", color=COLORS[0],
-            label=f"eager estimate (peak {eager.max(initial=0):.2f} MB)")  # fmt: skip
-    ax.step(steps, planned, where="mid", color=COLORS[1],
-            label=f"planned (peak {planned.max(initial=0):.2f} MB)")  # fmt: skip
+    ax.step(
+        steps,
+        eager,
+        where="mid",
+        color=COLORS[0],
+        label=f"eager estimate (peak {eager.max(initial=0):.2f} MB)",
+    )
+    ax.step(
+        steps,
+        planned,
+        where="mid",
+        color=COLORS[1],
+        label=f"planned (peak {planned.max(initial=0):.2f} MB)",
+    )
     n = len(plan.graph.calls)
     if plan.backward:
         ax.axvline(n - 0.5, color="0.5", linestyle="--", linewidth=1)

@@ -16,8 +16,18 @@ import numpy as np
 
 # The class colours of decision_boundary (matplotlib's "tab10" palette, written out so the picture
 # does not depend on the installed matplotlib's default style).
-CLASS_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]  # fmt: skip
+CLASS_COLORS = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+]
 
 
 def _pyplot():
@@ -210,8 +220,9 @@ def decision_boundary(predict_fn, X, y, ax=None, resolution=200, padding=0.5, th
 
     # A grid covering the data, `padding` wider on every side.
     low, high = points.min(axis=0) - padding, points.max(axis=0) + padding
-    gx, gy = np.meshgrid(np.linspace(low[0], high[0], int(resolution)),
-                         np.linspace(low[1], high[1], int(resolution)))  # fmt: skip
+    gx, gy = np.meshgrid(
+        np.linspace(low[0], high[0], int(resolution)), np.linspace(low[1], high[1], int(resolution))
+    )
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     predicted = _predicted_labels(_predict(predict_fn, X, grid), np.unique(labels), threshold)
     predicted = predicted.reshape(gx.shape)
@@ -228,8 +239,17 @@ def decision_boundary(predict_fn, X, y, ax=None, resolution=200, padding=0.5, th
     levels = np.arange(len(classes) + 1) - 0.5  # a band around each class index
     ax.contourf(gx, gy, np.searchsorted(classes, predicted), levels=levels, cmap=cmap, alpha=0.3)
     point_colors = np.searchsorted(classes, labels)
-    ax.scatter(points[:, 0], points[:, 1], c=point_colors, cmap=cmap, vmin=levels[0],
-               vmax=levels[-1], edgecolors="black", linewidths=0.5, s=20)  # fmt: skip
+    ax.scatter(
+        points[:, 0],
+        points[:, 1],
+        c=point_colors,
+        cmap=cmap,
+        vmin=levels[0],
+        vmax=levels[-1],
+        edgecolors="black",
+        linewidths=0.5,
+        s=20,
+    )
     handles = [
         ax.plot([], [], "o", color=cmap(i), markeredgecolor="black", label=f"class {c}")[0]
         for i, c in enumerate(classes)
@@ -323,8 +343,15 @@ def heatmap(tensor, ax=None, title=None, cmap=None):
         for (r, c), value in np.ndenumerate(data):
             red, green, blue, _ = image.cmap(image.norm(value))
             dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
-            ax.text(c, r, f"{value:.3g}", ha="center", va="center", fontsize=8,
-                    color="white" if dark else "black")  # fmt: skip
+            ax.text(
+                c,
+                r,
+                f"{value:.3g}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else "black",
+            )
     ax.set_xticks(range(cols) if cols <= 20 else [])
     ax.set_yticks(range(rows) if 1 < rows <= 20 else [])
     if title is not None:

@@ -161,8 +161,12 @@ def state_at(graph, step=None):
     """
     nodes, edges, events = _parts(graph)
     if step is None:
-        return {"computed": None, "grads": {n["id"]: n.get("grad") for n in nodes}, "event": None,
-                "memory": None}  # fmt: skip
+        return {
+            "computed": None,
+            "grads": {n["id"]: n.get("grad") for n in nodes},
+            "event": None,
+            "memory": None,
+        }
     ops = forward_ops(nodes)
     total = len(ops) + len(events)
     if not isinstance(step, int) or not 0 <= step <= total:
@@ -192,8 +196,14 @@ def state_at(graph, step=None):
     if _memory_of(graph) is not None:  # after the forward pass, its last call's aftermath
         done = [op.get("memory_step") for op in ops[:step]]
         memory = next((k for k in reversed(done) if k is not None), -1)
-    return {"computed": computed, "grads": grads, "event": event, "step": step, "total": total,
-            "memory": memory}  # fmt: skip
+    return {
+        "computed": computed,
+        "grads": grads,
+        "event": event,
+        "step": step,
+        "total": total,
+        "memory": memory,
+    }
 
 
 def _memory_of(graph):
@@ -273,8 +283,13 @@ def scene(graph, placed, step=None):
     if state["event"] is not None:
         _draw_event(shapes, texts, state["event"], placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
-    return {"width": max(width, placed["width"]), "height": placed["height"] + top,
-            "header": header, "top": top, "graph": (shapes, texts)}  # fmt: skip
+    return {
+        "width": max(width, placed["width"]),
+        "height": placed["height"] + top,
+        "header": header,
+        "top": top,
+        "graph": (shapes, texts),
+    }
 
 
 def _legend(shapes, texts, fused=False, memory=False):
@@ -406,8 +421,10 @@ def _draw_node(shapes, texts, node, box, state, alive_freed=None):
 def _details(node, value, grad):
     """The tooltip: everything the snapshot knows about a node, one fact a line."""
     head = f"{node['op']} ({node['label']})" if node["kind"] == "op" else node["label"]
-    lines = [f"{head}: {node.get('role')}", f"shape {shape_text(node.get('shape') or [])} "
-             f"{node.get('dtype')}"]  # fmt: skip
+    lines = [
+        f"{head}: {node.get('role')}",
+        f"shape {shape_text(node.get('shape') or [])} {node.get('dtype')}",
+    ]
     if node.get("scope"):
         lines.append(f"scope {node['scope']}")
     if value is not None:
@@ -493,8 +510,9 @@ def render_svg(graph, placed, step=None, width=None):
     # the arrowhead after a hash of what is drawn ("\0" cannot occur in text: _escape drops it).
     uid = "ag" + hashlib.sha1(body.encode()).hexdigest()[:10]
     w, h = _num(drawn["width"]), _num(drawn["height"])
-    shown_w, shown_h = (w, h) if width is None else (
-        _num(width), _num(drawn["height"] * width / drawn["width"]))  # fmt: skip
+    shown_w, shown_h = (
+        (w, h) if width is None else (_num(width), _num(drawn["height"] * width / drawn["width"]))
+    )
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{shown_w}" height="{shown_h}" '
         f'viewBox="0 0 {w} {h}" font-family="monospace" font-size="{FONT_SIZE}">\n'
@@ -611,9 +629,17 @@ def _draw_mpl(ax, shapes, texts, dy, scale):
             _draw_mpl_line(ax, shape, dy, scale)
     for x, y, text, kind in texts:
         size, colour, bold, anchor = TEXT[kind]
-        ax.text(x, y + dy, text, fontsize=size * scale, family="monospace", color=colour,
-                weight="bold" if bold else "normal", ha={"start": "left"}.get(anchor, "center"),
-                va="baseline")  # fmt: skip
+        ax.text(
+            x,
+            y + dy,
+            text,
+            fontsize=size * scale,
+            family="monospace",
+            color=colour,
+            weight="bold" if bold else "normal",
+            ha={"start": "left"}.get(anchor, "center"),
+            va="baseline",
+        )
 
 
 def _mpl_style(style, scale):
@@ -632,9 +658,19 @@ def _draw_mpl_line(ax, shape, dy, scale):
     xs, ys = zip(*points)
     ax.plot(xs, ys, color=style["stroke"], linewidth=style["width"] * scale)
     if arrow:
-        ax.annotate("", xy=points[-1], xytext=points[-2], arrowprops={
-            "arrowstyle": "-|>", "color": style["stroke"], "linewidth": style["width"] * scale,
-            "shrinkA": 0, "shrinkB": 0, "mutation_scale": 10 * scale})  # fmt: skip
+        ax.annotate(
+            "",
+            xy=points[-1],
+            xytext=points[-2],
+            arrowprops={
+                "arrowstyle": "-|>",
+                "color": style["stroke"],
+                "linewidth": style["width"] * scale,
+                "shrinkA": 0,
+                "shrinkB": 0,
+                "mutation_scale": 10 * scale,
+            },
+        )
 
 
 def to_png(graph_or_roots, path, dpi=150, **kw):

@@ -61,8 +61,10 @@ def levels(graph):
 
 def describe_levels(graph):
     """One line per level: the calls that may run at the same time, separated by `|`."""
-    return "\n".join(f"level {k}: " + " | ".join(repr(call) for call in level)
-                     for k, level in enumerate(levels(graph)))  # fmt: skip
+    return "\n".join(
+        f"level {k}: " + " | ".join(repr(call) for call in level)
+        for k, level in enumerate(levels(graph))
+    )
 
 
 def autograd_levels(root):
@@ -134,8 +136,9 @@ def run_parallel(graph, inputs, threads=THREADS, min_bytes=MIN_BYTES):
         return value.const if value.const is not None else env[value.id]
 
     for level in levels(graph):
-        jobs = [(call, map_values(call.args, lookup), map_values(call.kwargs, lookup))
-                for call in level]  # fmt: skip
+        jobs = [
+            (call, map_values(call.args, lookup), map_values(call.kwargs, lookup)) for call in level
+        ]
         big = [job for job in jobs if work_bytes(job[0]) >= min_bytes]
         if len(big) < 2:
             big = []  # one big call alone gains nothing from a thread

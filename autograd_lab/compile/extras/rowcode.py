@@ -176,8 +176,11 @@ def block_lines(program, passes, totals):
     """Lines before and after a block's rows: the stash, and each total's partial sum."""
     before_rows = passes.allocation(program.group.dtype)
     before_rows += [f"total{t.name} = 0.0" for t in totals]
-    after_rows = [f"out{k}[b] = total{node.name}" for k, (_, node) in enumerate(program.outputs)
-                  if node.op == "total"]  # fmt: skip
+    after_rows = [
+        f"out{k}[b] = total{node.name}"
+        for k, (_, node) in enumerate(program.outputs)
+        if node.op == "total"
+    ]
     return before_rows, after_rows
 
 
@@ -260,16 +263,20 @@ def _reduction_lines(node, emit, loop):
     if node.op in ("max", "min"):  # compared as integers (kernel_math's order_key)
         first, better = ("-inf", ">") if node.op == "max" else ("inf", "<")
         key = f"key{name}"
-        update = [f"key = {print_(Expr('order_key', Expr.variable(arg)))}",
-                  f"{key} = key if key {better} {key} else {key}"]  # fmt: skip
+        update = [
+            f"key = {print_(Expr('order_key', Expr.variable(arg)))}",
+            f"{key} = key if key {better} {key} else {key}",
+        ]
         start = f"{key} = {print_(Expr('order_key', Expr('constant', float(first))))}"
         value = print_(Expr("from_order_key", Expr.variable(key)))
         if node.no_grad:  # a softmax's shift: a NaN in the row makes its sum of exps NaN anyway
             return f"{start}  # compared as integers: kernel_math", update, f"{name} = {value}"
         nans = f"nans{name}"
-        return (f"{key}, {nans} = {start.split(' = ', 1)[1]}, 0  # compared as integers",
-                update + [f"{nans} += {arg} != {arg}  # a NaN makes the result NaN, as numpy"],
-                f"{name} = {value} if {nans} == 0 else {n(float('nan'))}")  # fmt: skip
+        return (
+            f"{key}, {nans} = {start.split(' = ', 1)[1]}, 0  # compared as integers",
+            update + [f"{nans} += {arg} != {arg}  # a NaN makes the result NaN, as numpy"],
+            f"{name} = {value} if {nans} == 0 else {n(float('nan'))}",
+        )
     # argmax: the first column holding the max (or the first NaN)
     x, extreme, col = Expr.variable(arg), node.args[1].variable(), Expr.variable("col")
     last = float(emit.program.columns)

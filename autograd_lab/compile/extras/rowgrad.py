@@ -48,8 +48,13 @@ def backward_source(program, wanted, grad_patterns, printer):
     gradient is laid out ("full", "row", "col", "one": a broadcast gradient is read in place)."""
     loops = Passes(program, Emitter(program, printer))
     body, saved = backward_body(program, wanted, grad_patterns, loops)
-    source = kernel("row_backward", program, backward_params(program, wanted), body,
-                    loops.allocation(program.group.dtype))  # fmt: skip
+    source = kernel(
+        "row_backward",
+        program,
+        backward_params(program, wanted),
+        body,
+        loops.allocation(program.group.dtype),
+    )
     return source, saved
 
 
@@ -143,8 +148,12 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
         k = outputs.get(node)
         return [] if k is None else [Expr.variable(f"g{k}{INDEX[grad_patterns[k]]}")]
 
-    sums = [node for node in order if node.level == "row" and any(
-        c.level == "full" and c not in one_column[node] for c in consumers[node])]  # fmt: skip
+    sums = [
+        node
+        for node in order
+        if node.level == "row"
+        and any(c.level == "full" and c not in one_column[node] for c in consumers[node])
+    ]
 
     def total(terms):
         return emit.print(_sum(terms)) if terms else emit.n(0.0)
@@ -199,8 +208,11 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
 
         for node in sums:
             for consumer in consumers[node]:
-                if consumer.level == "full" and passes[consumer] == p and (
-                        consumer not in one_column[node]):  # fmt: skip
+                if (
+                    consumer.level == "full"
+                    and passes[consumer] == p
+                    and (consumer not in one_column[node])
+                ):
                     full_adjoint(consumer)
                     term = contribution(consumer, node)
                     mentioned(term, define)
@@ -224,8 +236,11 @@ def backward_body(program, wanted, grad_patterns, loops, defined=None):
     for node in loads:
         if node.level == "row":
             row_adjoint(node, body)
-            body.add(f"gx{node.input}[r] = d{node.name}" if node.pattern == "row" else
-                     f"gx{node.input}[b] += d{node.name}")  # fmt: skip
+            body.add(
+                f"gx{node.input}[r] = d{node.name}"
+                if node.pattern == "row"
+                else f"gx{node.input}[b] += d{node.name}"
+            )
     whole = Block()
     whole.items += [prelude, body]
     return whole, saved

@@ -85,10 +85,13 @@ class RowFused(Fused):
                     if array is not None:
                         np.multiply(array, scale, out=array, casting="unsafe")
         else:
-            found = kernel.backward([x._data for x in inputs], tensors[-1]._data,
-                                    [g._data for g in grads])  # fmt: skip
-        return tuple(_make(a) if a is not None and need else None
-                     for a, need in zip(found, needs, strict=True))  # fmt: skip
+            found = kernel.backward(
+                [x._data for x in inputs], tensors[-1]._data, [g._data for g in grads]
+            )
+        return tuple(
+            _make(a) if a is not None and need else None
+            for a, need in zip(found, needs, strict=True)
+        )
 
 
 class RowKernel:
@@ -102,11 +105,15 @@ class RowKernel:
         self.program = RowProgram(group, literal_writer(self.dtype))
         # how the kernel reads each input: "full", "row", "col" or "one" (its gradient's shape too)
         self.uses = {number: use for number, use in self.program.loads}
-        self.wanted = tuple(k for k, v in enumerate(group.inputs) if v.dtype.kind == "f"
-                            and (v.requires_grad or v.producer is not None))  # fmt: skip
+        self.wanted = tuple(
+            k
+            for k, v in enumerate(group.inputs)
+            if v.dtype.kind == "f" and (v.requires_grad or v.producer is not None)
+        )
         # how incoming gradients usually arrive: full-size, one per row, one number for a total
-        self.grad_patterns = tuple("one" if node.op == "total" else node.level
-                                   for _, node in self.program.outputs)  # fmt: skip
+        self.grad_patterns = tuple(
+            "one" if node.op == "total" else node.level for _, node in self.program.outputs
+        )
         # a loss (one output, a total): forward can compute the gradients too (rowgrad.ahead_source)
         self.ahead = self.grad_patterns == ("one",) and bool(self.wanted)
         self.saved = None
@@ -140,8 +147,11 @@ class RowKernel:
                 outs.append(np.zeros(blocks, np.float64))  # a partial sum per block of rows
             elif node.level == "full":
                 fits = given is not None and given.shape == value.shape and given.flags.c_contiguous
-                outs.append(given.reshape(rows, columns) if fits else
-                            recycle.empty((rows, columns), self.dtype))  # fmt: skip
+                outs.append(
+                    given.reshape(rows, columns)
+                    if fits
+                    else recycle.empty((rows, columns), self.dtype)
+                )
             else:
                 outs.append(recycle.empty((rows,), self.dtype))
         saved = np.empty((rows, len(self.saved)), self.dtype)
@@ -217,8 +227,9 @@ class RowKernel:
             args.append(array.reshape(shape[use]) if use else array)
         undefined = set()
         for target, ignore_index, reduction, _, node in self.program.targets:
-            index, weight, nothing_kept = class_weights(arrays[target], ignore_index, reduction,
-                                                        self.dtype)  # fmt: skip
+            index, weight, nothing_kept = class_weights(
+                arrays[target], ignore_index, reduction, self.dtype
+            )
             args += [index, weight]
             if nothing_kept:
                 undefined.add(node)
@@ -237,7 +248,8 @@ class RowKernel:
             if use in ("row", "col"):
                 return compact.reshape(rows if use == "row" else columns), use
             return np.ascontiguousarray(np.broadcast_to(grad, value.shape)).reshape(
-                rows, columns), "full"  # fmt: skip
+                rows, columns
+            ), "full"
         return np.ascontiguousarray(np.broadcast_to(grad, value.shape)).reshape(rows), "row"
 
     def _module_source(self, patterns):

@@ -116,8 +116,9 @@ class RowProgram:
         key = (number, use)
         if key not in self.loads:
             level = "full" if use in ("full", "col") else "row"
-            self.loads[key] = self._add("v", level, "load", input=number, pattern=use,
-                                        note=f"%{value.id}")  # fmt: skip
+            self.loads[key] = self._add(
+                "v", level, "load", input=number, pattern=use, note=f"%{value.id}"
+            )
         return self.loads[key]
 
     def _operand(self, value, level):
@@ -134,20 +135,24 @@ class RowProgram:
         nodes = [a for a in list(args) + list((kwargs or {}).values()) if isinstance(a, Step)]
         if level is None:
             level = "full" if any(a.level == "full" for a in nodes) else "row"
-        return self._add(prefix, level, "ew", args, kwargs=kwargs or {}, rule=rule, note=note,
-                         **fields)  # fmt: skip
+        return self._add(
+            prefix, level, "ew", args, kwargs=kwargs or {}, rule=rule, note=note, **fields
+        )
 
     def _reduce(self, op, arg, note, **fields):
-        return self._add({"sum": "s", "max": "m", "min": "m"}[op], "row", op, (arg,), note=note,
-                         **fields)  # fmt: skip
+        return self._add(
+            {"sum": "s", "max": "m", "min": "m"}[op], "row", op, (arg,), note=note, **fields
+        )
 
     def _expand(self, call, kind):
         note, out = repr(call), call.outputs[0]
         if kind == "elementwise":
             level = "full" if tuple(out.shape) == tuple(self.group.shape) else "row"
             args = [self._operand(a, level) for a in call.args]
-            kwargs = {k: self._operand(v, level) if isinstance(v, Value) else v
-                      for k, v in call.kwargs.items()}  # fmt: skip
+            kwargs = {
+                k: self._operand(v, level) if isinstance(v, Value) else v
+                for k, v in call.kwargs.items()
+            }
             node = self._ew(rule_for(call), args, note, kwargs, prefix="v", level=level)
         elif kind == "total":  # sum() or mean() of everything: per-row sums, added up
             arg, per_row = self.value_node[call.args[0].id], 1
@@ -270,24 +275,34 @@ class RowProgram:
                     if arg in flowing:
                         consumers[arg].append(node)
         outputs = {node for _, node in self.outputs}
-        picked = {node: consumers[node] for node in self.nodes  # its picks
-                  if node in flowing and node.level == "full" and node not in outputs
-                  and consumers[node] and all(c.op == "pick" for c in consumers[node])
-                  and len({c.args[1] for c in consumers[node]}) == 1}  # fmt: skip
+        picked = {
+            node: consumers[node]
+            for node in self.nodes  # its picks
+            if node in flowing
+            and node.level == "full"
+            and node not in outputs
+            and consumers[node]
+            and all(c.op == "pick" for c in consumers[node])
+            and len({c.args[1] for c in consumers[node]}) == 1
+        }
         passes, complete, one_column = {}, {}, {}
         for node in reversed(self.nodes):
             if node not in flowing:
                 continue
             late = [-1]  # an output's incoming gradient is there from the start
             if node.level == "row":
-                one_column[node] = [c for c in consumers[node]
-                                    if c in picked and at_column and at_column(c, node)]  # fmt: skip
+                one_column[node] = [
+                    c for c in consumers[node] if c in picked and at_column and at_column(c, node)
+                ]
             for c in consumers[node]:
                 if c in one_column.get(node, ()):
                     late += [complete[p] for p in picked[c]]
                     continue
-                late.append(passes[c] if c.level == "full" else complete[c] + (
-                    1 if node.level == "full" else 0))  # fmt: skip
+                late.append(
+                    passes[c]
+                    if c.level == "full"
+                    else complete[c] + (1 if node.level == "full" else 0)
+                )
             if node.level == "full":
                 passes[node] = max(0, *late)
             else:
@@ -306,7 +321,12 @@ class RowProgram:
             else:
                 text = f"{node.op}({', '.join(a.name for a in node.args)})"
             text = f"{node.name} = {text}" + ("  (no gradient)" if node.no_grad else "")
-            when = (f"pass {node.phase}" if node.level == "full" else
-                    f"after pass {node.phase - 1}" if node.phase else "before pass 0")  # fmt: skip
+            when = (
+                f"pass {node.phase}"
+                if node.level == "full"
+                else f"after pass {node.phase - 1}"
+                if node.phase
+                else "before pass 0"
+            )
             lines.append(f"{text:<30}{node.level:<7}{when}")
         return "\n".join(lines)

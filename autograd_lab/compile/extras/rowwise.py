@@ -182,8 +182,15 @@ def uses(call, kind, frame, dtype):
     if out.dtype != dtype:  # elementwise: at full level if its result is full, else at row level
         return None
     shape = tuple(out.shape)
-    level = ("full" if shape == tuple(frame) else "row" if shape == lead + (1,)
-             else "flat" if shape == lead and lead else None)  # fmt: skip
+    level = (
+        "full"
+        if shape == tuple(frame)
+        else "row"
+        if shape == lead + (1,)
+        else "flat"
+        if shape == lead and lead
+        else None
+    )
     if level is None:
         return None
     wanted = {}
@@ -228,8 +235,9 @@ def fit(call, kind, kinds, patterns, frame, dtype, device):
                 return None
             new_patterns[value_id] = use
     for value in call.inputs():
-        if value.id in new_patterns and (value.device != device or (
-                value.dtype.kind == "f" and value.dtype != dtype)):  # fmt: skip
+        if value.id in new_patterns and (
+            value.device != device or (value.dtype.kind == "f" and value.dtype != dtype)
+        ):
             return None
     return {out.id: result}, new_patterns
 
