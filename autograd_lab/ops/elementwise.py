@@ -458,6 +458,27 @@ class Tan(Op):
         return grad * (1 + result * result)
 
 
+class Sinh(Op):
+    """The hyperbolic sine, element by element."""
+
+    function, method, inplace = "sinh", True, True
+    node_name = "SinhBackward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.sinh(input))
+    derivative = "d sinh(x)/dx = cosh(x)"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        with np.errstate(over="ignore"):  # sinh(1000) = inf, silently
+            return np.sinh(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (x.exp() + (-x).exp()) * 0.5  # cosh(x), written with ops we have
+
+
 class Tanh(Op):
     """The hyperbolic tangent, element by element."""
 

@@ -204,6 +204,15 @@ exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, erf, abs = (
 )
 
 
+def __getattr__(name):
+    """Any other function that Python's math module (what a kernel calls) and numpy (what arrays
+    use) both have, by that name: `scalar.sinh`, `scalar.atan`, `scalar.log2`, ..."""
+    numpy_function = getattr(np, name, None)
+    if callable(getattr(math, name, None)) and isinstance(numpy_function, np.ufunc):
+        return _function(name, numpy_function)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def where(condition, then, otherwise):
     """`then` where condition holds, else `otherwise` (np.where on arrays)."""
     if _is_expr(condition, then, otherwise):

@@ -93,6 +93,12 @@ def cos(x):
 
 
 @cuda.jit(device=True)
+def sinh(x):
+    # past ±710.5 the double overflows: numpy's ±inf (Python's math raises); nan stays nan
+    return math.copysign(INF, x) if abs(x) >= 710.5 else math.sinh(x)
+
+
+@cuda.jit(device=True)
 def tan(x):
     return NAN if math.isinf(x) else math.tan(x)
 
