@@ -29,7 +29,8 @@ from .types import CPU, CUDA, Size
 
 
 class Tensor:
-    # Every field a Tensor has, in one list; `init` and `_make` (below) set each of them.
+    # Every field a Tensor has. The slots are the fields every tensor sets (see `_make`); the
+    # defaults below them are fields most tensors never need, until one sets its own value.
     __slots__ = (
         "_data",  # the numbers: a numpy array (or a CudaArray, on the GPU)
         "_requires_grad",  # record the operations that use this tensor?
@@ -37,14 +38,14 @@ class Tensor:
         "_output_nr",  # which output of _grad_fn this tensor is
         "_grad",  # .grad: filled in by backward() for leaves (and retain_grad() tensors)
         "_version_counter",  # [version], shared by tensors that share storage; None until needed
-        "_base",  # for a view: the tensor whose storage it shares; else None
-        "_hooks",  # a leaf's register_hook() hooks, {key: hook}; None until one is added
-        "_post_accumulate_grad_hooks",  # a leaf's hooks run after .grad is updated; or None
-        "_grad_accumulator",  # weak reference to a leaf's AccumulateGrad node; or None
-        "_name",  # a name for viewers, e.g. 'fc1.weight' (nn.Module sets it); or None
-        "__dict__",  # attributes a user sets (t.note = "..."), as PyTorch tensors allow
+        "__dict__",  # the fields below once set, and attributes a user sets (t.note = "...")
         "__weakref__",
     )
+    _base = None  # for a view: the tensor whose storage it shares
+    _hooks = None  # a leaf's register_hook() hooks, {key: hook}
+    _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
+    _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
+    _name = None  # a name for viewers, e.g. 'fc1.weight' (nn.Module sets it)
     __array_priority__ = 1000  # numpy array <op> Tensor defers to our reflected operators
 
     def __init__(self, data=()):
@@ -529,7 +530,7 @@ def init(tensor, data, requires_grad=False):
     """Fill in the fields of a tensor made by a constructor (`Tensor(...)`, `Parameter(...)`):
     those of a tensor over `data` as `_make` sets them."""
     made = _make(data)
-    for field in Tensor.__slots__[:-2]:  # all but __dict__ and __weakref__
+    for field in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_version_counter"):
         setattr(tensor, field, getattr(made, field))
     if requires_grad:
         tensor.requires_grad_(True)
@@ -561,11 +562,6 @@ def _make(data, grad_fn=None, output_nr=0):
     tensor._output_nr = output_nr
     tensor._grad = None
     tensor._version_counter = None  # made on first need (see _shared_version_counter)
-    tensor._base = None
-    tensor._hooks = None
-    tensor._post_accumulate_grad_hooks = None
-    tensor._grad_accumulator = None
-    tensor._name = None
     return tensor
 
 

@@ -157,7 +157,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     target_edges = set(targets) if targets is not None else ()
     captured = {}
     buffers = {}  # node -> the summed gradient that arrived for each of its outputs
-    owned = {}  # node -> for each of those: does the engine own it? (see _owned)
+    owned = set()  # (node, output_nr) of those gradients the engine owns (see _owned)
     ready = []  # heap of (-sequence number, node): newest first
     recorder = _state.on_backward  # an optional listener: the graph viewer (grad_mode.observe)
     check_nan = _state.anomaly and _state.anomaly_check_nan  # anomaly mode: fail on NaN gradients
@@ -167,24 +167,32 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         buffer = buffers.get(node)
         if buffer is None:
             buffer = buffers[node] = [None] * len(node._outputs)
-            owned[node] = [False] * len(node._outputs)
         if g is not None and buffer[output_nr] is None:  # the first gradient for this output
             buffer[output_nr] = g
-            owned[node][output_nr] = g_owned
+            if g_owned:
+                owned.add((node, output_nr))
         elif g is not None:
-            flags = owned[node]
-            total, total_owned = buffer[output_nr], flags[output_nr]
-            buffer[output_nr], flags[output_nr] = _add(total, total_owned, g, g_owned, create_graph)
-        dependencies[node] -= 1
-        if dependencies[node] == 0 and (needed is None or node in needed):
+            key = (node, output_nr)
+            total, total_owned = _add(buffer[output_nr], key in owned, g, g_owned, create_graph)
+            buffer[output_nr] = total
+            if total_owned:
+                owned.add(key)
+            else:
+                owned.discard(key)
+        count = dependencies[node] - 1
+        dependencies[node] = count
+        if count == 0 and (needed is None or node in needed):
             if type(node) is AccumulateGrad:
                 run_node(node)  # leaves first, as PyTorch does
             else:
                 heapq.heappush(ready, (-node._seq, node))
 
     def run_node(node):
-        grads, flags = buffers.pop(node), owned.pop(node)
-        if node._tensor_hooks or node._retained or type(node) is AccumulateGrad:
+        grads = buffers.pop(node)
+        accumulate = type(node) is AccumulateGrad
+        flags = None
+        if node._tensor_hooks or node._retained or accumulate:
+            flags = [(node, k) in owned for k in range(len(grads))]
             _apply_tensor_hooks(node, grads, flags, create_graph)
         if target_edges:
             for output_nr, g in enumerate(grads):
@@ -192,7 +200,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
                     captured[(node, output_nr)] = g
         if recorder is not None:
             recorder("run", node, grads)
-        if type(node) is AccumulateGrad:
+        if accumulate:
             if not capture and grads[0] is not None:
                 _accumulate(node.variable, grads[0], flags[0], create_graph)
                 if recorder is not None:

@@ -208,7 +208,12 @@ class Function:
             out = _without_recording(cls.forward, node, args, kwargs)
         else:
             out = cls.forward(node, *args, **kwargs)
-        outputs = _wrap_outputs(out, args, node if recording else None)
+        if type(out) is tuple:  # several outputs (max(dim): values and indices, say)
+            outputs = tuple(
+                [_output(value, k, args, node, recording) for k, value in enumerate(out)]
+            )
+        else:
+            outputs = _output(out, 0, args, node, recording)
         if recording:
             _record(node, args, kwargs, outputs)
         return outputs
@@ -254,11 +259,18 @@ def _without_recording(forward, node, args, kwargs):
 
 
 def _record(node, args, kwargs, outputs):
-    """Connect a new node to the graph: edges to its inputs' nodes, saved tensors, observers."""
+    """Connect a new node to the graph: edges to its inputs' nodes, what a gradient for each
+    output must look like, the tensors it saved, and tell observers."""
     node.next_functions = tuple([_edge(arg) for arg in args])
     node._seq = next(_sequence)
+    out = outputs if type(outputs) is tuple else (outputs,)
+    if len(out) == 1 and isinstance(outputs, Tensor):  # the common case, without a loop
+        node._outputs = ((outputs._data.shape, outputs._data.dtype),)
+    else:
+        node._outputs = tuple(
+            [(t._data.shape, t._data.dtype) for t in out if isinstance(t, Tensor)]
+        )
     if node._saved:
-        out = outputs if type(outputs) is tuple else (outputs,)
         node._saved = tuple([_save(tensor, out) for tensor in node._saved])
     if _state.anomaly:
         node._trace = _user_stack()
@@ -275,21 +287,10 @@ def _edge(arg):
     return (None, 0)
 
 
-def _wrap_outputs(out, args, node):
-    """Turn forward's results (arrays or Tensors) into the op's output tensors, linked to `node`
-    (None when not recording). One result gives one tensor; a tuple gives a tuple."""
-    if type(out) is not tuple:
-        return _output(out, 0, args, node, out)
-    results = tuple([_output(value, k, args, node, out) for k, value in enumerate(out)])
-    if node is not None:
-        shapes = [(t._data.shape, t._data.dtype) for t in results if isinstance(t, Tensor)]
-        node._outputs = tuple(shapes)
-    return results
-
-
-def _output(value, output_nr, args, node, out):
-    """One output of forward as a tensor; a non-tensor output (an int, say) passes through."""
-    if type(value) is np.ndarray or isinstance(value, np.generic):
+def _output(value, output_nr, args, node, recording):
+    """One output of forward as a tensor (a non-tensor output, an int say, passes through);
+    while recording, a float one is linked to `node` as its output number `output_nr`."""
+    if type(value) is np.ndarray:  # the common case first
         value = _make(value)
     elif isinstance(value, Tensor):
         for arg in args:
@@ -298,15 +299,13 @@ def _output(value, output_nr, args, node, out):
                 alias._version_counter = value._shared_version_counter()
                 value = alias
                 break
-    elif storage.is_device_array(value):
+    elif isinstance(value, np.generic) or storage.is_device_array(value):
         value = _make(value)
     else:
         return value
-    if node is not None:
-        if type(out) is not tuple:
-            node._outputs = ((value._data.shape, value._data.dtype),)
-        marked = node._non_differentiable and any(value is t for t in node._non_differentiable)
-        if value._data.dtype.kind == "f" and not marked:  # integers never need a gradient
+    if recording and value._data.dtype.kind == "f":  # integers never need a gradient
+        marked = node._non_differentiable  # usually (): checked only when forward marked some
+        if not marked or not any(value is t for t in marked):
             value._grad_fn = node
             value._output_nr = output_nr
             value._requires_grad = True
