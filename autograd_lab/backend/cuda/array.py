@@ -1,4 +1,5 @@
-"""CudaArray: an n-dimensional array in GPU memory that answers numpy's calls with CUDA kernels.
+"""CudaArray: an n-dimensional array in GPU memory that answers numpy's calls with CUDA kernels,
+and the functions that make one.
 
 API summary (what the rest of autograd_lab uses; `from autograd_lab.backend import cuda`):
 
@@ -25,52 +26,30 @@ which is the reference the tests compare against. Mixing a CudaArray with a nump
 than one element raises RuntimeError (as PyTorch does for tensors on two devices); Python numbers
 and 0-d arrays mix freely, as in PyTorch.
 
-Storage: a 1-D numba device buffer, plus shape, element strides and an offset into the buffer.
-Views (reshape, transpose, slicing, broadcast_to) share the buffer and only change those three.
+A CudaArray is a DeviceArray (device_array.py: buffer, shape, strides, views, copies to and from
+the host) with numpy's protocols added: the numpy-facing methods below call the algorithms
+(elementwise.py, shapes.py, indexing.py) and dispatch.py, none of which import this module. They
+make new arrays of their operands' class, so the results of a CudaArray are CudaArrays.
 """
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from . import transfers
-from .launch import device_array
-
-SUPPORTED_DTYPES = tuple(
-    np.dtype(d) for d in (np.bool_, np.int32, np.int64, np.float32, np.float64)
-)
+from . import dispatch, elementwise, indexing, shapes
+from .device_array import DeviceArray
 
 
-def check_dtype(dtype):
-    """The numpy dtype, or a TypeError when the CUDA backend has no kernels for it."""
-    dtype = np.dtype(dtype)
-    if dtype not in SUPPORTED_DTYPES:
-        names = ", ".join(d.name for d in SUPPORTED_DTYPES)
-        raise TypeError(
-            f"dtype {dtype.name} is not supported on the CUDA backend (supported: {names}). "
-            "Fix: convert first, e.g. .float() or .long(), or keep this tensor on the CPU."
-        )
-    return dtype
+def _numpy_method(function):
+    """x.sum(...) is np.sum(x, ...): one implementation, reached through numpy's dispatch."""
+
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+
+    method.__name__ = function.__name__
+    return method
 
 
-def contiguous_strides(shape):
-    """Element strides of a row-major (C-order) array: the last dim varies fastest."""
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-class Flags:
-    """The two numpy flags the ops read: `x.flags.c_contiguous`, `x.flags.writeable`."""
-
-    __slots__ = ("c_contiguous", "writeable")
-
-    def __init__(self, c_contiguous, writeable):
-        self.c_contiguous, self.writeable = c_contiguous, writeable
-
-
-class CudaArray(NDArrayOperatorsMixin):
+class CudaArray(DeviceArray, NDArrayOperatorsMixin):
     """An array in GPU memory; see the module docstring for what it supports.
 
     >>> x = from_numpy(np.arange(6.0).reshape(2, 3))
@@ -78,62 +57,13 @@ class CudaArray(NDArrayOperatorsMixin):
     array([ 6., 24.])
     """
 
-    __slots__ = ("buffer", "shape", "element_strides", "offset", "dtype", "writeable")
+    __slots__ = ()
     __array_priority__ = 100  # numpy array <op> CudaArray calls our reflected operator
 
-    def __init__(self, buffer, shape, element_strides=None, offset=0, writeable=True):
-        self.buffer = buffer  # the 1-D numba device array holding the elements
-        self.shape = tuple(int(s) for s in shape)
-        if element_strides is None:
-            element_strides = contiguous_strides(self.shape)
-        self.element_strides = tuple(int(s) for s in element_strides)
-        self.offset = int(offset)
-        self.dtype = np.dtype(buffer.dtype)
-        self.writeable = writeable  # False for broadcast views, whose elements share memory
-
-    @staticmethod
-    def from_numpy(array):
-        """A CudaArray with the values of a numpy array (a counted host -> device copy)."""
-        return from_numpy(array)
-
-    # ---- description -----------------------------------------------------------------------------
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-    itemsize = property(lambda self: self.dtype.itemsize)
-    nbytes = property(lambda self: self.size * self.dtype.itemsize)
-    strides = property(lambda self: tuple(s * self.dtype.itemsize for s in self.element_strides))
-    device = property(lambda self: "cuda:0")
     T = property(lambda self: self.transpose())
     mT = property(lambda self: self.swapaxes(-1, -2))
 
-    @property
-    def flags(self):
-        return Flags(self.is_c_contiguous(), self.writeable)
-
-    def is_c_contiguous(self):
-        """Row-major and gap-free (strides of size-1 dims do not matter, as in numpy)."""
-        if self.size == 0:
-            return True
-        expected = contiguous_strides(self.shape)
-        return all(n == 1 or s == e for n, s, e in zip(self.shape, self.element_strides, expected))
-
-    def view_of(self, shape, element_strides, offset, writeable=None):
-        """Another array over the same buffer (no copy)."""
-        keep = self.writeable if writeable is None else writeable
-        return CudaArray(self.buffer, shape, element_strides, offset, keep)
-
-    # ---- host <-> device (the only places data crosses, each one counted) -------------------------
-    def to_numpy(self):
-        """A numpy copy of the values: one counted device -> host copy."""
-        from .index_kernels import check_index_errors
-
-        check_index_errors()  # a bad index found on the device is reported at the next sync
-        source = self if self.is_c_contiguous() else self.copy()
-        start = source.offset
-        host = source.buffer[start : start + self.size].copy_to_host()
-        transfers.record_device_to_host(host.nbytes)
-        return host.reshape(self.shape)
-
+    # ---- values on the host (each a counted device -> host copy, see DeviceArray.to_numpy) --------
     def __array__(self, dtype=None, copy=None):
         if copy is False:
             raise ValueError("a CudaArray cannot be seen as a numpy array without a copy")
@@ -179,17 +109,11 @@ class CudaArray(NDArrayOperatorsMixin):
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
-    # ---- methods: the numpy array methods the ops call --------------------------------------------
+    # ---- methods: the numpy array methods the ops call (copy and fill: DeviceArray's) -------------
     def astype(self, dtype, copy=True):
         if np.dtype(dtype) == self.dtype and not copy:
             return self
         return elementwise.astype(self, dtype)
-
-    def copy(self):
-        return elementwise.copy(self)
-
-    def fill(self, value):
-        elementwise.fill(self, value)
 
     def reshape(self, *shape, copy=None):
         return shapes.reshape(self, shape[0] if len(shape) == 1 else shape, copy)
@@ -202,6 +126,22 @@ class CudaArray(NDArrayOperatorsMixin):
 
     def flatten(self):
         return shapes.reshape(self, -1, copy=True)
+
+    sum = _numpy_method(np.sum)
+    mean = _numpy_method(np.mean)
+    prod = _numpy_method(np.prod)
+    max = _numpy_method(np.max)
+    min = _numpy_method(np.min)
+    argmax = _numpy_method(np.argmax)
+    argmin = _numpy_method(np.argmin)
+    any = _numpy_method(np.any)
+    all = _numpy_method(np.all)
+    var = _numpy_method(np.var)
+    std = _numpy_method(np.std)
+    clip = _numpy_method(np.clip)
+    nonzero = _numpy_method(np.nonzero)
+    swapaxes = _numpy_method(np.swapaxes)
+    squeeze = _numpy_method(np.squeeze)
 
     # ---- numpy's dispatch protocols (NEP 13 and NEP 18): dispatch.py does the work ---------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -217,80 +157,35 @@ class CudaArray(NDArrayOperatorsMixin):
         indexing.setitem(self, index, value)
 
 
-# ---- making arrays -----------------------------------------------------------------------------------
+# ---- making arrays (DeviceArray's constructors, called on CudaArray) --------------------------------
 
 
 def from_numpy(array):
     """A CudaArray with the values (and shape, dtype) of a numpy array: a counted copy."""
-    from numba import cuda
-
-    array = np.asarray(array)
-    check_dtype(array.dtype)
-    flat = np.ascontiguousarray(array).reshape(-1)
-    buffer = cuda.to_device(flat) if flat.size else device_array(0, array.dtype)
-    transfers.record_host_to_device(flat.nbytes)
-    return CudaArray(buffer, array.shape)
+    return CudaArray.from_numpy(array)
 
 
 def empty(shape, dtype=np.float64):
-    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
-    dtype = check_dtype(dtype)
-    return CudaArray(device_array(int(np.prod(shape, dtype=np.int64)), dtype), shape)
+    return CudaArray.empty(shape, dtype)
 
 
 def full(shape, fill_value, dtype=None):
     """Filled by a kernel, so no values cross from the host (the number goes with the launch)."""
-    if dtype is None:
-        dtype = np.asarray(fill_value).dtype
-    out = empty(shape, dtype)
-    elementwise.fill(out, fill_value)
-    return out
+    return CudaArray.full(shape, fill_value, dtype)
 
 
 def zeros(shape, dtype=np.float64):
-    return full(shape, 0, dtype)
+    return CudaArray.full(shape, 0, dtype)
 
 
 def ones(shape, dtype=np.float64):
-    return full(shape, 1, dtype)
+    return CudaArray.full(shape, 1, dtype)
 
 
 def arange(start, stop=None, step=1, dtype=None):
     """numpy's arange (same length and dtype rules), computed on the device."""
-    if stop is None:
-        start, stop = 0, start
-    if dtype is None:
-        dtype = np.result_type(start, stop, step)
-    count = max(int(np.ceil((stop - start) / step)), 0)
-    out = empty((count,), dtype)
-    elementwise.arange(out, start, step)
-    return out
+    return CudaArray.arange(start, stop, step, dtype)
 
 
 def eye(n, m=None, k=0, dtype=np.float64):
-    """Ones on the k-th diagonal: zeros, then a fill of the diagonal seen as a strided view."""
-    m = n if m is None else m
-    out = zeros((n, m), dtype)
-    length = max(0, min(n, m - k) if k >= 0 else min(n + k, m))
-    if length:
-        diagonal = out.view_of((length,), (m + 1,), k if k >= 0 else -k * m)
-        elementwise.fill(diagonal, 1)
-    return out
-
-
-from . import dispatch, elementwise, indexing, shapes  # noqa: E402  (they need CudaArray above)
-
-
-def _numpy_method(function):
-    """x.sum(...) is np.sum(x, ...): one implementation, reached through numpy's dispatch."""
-
-    def method(self, *args, **kwargs):
-        return function(self, *args, **kwargs)
-
-    method.__name__ = function.__name__
-    return method
-
-
-_METHODS = "sum mean prod max min argmax argmin any all var std clip nonzero swapaxes squeeze"
-for _name in _METHODS.split():
-    setattr(CudaArray, _name, _numpy_method(getattr(np, _name)))
+    return CudaArray.eye(n, m, k, dtype)

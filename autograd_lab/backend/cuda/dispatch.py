@@ -16,7 +16,7 @@ next to a CudaArray is refused, as PyTorch refuses tensors on two devices; Pytho
 import numpy as np
 
 from . import elementwise, indexing, matmul, reductions, shapes
-from .array import CudaArray, empty, full
+from .device_array import DeviceArray
 
 _SCALARS = (int, float, bool, np.generic)
 
@@ -44,12 +44,10 @@ def _leaves(values):
 def array_ufunc(ufunc, method, inputs, kwargs):
     out = kwargs.pop("out", None)
     out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-    if (
-        method == "at" and ufunc is np.add
-    ):  # np.add.at(x, index, values): indices may be on the host
+    if method == "at" and ufunc is np.add:  # np.add.at(x, index, values): index may be on the host
         check_same_device(inputs[2:])
         return indexing.add_at(*inputs)
-    if not all(isinstance(v, (CudaArray, np.ndarray, list, *_SCALARS)) for v in inputs):
+    if not all(isinstance(v, (DeviceArray, np.ndarray, list, *_SCALARS)) for v in inputs):
         return NotImplemented  # e.g. a Tensor: let its own operator handle it
     inputs = tuple(np.asarray(v) if isinstance(v, list) else v for v in inputs)
     check_same_device([*inputs, out])
@@ -90,7 +88,7 @@ def array_function(func, types, args, kwargs):
     implementation = FUNCTIONS.get(func)
     if implementation is None:
         raise NotImplementedError(_not_implemented(f"numpy.{func.__name__}"))
-    if not all(issubclass(t, (CudaArray, np.ndarray)) for t in types):
+    if not all(issubclass(t, (DeviceArray, np.ndarray)) for t in types):
         return NotImplemented
     check_same_device(_leaves([*args, *kwargs.values()]))
     return implementation(*args, **kwargs)
@@ -121,10 +119,16 @@ def _reduction(ufunc_name):
 
 implements(np.sum)(_reduction("add"))
 implements(np.prod)(_reduction("multiply"))
-implements(np.any)(lambda a, axis=None, out=None, keepdims=False: _reduction("logical_or")(
-    a, axis, None, out, keepdims))  # fmt: skip
-implements(np.all)(lambda a, axis=None, out=None, keepdims=False: _reduction("logical_and")(
-    a, axis, None, out, keepdims))  # fmt: skip
+
+
+@implements(np.any)
+def _any(a, axis=None, out=None, keepdims=False):
+    return _reduction("logical_or")(a, axis, None, out, keepdims)
+
+
+@implements(np.all)
+def _all(a, axis=None, out=None, keepdims=False):
+    return _reduction("logical_and")(a, axis, None, out, keepdims)
 
 
 @implements(np.max, np.amax)
@@ -204,8 +208,12 @@ def _nonzero(a):
 
 # ---- shapes and indexing ------------------------------------------------------------------------
 
-implements(np.reshape)(lambda a, shape=None, order="C", *, newshape=None, copy=None: shapes.reshape(
-    a, newshape if shape is None else shape, copy))  # fmt: skip
+
+@implements(np.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    return shapes.reshape(a, newshape if shape is None else shape, copy)
+
+
 implements(np.transpose)(lambda a, axes=None: shapes.transpose(a, axes))
 implements(np.swapaxes)(shapes.swapaxes)
 implements(np.squeeze)(shapes.squeeze)
@@ -217,18 +225,35 @@ implements(np.stack)(lambda arrays, axis=0, out=None: _maybe_out(shapes.stack(ar
 implements(np.split)(
     lambda ary, indices_or_sections, axis=0: shapes.split(ary, indices_or_sections, axis)
 )
-implements(np.array_split)(lambda ary, indices_or_sections, axis=0: shapes.split(
-    ary, indices_or_sections, axis, equal=False))  # fmt: skip
+
+
+@implements(np.array_split)
+def _array_split(ary, indices_or_sections, axis=0):
+    return shapes.split(ary, indices_or_sections, axis, equal=False)
+
+
 implements(np.take_along_axis)(
     lambda arr, indices, axis: indexing.take_along_axis(arr, indices, axis)
 )
-implements(np.take)(lambda a, indices, axis=None, out=None, mode="raise": _maybe_out(
-    indexing.take(a, indices, axis), out))  # fmt: skip
+
+
+@implements(np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    return _maybe_out(indexing.take(a, indices, axis), out)
+
+
 implements(np.put)(lambda a, ind, v, mode="raise": indexing.put(a, ind, v))
 implements(np.put_along_axis)(indexing.put_along_axis)
 implements(np.copy)(lambda a, order="K", subok=False: a.copy())
-implements(np.ascontiguousarray)(lambda a, dtype=None: a.astype(dtype or a.dtype, copy=False).copy()
-                                 if not a.is_c_contiguous() else a.astype(dtype or a.dtype, copy=False))  # fmt: skip
+
+
+@implements(np.ascontiguousarray)
+def _ascontiguousarray(a, dtype=None):
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        return elementwise.astype(a, dtype)  # a new, contiguous array
+    return a if a.is_c_contiguous() else a.copy()
+
+
 implements(np.shape)(lambda a: a.shape)
 implements(np.ndim)(lambda a: a.ndim)
 implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axis])
@@ -237,7 +262,7 @@ implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axi
 @implements(np.may_share_memory, np.shares_memory)
 def _share_memory(a, b, max_work=None):
     """Conservative, as np.may_share_memory: the same buffer counts as sharing."""
-    return isinstance(a, CudaArray) and isinstance(b, CudaArray) and a.buffer is b.buffer
+    return isinstance(a, DeviceArray) and isinstance(b, DeviceArray) and a.buffer is b.buffer
 
 
 # ---- new arrays shaped like another -------------------------------------------------------------
@@ -245,7 +270,8 @@ def _share_memory(a, b, max_work=None):
 
 def _like(value):
     def like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-        return full(a.shape if shape is None else shape, value, a.dtype if dtype is None else dtype)
+        shape, dtype = a.shape if shape is None else shape, a.dtype if dtype is None else dtype
+        return type(a).full(shape, value, dtype)
 
     return like
 
@@ -256,23 +282,23 @@ implements(np.ones_like)(_like(1))
 
 @implements(np.empty_like)
 def _empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return empty(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
+    return type(a).empty(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
 
 
 @implements(np.full_like)
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return full(
-        a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype
-    )
+    shape, dtype = a.shape if shape is None else shape, a.dtype if dtype is None else dtype
+    return type(a).full(shape, fill_value, dtype)
 
 
 # ---- questions about dtypes (no device work) -------------------------------------------------------
 
 
 def _dtypes(values):
-    return [v.dtype if isinstance(v, CudaArray) else v for v in values]
+    return [v.dtype if isinstance(v, DeviceArray) else v for v in values]
 
 
 implements(np.result_type)(lambda *arrays_and_dtypes: np.result_type(*_dtypes(arrays_and_dtypes)))
-implements(np.can_cast)(lambda from_, to, casting="safe": np.can_cast(
-    *_dtypes([from_]), to, casting=casting))  # fmt: skip
+implements(np.can_cast)(
+    lambda from_, to, casting="safe": np.can_cast(*_dtypes([from_]), to, casting=casting)
+)

@@ -39,8 +39,23 @@ def indexed_position(b, indices, n_b, index_sizes, index_strides, base, error):
 
 
 @cuda.jit
-def gather_kernel(n, shape, out, out_offset, out_strides, src, src_offset, rest_shape,
-                  rest_strides, n_rest, indices, n_b, index_sizes, index_strides, error):  # fmt: skip
+def gather_kernel(
+    n,
+    shape,
+    out,
+    out_offset,
+    out_strides,
+    src,
+    src_offset,
+    rest_shape,
+    rest_strides,
+    n_rest,
+    indices,
+    n_b,
+    index_sizes,
+    index_strides,
+    error,
+):
     """out[b, r] = src[picked by b, r]; `shape` and `out_strides` are in (B, rest) order.
 
     Threads: one output element (b, r) at a time each, grid-stride.
@@ -57,8 +72,23 @@ def make_scatter_kernel(accumulate):
     Adding uses an atomic read-modify-write, because a repeated index makes several threads add
     into the same element at the same time."""
 
-    def scatter(n, shape, values, values_offset, values_strides, dst, dst_offset, rest_shape,
-                rest_strides, n_rest, indices, n_b, index_sizes, index_strides, error):  # fmt: skip
+    def scatter(
+        n,
+        shape,
+        values,
+        values_offset,
+        values_strides,
+        dst,
+        dst_offset,
+        rest_shape,
+        rest_strides,
+        n_rest,
+        indices,
+        n_b,
+        index_sizes,
+        index_strides,
+        error,
+    ):
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
             b, r = i // n_rest, i % n_rest
             pos = position(r, rest_shape, rest_strides, dst_offset)

@@ -1,4 +1,4 @@
-"""Indexing CudaArrays with numpy's rules: `x[index]`, `x[index] = v`, `np.add.at(x, index, v)`.
+"""Indexing device arrays with numpy's rules: `x[index]`, `x[index] = v`, `np.add.at(x, index, v)`.
 
 Basic parts (ints, slices, None, ...) only change shape, strides and offset: the result is a view,
 no kernel runs. Integer and boolean arrays ("advanced" indexing) pick elements: a gather kernel
@@ -19,8 +19,8 @@ host to size the result (one counted 8-byte copy: PyTorch synchronises there too
 
 import numpy as np
 
-from . import elementwise, launch, reductions
-from .array import CudaArray, empty, from_numpy
+from . import elementwise, launch, reductions, shapes
+from .device_array import DeviceArray
 from .index_kernels import (
     error_flag,
     gather_kernel,
@@ -63,35 +63,36 @@ def nonzero(mask):
     if mask.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d first.")
     mask = mask if mask.dtype == np.bool_ else elementwise.astype(mask, np.bool_)
-    count = int(reductions.reduce("add", mask).item())  # the result's size depends on the data
-    out = empty((mask.ndim, count), np.int64)
+    count = int(reductions.reduce("add", mask).to_numpy())  # the result's size depends on the data
+    out = type(mask).empty((mask.ndim, count), np.int64)
     if count:
         threads = launch.REDUCE_THREADS
         args = (mask.buffer, mask.offset, mask.shape, mask.element_strides, mask.size)
         launch.launch(nonzero_kernel(threads), 1, threads, *args, out.buffer, count)
-    return tuple(out[d] for d in range(mask.ndim))
+    return tuple(getitem(out, d) for d in range(mask.ndim))
 
 
 def take_along_axis(array, indices, axis):
     """np.take_along_axis: one gather, array[arange_0, ..., indices, ..., arange_n]."""
     if axis is None:
-        array, axis = array.reshape(-1), 0
+        array, axis = shapes.reshape(array, -1), 0
     return getitem(array, _along_axis(array, indices, axis))
 
 
 def _along_axis(array, indices, axis):
     """The index that np.take_along_axis / np.put_along_axis use: `indices` along `axis`, an
     arange (broadcast) along every other dim."""
-    from .array import arange
-
     if indices.ndim != array.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    (axis,) = reductions.normalize_axes(axis, array.ndim)
+    (axis,) = shapes.normalize_axes(axis, array.ndim)
     index = []
     for d, size in enumerate(array.shape):
         shape = [1] * array.ndim
         shape[d] = size
-        index.append(indices if d == axis else arange(size, dtype=np.int64).reshape(shape))
+        if d == axis:
+            index.append(indices)
+        else:
+            index.append(shapes.reshape(type(array).arange(size, dtype=np.int64), shape))
     return tuple(index)
 
 
@@ -102,15 +103,15 @@ def put_along_axis(array, indices, values, axis):
 def take(array, indices, axis=None):
     """np.take: elements at `indices` of the flattened array, or along `axis`."""
     if axis is None:
-        return getitem(array.reshape(-1), (indices,))
-    (axis,) = reductions.normalize_axes(axis, array.ndim)
+        return getitem(shapes.reshape(array, -1), (indices,))
+    (axis,) = shapes.normalize_axes(axis, array.ndim)
     return getitem(array, (slice(None),) * axis + (indices,))
 
 
 def put(array, indices, values):
     """np.put: write `values` at `indices` of the flattened array (values broadcast to them)."""
     try:
-        flat = array.reshape(-1, copy=False)  # a view: the writes must land in `array`
+        flat = shapes.reshape(array, -1, copy=False)  # a view: the writes must land in `array`
     except ValueError:
         raise NotImplementedError(
             "numpy.put on a non-contiguous array is not implemented on the CUDA backend"
@@ -142,7 +143,7 @@ def _parts(x, index):
             parts.append(("...", None))
         elif isinstance(part, slice):
             parts.append(("slice", part))
-        elif isinstance(part, (CudaArray, np.ndarray)):
+        elif isinstance(part, (DeviceArray, np.ndarray)):
             parts.extend(_array_parts(part))
         elif isinstance(part, (int, np.integer)):
             parts.append(("int", int(part)))
@@ -152,8 +153,9 @@ def _parts(x, index):
                 f"integer or boolean arrays are valid indices, not {type(part).__name__}"
             )
     # dims of x the index uses: a k-dim mask uses k, None and ... none
-    used = sum(len(v[0]) if kind == "mask" else int(kind in ("int", "slice", "array"))
-               for kind, v in parts)  # fmt: skip
+    used = sum(
+        len(v[0]) if kind == "mask" else int(kind in ("int", "slice", "array")) for kind, v in parts
+    )
     if used > x.ndim:
         raise IndexError(
             f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed"
@@ -171,7 +173,7 @@ def _array_parts(array):
             raise NotImplementedError(
                 "indexing with a 0-d boolean array is not implemented on the CUDA backend"
             )
-        found = nonzero(array) if isinstance(array, CudaArray) else np.nonzero(array)
+        found = nonzero(array) if isinstance(array, DeviceArray) else np.nonzero(array)
         return [("mask", (array.shape, found))]
     if array.dtype.kind not in "iu":
         raise IndexError("arrays used as indices must be of integer (or boolean) type")
@@ -198,7 +200,7 @@ def _apply(x, index):
                         f"boolean index did not match indexed array along axis {dim}; size of "
                         f"axis is {x.shape[dim]} but size of corresponding boolean axis is {size}"
                     )
-                picks.append((len(shape), _checked(found[k], size, dim)))
+                picks.append((len(shape), _checked(found[k], size, dim, type(x))))
                 shape.append(x.shape[dim])
                 strides.append(x.element_strides[dim])
                 dim += 1
@@ -214,24 +216,25 @@ def _apply(x, index):
                 raise IndexError(f"index {value} is out of bounds for axis {dim} with size {size}")
             offset += (value % size) * stride
         else:  # an index array, or an int among index arrays (then it acts as a 0-d array)
-            picks.append((len(shape), _checked(value, size, dim)))
+            picks.append((len(shape), _checked(value, size, dim, type(x))))
             shape.append(size)
             strides.append(stride)
         dim += 1
     return x.view_of(shape, strides, offset), picks
 
 
-def _checked(index, size, dim):
-    """A device int64 index array; host indices are bounds-checked first (device ones later)."""
-    if isinstance(index, CudaArray):
+def _checked(index, size, dim, array_class):
+    """A device int64 index array (host indices become `array_class` arrays); host indices are
+    bounds-checked first (device ones later, by the kernels)."""
+    if isinstance(index, DeviceArray):
         return index if index.dtype == np.int64 else elementwise.astype(index, np.int64)
     index = np.asarray(index, dtype=np.int64)
     if index.size and (index.min() < -size or index.max() >= size):
         bad = index.min() if index.min() < -size else index.max()
         raise IndexError(f"index {bad} is out of bounds for axis {dim} with size {size}")
     if index.ndim == 0:
-        return elementwise.constant(int(index), np.int64)  # made on the device: no copy
-    return from_numpy(index)
+        return elementwise.constant(int(index), np.int64, array_class)  # on the device: no copy
+    return array_class.from_numpy(index)
 
 
 # ---- gather and scatter ---------------------------------------------------------------------------
@@ -252,14 +255,17 @@ def _layout(view, picks):
 def _kernel_args(view, picks, b_shape, rest):
     """The arguments that describe the picking: rest dims, the stacked index table, the flag."""
     n_b = int(np.prod(b_shape, dtype=np.int64))
-    table = empty((len(picks), *b_shape), np.int64)
+    table = type(view).empty((len(picks), *b_shape), np.int64)
     for j, (_, index) in enumerate(picks):
-        elementwise.assign(table[j], index)
+        elementwise.assign(getitem(table, j), index)
     rest_shape = tuple(view.shape[d] for d in rest)
-    return (view.offset, rest_shape or (1,), tuple(view.element_strides[d] for d in rest) or (0,),
-            int(np.prod(rest_shape, dtype=np.int64)), table.buffer, n_b,
-            tuple(view.shape[d] for d, _ in picks), tuple(view.element_strides[d] for d, _ in picks),
-            error_flag())  # fmt: skip
+    rest_strides = tuple(view.element_strides[d] for d in rest)
+    n_rest = int(np.prod(rest_shape, dtype=np.int64))
+    index_sizes = tuple(view.shape[d] for d, _ in picks)
+    index_strides = tuple(view.element_strides[d] for d, _ in picks)
+    walk_rest = (view.offset, rest_shape or (1,), rest_strides or (0,), n_rest)
+    picking = (table.buffer, n_b, index_sizes, index_strides, error_flag())
+    return walk_rest + picking
 
 
 def _b_first(strides, at, nb):
@@ -269,21 +275,21 @@ def _b_first(strides, at, nb):
 
 def _gather(view, picks):
     shape, b_shape, rest, at = _layout(view, picks)
-    out = empty(shape, view.dtype)
+    out = type(view).empty(shape, view.dtype)
     if out.size:
         order = b_shape + tuple(view.shape[d] for d in rest)
         strides = _b_first(out.element_strides, at, len(b_shape))
-        args = _kernel_args(view, picks, b_shape, rest)
-        launch.launch_over(gather_kernel, out.size, order or (1,), out.buffer, 0, strides or (0,),
-                           view.buffer, *args)  # fmt: skip
+        out_args = (out.buffer, 0, strides or (0,))
+        args = (*out_args, view.buffer, *_kernel_args(view, picks, b_shape, rest))
+        launch.launch_over(gather_kernel, out.size, order or (1,), *args)
     return out
 
 
 def _scatter(view, picks, values, kernel):
     shape, b_shape, rest, at = _layout(view, picks)
-    values = elementwise.on_device(values, view.dtype)
+    values = elementwise.on_device(values, view.dtype, type(view))
     if values.buffer is view.buffer:
-        values = elementwise.copy(values)  # read everything before anything is overwritten
+        values = values.copy()  # read everything before anything is overwritten
     if not elementwise.broadcasts_to(values.shape, shape):
         raise ValueError(
             f"shape mismatch: value array of shape {values.shape} could not be broadcast to "
@@ -293,6 +299,6 @@ def _scatter(view, picks, values, kernel):
     if n:
         order = b_shape + tuple(view.shape[d] for d in rest)
         strides = _b_first(elementwise.broadcast_strides(values, shape), at, len(b_shape))
-        args = _kernel_args(view, picks, b_shape, rest)
-        launch.launch_over(kernel, n, order or (1,), values.buffer, values.offset,
-                           strides or (0,), view.buffer, *args)  # fmt: skip
+        values_args = (values.buffer, values.offset, strides or (0,))
+        args = (*values_args, view.buffer, *_kernel_args(view, picks, b_shape, rest))
+        launch.launch_over(kernel, n, order or (1,), *args)

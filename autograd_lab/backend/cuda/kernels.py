@@ -54,11 +54,14 @@ def make_zip_kernel(fn):
     Threads: as map, one output element at a time each, grid-stride.
     """
 
-    def zip_kernel(n, shape, out, out_offset, out_strides, a, a_offset, a_strides, b, b_offset,
-                   b_strides):  # fmt: skip
+    def zip_kernel(
+        n, shape, out, out_offset, out_strides, a, a_offset, a_strides, b, b_offset, b_strides
+    ):
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            value = fn(a[position(i, shape, a_strides, a_offset)],
-                       b[position(i, shape, b_strides, b_offset)])  # fmt: skip
+            value = fn(
+                a[position(i, shape, a_strides, a_offset)],
+                b[position(i, shape, b_strides, b_offset)],
+            )
             out[position(i, shape, out_strides, out_offset)] = value
 
     return cuda.jit(zip_kernel)
@@ -69,8 +72,22 @@ ZIP_KERNELS = {name: make_zip_kernel(fn) for name, fn in BINARY.items()}
 
 
 @cuda.jit
-def where_kernel(n, shape, out, out_offset, out_strides, cond, cond_offset, cond_strides, a,
-                 a_offset, a_strides, b, b_offset, b_strides):  # fmt: skip
+def where_kernel(
+    n,
+    shape,
+    out,
+    out_offset,
+    out_strides,
+    cond,
+    cond_offset,
+    cond_strides,
+    a,
+    a_offset,
+    a_strides,
+    b,
+    b_offset,
+    b_strides,
+):
     """out = a where cond is true, else b (numpy's three-argument `where`).
 
     Threads: one output element at a time each, grid-stride; only the chosen side is read.

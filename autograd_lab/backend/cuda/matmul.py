@@ -18,8 +18,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-from . import elementwise, launch
-from .array import empty
+from . import elementwise, launch, shapes
+from .device_array import class_of
 from .kernels import position
 
 
@@ -29,8 +29,24 @@ def matmul_kernel(dtype, ty, tx, rm, rn, tk):
     tm, tn = ty * rm, tx * rn
     element = numba.from_dtype(np.dtype(dtype))
 
-    def matmul(a, a_offset, a_batch_strides, a_row_stride, a_col_stride, b, b_offset,
-               b_batch_strides, b_row_stride, b_col_stride, out, batch_shape, n_batch, m, n, k):  # fmt: skip
+    def matmul(
+        a,
+        a_offset,
+        a_batch_strides,
+        a_row_stride,
+        a_col_stride,
+        b,
+        b_offset,
+        b_batch_strides,
+        b_row_stride,
+        b_col_stride,
+        out,
+        batch_shape,
+        n_batch,
+        m,
+        n,
+        k,
+    ):
         a_tile = cuda.shared.array((tm, tk), element)
         b_tile = cuda.shared.array((tk, tn), element)
         acc = cuda.local.array((rm, rn), element)  # this thread's outputs, in registers
@@ -103,7 +119,9 @@ def matmul(a, b, out=None, tiles=None):
         raise NotImplementedError(
             "numpy.matmul of bool arrays is not implemented on the CUDA backend"
         )
-    a, b = elementwise.on_device(a, loop[0]), elementwise.on_device(b, loop[1])
+    array_class = class_of([a, b, out])
+    a = elementwise.on_device(a, loop[0], array_class)
+    b = elementwise.on_device(b, loop[1], array_class)
     a2 = a.view_of((1, *a.shape), (0, *a.element_strides), a.offset) if a.ndim == 1 else a
     b2 = b.view_of((*b.shape, 1), (*b.element_strides, 0), b.offset) if b.ndim == 1 else b
     (m, k), (k2, n) = a2.shape[-2:], b2.shape[-2:]
@@ -113,19 +131,19 @@ def matmul(a, b, out=None, tiles=None):
             f"signature (n?,k),(k,m?)->(n?,m?) (size {k2} is different from {k})"
         )
     batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    result = empty(batch + (m, n), loop[-1])
+    result = array_class.empty(batch + (m, n), loop[-1])
     n_batch = int(np.prod(batch, dtype=np.int64))
     if result.size and k == 0:
-        elementwise.fill(result, 0)
+        result.fill(0)
     elif result.size:
         ty, tx, rm, rn, tk = launch.MATMUL if tiles is None else tiles
         kernel = matmul_kernel(result.dtype, ty, tx, rm, rn, tk)
         n_tiles = n_batch * -(-m // (ty * rm)) * -(-n // (tx * rn))
-        args = (a2.buffer, a2.offset, _batch_strides(a2, batch), *a2.element_strides[-2:],
-                b2.buffer, b2.offset, _batch_strides(b2, batch), *b2.element_strides[-2:],
-                result.buffer, batch or (1,), n_batch, m, n, k)  # fmt: skip
+        a_args = (a2.buffer, a2.offset, _batch_strides(a2, batch), *a2.element_strides[-2:])
+        b_args = (b2.buffer, b2.offset, _batch_strides(b2, batch), *b2.element_strides[-2:])
+        args = (*a_args, *b_args, result.buffer, batch or (1,), n_batch, m, n, k)
         launch.launch(kernel, launch.blocks_for(n_tiles, 1), (tx, ty), *args)
     if a.ndim == 1 or b.ndim == 1:  # the added row / column goes again
         keep = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
-        result = result.reshape(keep)
+        result = shapes.reshape(result, keep)
     return result if out is None else elementwise.assign(out, result)

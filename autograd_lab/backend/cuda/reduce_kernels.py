@@ -32,8 +32,19 @@ def reduce_kernel(combine_name, dtype, threads):
     combine = COMBINE[combine_name]
     shared_dtype = numba.from_dtype(np.dtype(dtype))
 
-    def reduce(x, x_offset, kept_shape, kept_strides, red_shape, red_strides, n_out, n_red,
-               parts, identity, out):  # fmt: skip
+    def reduce(
+        x,
+        x_offset,
+        kept_shape,
+        kept_strides,
+        red_shape,
+        red_strides,
+        n_out,
+        n_red,
+        parts,
+        identity,
+        out,
+    ):
         # `parts` > 1 splits each output's elements over several blocks (for few, long rows);
         # each block then writes one partial result and a second launch combines them.
         partial = cuda.shared.array(threads, shared_dtype)
@@ -94,8 +105,9 @@ def arg_reduce_kernel(name, dtype, threads):
     better = BETTER[name]
     shared_dtype = numba.from_dtype(np.dtype(dtype))
 
-    def arg_reduce(x, x_offset, kept_shape, kept_strides, red_shape, red_strides, n_out, n_red,
-                   out):  # fmt: skip
+    def arg_reduce(
+        x, x_offset, kept_shape, kept_strides, red_shape, red_strides, n_out, n_red, out
+    ):
         values = cuda.shared.array(threads, shared_dtype)
         indices = cuda.shared.array(threads, numba.int64)
         tid = cuda.threadIdx.x
@@ -110,8 +122,9 @@ def arg_reduce_kernel(name, dtype, threads):
             cuda.syncthreads()
             step = threads // 2
             while step > 0:
-                if tid < step and better(values[tid + step], indices[tid + step], values[tid],
-                                         indices[tid]):  # fmt: skip
+                if tid < step and better(
+                    values[tid + step], indices[tid + step], values[tid], indices[tid]
+                ):
                     values[tid], indices[tid] = values[tid + step], indices[tid + step]
                 cuda.syncthreads()
                 step //= 2
@@ -132,8 +145,19 @@ def softmax_kernel(dtype, threads, log_softmax):
     """
     shared_dtype = numba.from_dtype(np.dtype(dtype))
 
-    def softmax(x, x_offset, x_kept_strides, x_step, out, out_kept_strides, out_step, kept_shape,
-                n_rows, n, zero):  # fmt: skip
+    def softmax(
+        x,
+        x_offset,
+        x_kept_strides,
+        x_step,
+        out,
+        out_kept_strides,
+        out_step,
+        kept_shape,
+        n_rows,
+        n,
+        zero,
+    ):
         partial = cuda.shared.array(threads, shared_dtype)
         tid = cuda.threadIdx.x
         for row in range(cuda.blockIdx.x, n_rows, cuda.gridDim.x):

@@ -1,4 +1,4 @@
-"""Reductions of CudaArrays (sum, mean, max, argmax, any, var, ...) and the fused softmax.
+"""Reductions of device arrays (sum, mean, max, argmax, any, var, ...) and the fused softmax.
 
 numpy's rules: `axis` is None, an int or a tuple (negative allowed), `keepdims` keeps reduced
 dims as size 1, and the result dtype is the one numpy gives (summing bools or int32 gives int64,
@@ -11,23 +11,10 @@ the mean of integers is float64). The work is done by reduce_kernels.py.
 
 import numpy as np
 
-from . import elementwise, launch
-from .array import CudaArray, empty
+from . import elementwise, launch, shapes
+from .device_array import DeviceArray
 from .reduce_kernels import arg_reduce_kernel, reduce_kernel, softmax_kernel
-
-
-def normalize_axes(axis, ndim):
-    """numpy's `axis` argument as a sorted tuple of non-negative dims."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = []
-    for a in (axis,) if np.ndim(axis) == 0 else axis:
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(a, ndim)
-        axes.append(int(a) % ndim)
-    if len(set(axes)) != len(axes):
-        raise ValueError("duplicate value in 'axis'")
-    return tuple(sorted(axes))
+from .shapes import normalize_axes
 
 
 def _split(x, axes):
@@ -83,11 +70,11 @@ def reduce(name, x, axis=None, keepdims=False, dtype=None, out=None, parts=None)
     if n_red == 0 and name in ("maximum", "minimum"):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     n_out = int(np.prod(shape, dtype=np.int64))
-    result = empty(shape, result_dtype)
+    result = type(x).empty(shape, result_dtype)
     if n_out:
         threads = launch.REDUCE_THREADS
         parts = _parts(n_out, n_red, threads) if parts is None else parts
-        target = result if parts == 1 else empty((n_out * parts,), result_dtype)
+        target = result if parts == 1 else type(x).empty((n_out * parts,), result_dtype)
         kernel = reduce_kernel(name, result_dtype, threads)
         identity = _identity(name, result_dtype)
         args = (x.buffer, x.offset, kept_shape, kept_strides, red_shape, red_strides, n_out, n_red)
@@ -95,8 +82,8 @@ def reduce(name, x, axis=None, keepdims=False, dtype=None, out=None, parts=None)
         launch.launch(kernel, blocks, threads, *args, parts, identity, target.buffer)
         if parts > 1:  # second pass: combine each output's partial results
             args = (target.buffer, 0, (n_out,), (parts,), (parts,), (1,), n_out, parts, 1)
-            launch.launch(kernel, launch.blocks_for(n_out, 1), threads, *args, identity,
-                          result.buffer)  # fmt: skip
+            blocks = launch.blocks_for(n_out, 1)
+            launch.launch(kernel, blocks, threads, *args, identity, result.buffer)
     if out is not None:
         return elementwise.assign(out, result)
     return result
@@ -126,16 +113,15 @@ def std(x, axis=None, dtype=None, ddof=0, keepdims=False):
 
 
 def arg_reduce(name, x, axis=None, keepdims=False):
-    """argmax/argmax along one axis (None: of the flattened array), as int64 indices."""
+    """argmax/argmin along one axis (None: of the flattened array), as int64 indices."""
     if axis is None:
-        flat = x.reshape(-1)
-        result = arg_reduce(name, flat, 0)
-        return result.reshape((1,) * x.ndim) if keepdims else result
+        result = arg_reduce(name, shapes.reshape(x, -1), 0)
+        return shapes.reshape(result, (1,) * x.ndim) if keepdims else result
     (axis,) = normalize_axes(axis, x.ndim)
     if x.shape[axis] == 0:
         raise ValueError(f"attempt to get {name} of an empty sequence")
     shape = _result_shape(x.shape, (axis,), keepdims)
-    result = empty(shape, np.int64)
+    result = type(x).empty(shape, np.int64)
     n_out = result.size
     if n_out:
         threads = launch.REDUCE_THREADS
@@ -151,21 +137,22 @@ def softmax(x, axis=-1, log=False):
     >>> softmax(from_numpy(np.zeros((1, 4))), axis=1).to_numpy()
     array([[0.25, 0.25, 0.25, 0.25]])
     """
-    if not isinstance(x, CudaArray) or x.dtype.kind != "f":
+    if not isinstance(x, DeviceArray) or x.dtype.kind != "f":
         raise TypeError("softmax on the CUDA backend needs a float32 or float64 CudaArray")
     if x.ndim == 0:  # one element: as a 1-D array of one (axis 0 and -1 are allowed, as in numpy)
         normalize_axes(axis, 1)
-        return softmax(x.reshape(1), 0, log).reshape(())
+        return shapes.reshape(softmax(shapes.reshape(x, 1), 0, log), ())
     (axis,) = normalize_axes(axis, x.ndim)
-    out = empty(x.shape, x.dtype)
+    out = type(x).empty(x.shape, x.dtype)
     if not out.size:
         return out
     kept_shape, x_kept, _, _ = _split(x, (axis,))
     _, out_kept, _, _ = _split(out, (axis,))
     n_rows = out.size // x.shape[axis]
     threads = launch.REDUCE_THREADS
-    args = (x.buffer, x.offset, x_kept, x.element_strides[axis], out.buffer, out_kept,
-            out.element_strides[axis], kept_shape, n_rows, x.shape[axis], x.dtype.type(0))  # fmt: skip
+    x_args = (x.buffer, x.offset, x_kept, x.element_strides[axis])
+    out_args = (out.buffer, out_kept, out.element_strides[axis])
+    args = (*x_args, *out_args, kept_shape, n_rows, x.shape[axis], x.dtype.type(0))
     kernel = softmax_kernel(x.dtype, threads, log)
     launch.launch(kernel, launch.blocks_for(n_rows, 1), threads, *args)
     return out

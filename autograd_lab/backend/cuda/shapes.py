@@ -1,8 +1,10 @@
-"""Shape operations on CudaArrays: views where numpy gives views, copies (kernels) where it must.
+"""Shape operations on device arrays: views where numpy gives views, copies (kernels) where it must.
 
 A view changes only shape, element strides and offset over the same buffer: transposing swaps
 strides, broadcasting sets a stride to 0, reshaping a contiguous array recomputes them. Joining
-(concatenate, stack) writes each piece into a slice of a new array with the copy kernel.
+(concatenate, stack) writes each piece into a slice of a new array with the copy kernel. Also
+here: numpy's `axis` arguments (`normalize_axes`), which every module that reduces or indexes
+along an axis reads.
 
     >>> x = from_numpy(np.arange(6).reshape(2, 3))
     >>> transpose(x).element_strides, transpose(x).buffer is x.buffer
@@ -12,8 +14,21 @@ strides, broadcasting sets a stride to 0, reshaping a contiguous array recompute
 import numpy as np
 
 from . import elementwise
-from .array import CudaArray, contiguous_strides, empty
-from .reductions import normalize_axes
+from .device_array import DeviceArray, contiguous_strides
+
+
+def normalize_axes(axis, ndim):
+    """numpy's `axis` argument as a sorted tuple of non-negative dims."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = []
+    for a in (axis,) if np.ndim(axis) == 0 else axis:
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        axes.append(int(a) % ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(axes))
 
 
 def _resolve(size, shape):
@@ -61,7 +76,7 @@ def reshape(x, shape, copy=None):
         return x.view_of(shape, strides, x.offset)
     if copy is False:
         raise ValueError("Unable to avoid creating a copy while reshaping.")
-    contiguous = elementwise.copy(x)
+    contiguous = x.copy()
     return contiguous.view_of(shape, contiguous_strides(shape), 0)
 
 
@@ -119,10 +134,10 @@ def concatenate(arrays, axis=0, dtype=None):
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to concatenate")
-    if not all(isinstance(a, CudaArray) for a in arrays):
+    if not all(isinstance(a, DeviceArray) for a in arrays):
         raise TypeError("concatenate on the CUDA backend needs CudaArrays only")
     if axis is None:
-        arrays, axis = [a.reshape(-1) for a in arrays], 0
+        arrays, axis = [reshape(a, -1) for a in arrays], 0
     first = arrays[0]
     if first.ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
@@ -144,10 +159,9 @@ def concatenate(arrays, axis=0, dtype=None):
     dtype = np.result_type(*(a.dtype for a in arrays)) if dtype is None else np.dtype(dtype)
     shape = list(first.shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
-    out, start = empty(tuple(shape), dtype), 0
+    out, start = type(first).empty(tuple(shape), dtype), 0
     for a in arrays:
-        piece = (slice(None),) * axis + (slice(start, start + a.shape[axis]),)
-        elementwise.assign(out[piece], a)
+        elementwise.assign(_slice(out, axis, start, start + a.shape[axis]), a)
         start += a.shape[axis]
     return out
 
@@ -175,4 +189,14 @@ def split(x, indices_or_sections, axis=0, equal=True):
     else:
         cuts = [int(c) for c in indices_or_sections]
     bounds = zip([0, *cuts], [*cuts, n])
-    return [x[(slice(None),) * axis + (slice(a, b),)] for a, b in bounds]
+    return [_slice(x, axis, a, b) for a, b in bounds]
+
+
+def _slice(x, axis, start, stop):
+    """x[start:stop] along `axis` (Python's slice rules), a view: what indexing.py does for
+    `x[:, start:stop]`, here for the joining and splitting above."""
+    start, stop, _ = slice(start, stop).indices(x.shape[axis])
+    shape = list(x.shape)
+    shape[axis] = max(stop - start, 0)
+    offset = x.offset + (start * x.element_strides[axis] if shape[axis] else 0)
+    return x.view_of(shape, x.element_strides, offset)
