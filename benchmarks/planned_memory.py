@@ -1,4 +1,4 @@
-"""Row 7: peak memory of a big-MLP training step, eager against the planned executor, with the
+"""Row 7: peak memory of a big-MLP training step, eager against a planned run, with the
 optimizer's update after backward (the standard loop) and inside it (post-accumulate hooks).
 
 The network, data and SGD step of row 3b (784-512-512-10, batch 256, float32, lr 0.01), run four
@@ -8,8 +8,9 @@ ways from the same weights:
   `register_post_accumulate_grad_hook`, which also drops the gradient (PyTorch's pattern);
 - planned: the same step with the loss compiled by `autograd_lab.compile(..., plan_memory=True)`
   (fuse=False: there is nothing elementwise to fuse here, so the plan alone is measured);
-- planned + update in backward: both. The planned executor runs each parameter's hooks as soon
-  as its gradient is complete, so the six gradients are never alive together.
+- planned + update in backward: both. Backward is autograd's engine, which runs each parameter's
+  hooks as soon as its gradient is complete, so the six gradients are never alive together (the
+  plan is made at the first call, once the hooks are registered: it reads them).
 
 Measured as row 5 (peak_memory.py): each way in a fresh process (this file run as a script) with
 `MALLOC_MMAP_THRESHOLD_=65536`; after two warm-up steps, the resident-memory high-water mark over

@@ -211,6 +211,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
         else:
             results = _call_backward(node, grads, check_nan)
+        if not retain_graph and node._saved:
+            node._saved = None  # what forward saved is used up: its memory goes back now
         for i, ((next_node, output_nr), g) in enumerate(zip(node.next_functions, results)):
             if next_node is None:
                 continue
@@ -226,8 +228,6 @@ def _run(roots, retain_graph, create_graph, targets, capture):
                 if recorder is not None:
                     recorder("send", node, (next_node, output_nr, g))
             send(next_node, output_nr, g, g_owned)
-        if not retain_graph and node._saved:
-            node._saved = None  # free what forward saved: the memory goes back now
 
     previous_mode = _state.enabled
     _state.enabled = create_graph  # record the backward pass itself only for higher-order gradients
@@ -428,7 +428,7 @@ def _accumulate(variable, g, owned, create_graph):
 
 def run_post_accumulate_grad_hooks(variable):
     """Tensor.register_post_accumulate_grad_hook: each hook gets the leaf once its .grad is up to
-    date (also called by compile/planned.py, whose backward writes .grad itself)."""
+    date, as soon as it is: a training step can run its update here, gradient by gradient."""
     for hook in list((variable._post_accumulate_grad_hooks or {}).values()):
         result = hook(variable)
         if result is not None:

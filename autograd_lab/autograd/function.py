@@ -45,7 +45,7 @@ class Node:
     __slots__ = (
         "next_functions",  # per forward input: (node, output_nr) its gradient goes to, or (None, 0)
         "needs_input_grad",  # per forward input: does it want a gradient?
-        "_saved",  # the SavedTensors of save_for_backward; None once backward freed them
+        "_saved",  # what save_for_backward kept (see _save); None once backward freed them
         "_seq",  # creation number: among ready nodes, backward runs the newest first
         "_outputs",  # per output: (shape, dtype), what a gradient arriving for it must be
         "__dict__",
@@ -67,7 +67,7 @@ class Node:
 
     # ---- the ctx API used inside forward/backward -----------------------------------------------
     def save_for_backward(self, *tensors):
-        self._saved = tensors  # packed into SavedTensors by Function.apply once the outputs exist
+        self._saved = tensors  # packed by _save once the outputs exist
 
     @property
     def saved_tensors(self):
@@ -78,7 +78,7 @@ class Node:
                 "pass retain_graph=True to the first backward() if you need to go backward twice, or "
                 "recompute the forward pass."
             )
-        return tuple([None if saved is None else saved.unpack(self) for saved in self._saved])
+        return tuple([None if saved is None else _unpack(saved, self) for saved in self._saved])
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
@@ -112,35 +112,19 @@ class AccumulateGrad(Node):
         self._outputs = ((variable._data.shape, variable._data.dtype),)
 
 
-class SavedTensor:
-    """One tensor a node saved for backward, with the version its storage had then.
-
-    An input is kept as it is. A node's own output is kept as its storage only (and rebuilt on
-    demand), so that node and output do not hold each other: that would be a reference cycle,
-    freed late by the garbage collector instead of right after backward.
-    """
-
-    __slots__ = ("tensor", "version", "data", "counter", "output_nr")
-
-    def unpack(self, node):
-        """The saved tensor, after checking nobody modified it in place since it was saved."""
-        tensor = self.tensor
-        now = tensor._version if tensor is not None else self.counter[0]
-        if now != self.version:
-            raise RuntimeError(
-                f"a tensor that {node.name()} saved for backward was modified in place: it was "
-                f"saved at version {self.version} and is now at version {now}, so its gradient "
-                "would be wrong. Fix: avoid the in-place operation (write x = x * 2 instead of "
-                "x *= 2 or x.mul_(2)), or use .clone() on the tensor before modifying it."
-            )
-        if tensor is None:
-            tensor = _make(self.data, node, self.output_nr)
-            tensor._version_counter = self.counter
-        return tensor
+# ---- what a node keeps of a tensor it saved -----------------------------------------------------
+# One small tuple per saved tensor (a tuple, not an object with fields: it is made for nearly every
+# op, and a tuple costs a third as much to build):
+#   an input:            (tensor, version)
+#   the node's output:   (None, version, storage, version_counter, output_nr)
+# The version is the one the storage had when saved: backward refuses it if someone modified the
+# tensor in place since. A node keeps its own output as the storage only (and rebuilds the tensor
+# on demand), so that node and output do not hold each other: that would be a reference cycle,
+# freed late by the garbage collector instead of right after backward.
 
 
 def _save(tensor, outputs):
-    """What a node keeps for one tensor it saved (`outputs`: its results, as a tuple)."""
+    """What a node keeps of one tensor it saved (`outputs`: its results, as a tuple)."""
     if tensor is None:
         return None
     if not isinstance(tensor, Tensor):
@@ -148,22 +132,34 @@ def _save(tensor, outputs):
             f"save_for_backward() takes tensors (or None), got {type(tensor).__name__}; keep other "
             "values as attributes of ctx instead, e.g. ctx.dim = dim"
         )
-    saved = _new(SavedTensor)
-    saved.tensor, saved.version, saved.data, saved.counter, saved.output_nr = (
-        tensor,
-        tensor._version,
-        None,
-        None,
-        0,
-    )
     for output_nr, out in enumerate(outputs):
-        if tensor is out:  # its own output: keep the storage and the version counter only
-            saved.tensor, saved.data, saved.output_nr = None, out._data, output_nr
-            saved.counter = out._shared_version_counter()
-    return saved
+        if tensor is out:
+            counter = out._shared_version_counter()
+            return (None, counter[0], out._data, counter, output_nr)
+    return (tensor, tensor._version)
 
 
-_new = object.__new__
+def _unpack(saved, node):
+    """The saved tensor, after checking nobody modified it in place since it was saved."""
+    tensor, version = saved[0], saved[1]
+    now = tensor._version if tensor is not None else saved[3][0]
+    if now != version:
+        raise RuntimeError(
+            f"a tensor that {node.name()} saved for backward was modified in place: it was "
+            f"saved at version {version} and is now at version {now}, so its gradient "
+            "would be wrong. Fix: avoid the in-place operation (write x = x * 2 instead of "
+            "x *= 2 or x.mul_(2)), or use .clone() on the tensor before modifying it."
+        )
+    if tensor is None:  # the node's own output: a new tensor on the same storage and counter
+        _, _, data, counter, output_nr = saved
+        tensor = _make(data, node, output_nr)
+        tensor._version_counter = counter
+    return tensor
+
+
+def saved_storage(saved):
+    """The array behind a saved entry (for tools that measure memory or draw the graph)."""
+    return saved[0]._data if saved[0] is not None else saved[2]
 
 
 class Function:
@@ -196,24 +192,29 @@ class Function:
         arguments are constants of the operation (like `dim=`). What forward computes is this
         one node's work, so nothing inside forward is recorded.
         """
+        recording = False  # only while grad mode is on, and only if some input wants a gradient
         if _state.enabled:
-            needs = tuple([isinstance(arg, Tensor) and arg._requires_grad for arg in args])
-        else:  # not recording (in no_grad, or in a backward pass): no input needs a gradient
-            needs = (False,) * len(args)
-        recording = True in needs
+            for arg in args:
+                if isinstance(arg, Tensor) and arg._requires_grad:
+                    recording = True
+                    break
         node = cls._node_class.__new__(cls._node_class)  # forward's ctx; kept when recording
-        node.needs_input_grad = needs
         node._saved = ()
+        if recording:
+            node.next_functions = tuple(map(_edge, args))
+            node.needs_input_grad = tuple([fn is not None for fn, _ in node.next_functions])
+        else:
+            node.needs_input_grad = (False,) * len(args)
         if cls._forward_records:
             out = _without_recording(cls.forward, node, args, kwargs)
         else:
             out = cls.forward(node, *args, **kwargs)
-        if type(out) is tuple:  # several outputs (max(dim): values and indices, say)
-            outputs = tuple(
-                [_output(value, k, args, node, recording) for k, value in enumerate(out)]
-            )
+        if type(out) is np.ndarray:  # the common case: one new array
+            outputs = _make(out)
+        elif type(out) is tuple:  # several outputs (max(dim): values and indices, say)
+            outputs = tuple([_as_tensor(value, args) for value in out])
         else:
-            outputs = _output(out, 0, args, node, recording)
+            outputs = _as_tensor(out, args)
         if recording:
             _record(node, args, kwargs, outputs)
         return outputs
@@ -259,23 +260,33 @@ def _without_recording(forward, node, args, kwargs):
 
 
 def _record(node, args, kwargs, outputs):
-    """Connect a new node to the graph: edges to its inputs' nodes, what a gradient for each
-    output must look like, the tensors it saved, and tell observers."""
-    node.next_functions = tuple([_edge(arg) for arg in args])
+    """Finish a new node of the graph (apply set its edges): link its outputs to it, note what a
+    gradient for each must look like, pack the tensors it saved; and tell observers."""
     node._seq = next(_sequence)
     out = outputs if type(outputs) is tuple else (outputs,)
-    if len(out) == 1 and isinstance(outputs, Tensor):  # the common case, without a loop
-        node._outputs = ((outputs._data.shape, outputs._data.dtype),)
-    else:
-        node._outputs = tuple(
-            [(t._data.shape, t._data.dtype) for t in out if isinstance(t, Tensor)]
-        )
+    shapes = []
+    for output_nr, value in enumerate(out):
+        if not isinstance(value, Tensor):
+            continue
+        data = value._data
+        shapes.append((data.shape, data.dtype))
+        if data.dtype.kind == "f":  # integer results need no gradient
+            if not node._non_differentiable or not _is_marked(node, value):
+                value._grad_fn = node
+                value._output_nr = output_nr
+                value._requires_grad = True
+    node._outputs = tuple(shapes)
     if node._saved:
         node._saved = tuple([_save(tensor, out) for tensor in node._saved])
     if _state.anomaly:
         node._trace = _user_stack()
     if _state.on_node is not None:  # a viewer or a tracer is watching (graph.observe)
         _state.on_node(node, outputs, args, kwargs)
+
+
+def _is_marked(node, value):
+    """Did forward mark this output with ctx.mark_non_differentiable?"""
+    return any(value is t for t in node._non_differentiable)
 
 
 def _edge(arg):
@@ -287,28 +298,17 @@ def _edge(arg):
     return (None, 0)
 
 
-def _output(value, output_nr, args, node, recording):
-    """One output of forward as a tensor (a non-tensor output, an int say, passes through);
-    while recording, a float one is linked to `node` as its output number `output_nr`."""
-    if type(value) is np.ndarray:  # the common case first
-        value = _make(value)
-    elif isinstance(value, Tensor):
+def _as_tensor(value, args):
+    """One output of forward as a tensor (a non-tensor output, an int say, passes through)."""
+    if isinstance(value, Tensor):
         for arg in args:
             if value is arg:  # forward handed back an input: the output is a new alias of it
                 alias = _make(value._data)
                 alias._version_counter = value._shared_version_counter()
-                value = alias
-                break
-    elif isinstance(value, np.generic) or storage.is_device_array(value):
-        value = _make(value)
-    else:
+                return alias
         return value
-    if recording and value._data.dtype.kind == "f":  # integers never need a gradient
-        marked = node._non_differentiable  # usually (): checked only when forward marked some
-        if not marked or not any(value is t for t in marked):
-            value._grad_fn = node
-            value._output_nr = output_nr
-            value._requires_grad = True
+    if isinstance(value, (np.ndarray, np.generic)) or storage.is_device_array(value):
+        return _make(value)
     return value
 
 

@@ -28,9 +28,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import fuse as fusion
-from .extras.memory import plan_memory, run_planned
+from .extras.memory import on_host, plan_memory, run_planned
 from .extras.parallel import run_parallel
-from .extras.planned import on_host
 from .extras.rowkernel import RowKernel
 from .extras.rowwise import Rows
 from .run import run
@@ -42,8 +41,13 @@ class CompiledFunction:
 
     def __init__(self, fn, fuse=True, plan_memory=False, parallel=False, checkpoint=False):
         functools.update_wrapper(self, fn)
-        self.fn, self.options = fn, {"fuse": fuse, "plan_memory": plan_memory,
-                                     "parallel": parallel, "checkpoint": checkpoint}  # fmt: skip
+        self.fn = fn
+        self.options = {
+            "fuse": fuse,
+            "plan_memory": plan_memory,
+            "parallel": parallel,
+            "checkpoint": checkpoint,
+        }
         self.traces = 0  # how many times fn was traced (once per new input signature)
         self._cache = {}  # signature -> _Compiled
         self._last = None
@@ -114,9 +118,13 @@ class _Compiled:
             if on_host(self.executed, examples):
                 self.memory_plan = plan_memory(self.executed, examples)
             else:  # the planner lays out numpy arrays; on a GPU the plain replay runs instead
-                warnings.warn("compile(plan_memory=True): the memory planner plans host (numpy) "
-                              "memory only; on these CUDA tensors the function runs unplanned "
-                              "(fusion still applies)", RuntimeWarning, stacklevel=4)  # fmt: skip
+                warnings.warn(
+                    "compile(plan_memory=True): the memory planner plans host (numpy) "
+                    "memory only; on these CUDA tensors the function runs unplanned "
+                    "(fusion still applies)",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
 
     def __call__(self, *inputs):
         if self.checkpoint:
@@ -136,8 +144,13 @@ class _Compiled:
 def _signature(arg):
     """What decides whether a trace can be reused for this argument."""
     if isinstance(arg, Tensor):
-        return ("tensor", tuple(arg._data.shape), arg._data.dtype.str, str(arg.device),
-                arg.requires_grad)  # fmt: skip
+        return (
+            "tensor",
+            tuple(arg._data.shape),
+            arg._data.dtype.str,
+            str(arg.device),
+            arg.requires_grad,
+        )
     try:
         hash(arg)
     except TypeError:
@@ -152,25 +165,32 @@ def _signature(arg):
 def explain(compiled):
     """The text of CompiledFunction.explain() (deterministic: shapes and counts, no ids)."""
     graph, plan = compiled.graph, compiled.plan
-    lines = [f"traced {len(graph.calls)} calls on inputs "
-             f"{', '.join(v.type_str() for v in graph.inputs) or '(none)'}"]  # fmt: skip
+    lines = [
+        f"traced {len(graph.calls)} calls on inputs "
+        f"{', '.join(v.type_str() for v in graph.inputs) or '(none)'}"
+    ]
     if plan is None:
         lines.append("fusion off: every call runs as in eager mode")
         return "\n".join(lines)
     fused = sum(len(g.calls) for g in plan.groups)
-    lines.append(f"{len(plan.groups)} fused group(s) covering {fused} calls; "
-                 f"{len(plan.graph.calls)} calls run")  # fmt: skip
+    lines.append(
+        f"{len(plan.groups)} fused group(s) covering {fused} calls; "
+        f"{len(plan.graph.calls)} calls run"
+    )
     saved_total = 0
     for number, group in enumerate(plan.groups):
         eager = sum(_bytes(call.inputs()) + _bytes(call.outputs) for call in group.calls)
         fused_bytes = _bytes(group.inputs) + _bytes(group.outputs)
         saved_total += eager - fused_bytes
-        names = " -> ".join(n.replace("Backward0", "").replace("Backward1", "")
-                            for n in group.names)  # fmt: skip
+        names = " -> ".join(
+            n.replace("Backward0", "").replace("Backward1", "") for n in group.names
+        )
         shape = ", ".join(str(s) for s in group.shape)
         lines.append(f"  group {number}: {names} over {np.dtype(group.dtype).name}[{shape}]")
-        lines.append(f"    reads {len(group.inputs)} and writes {len(group.outputs)} array(s): "
-                     f"{_mb(fused_bytes)} moved instead of {_mb(eager)} op by op")  # fmt: skip
+        lines.append(
+            f"    reads {len(group.inputs)} and writes {len(group.outputs)} array(s): "
+            f"{_mb(fused_bytes)} moved instead of {_mb(eager)} op by op"
+        )
     lines.append(
         f"forward memory traffic saved: {_mb(saved_total)} "
         "(backward kernels save more: they recompute instead of re-reading)"
@@ -197,12 +217,16 @@ def compile(fn=None, *, fuse=True, plan_memory=False, parallel=False, checkpoint
 
     Usable as `compile(fn)`, `@compile` or `@compile(fuse=False)`. Options:
     fuse         generate fused kernels for elementwise chains (forward and backward)
-    plan_memory  free each value at its last use and reuse buffers (compile/memory.py)
+    plan_memory  free each value at its last use and reuse buffers (compile/extras/memory.py)
     parallel     run independent branches concurrently (compile/parallel.py)
     checkpoint   keep no activations: recompute the forward during backward (less memory)
     """
-    options = {"fuse": fuse, "plan_memory": plan_memory, "parallel": parallel,
-               "checkpoint": checkpoint}  # fmt: skip
+    options = {
+        "fuse": fuse,
+        "plan_memory": plan_memory,
+        "parallel": parallel,
+        "checkpoint": checkpoint,
+    }
     if fn is None:
         return lambda f: CompiledFunction(f, **options)
     if not callable(fn):

@@ -17,11 +17,28 @@ what autograd saved for backward stays alive in the graph until backward frees i
 A `plan` (from the fusion pass or the memory planner) replaces the graph by its rewritten one
 (`plan.graph`: groups of calls replaced by fused calls) and may assign output buffers
 (`plan.buffers`: {value id: slot}); a call whose Function accepts `out=` then writes into a reused
-array of that slot instead of allocating a new one.
+array of that slot instead of allocating a new one. A plan may also run some calls as other
+Functions (`plan.replace`: {call index: the Call to run instead, with the same outputs}); a
+keyword argument `PerRun(name, make)` of such a Call stands for an object made new for each run,
+the same one for every call of that run that names it. The memory planner runs linear layers and
+ReLU so, sharing a weight gradient's buffer between three calls (compile/extras/layers.py).
 """
+
+from dataclasses import dataclass
 
 from ..tensor import Tensor
 from .ir import map_values
+
+
+@dataclass(frozen=True)
+class PerRun:
+    """A keyword argument of a replacing call: the object `make()` made for the current run."""
+
+    name: str
+    make: object  # called once per run, e.g. a class
+
+    def __repr__(self):
+        return f"{self.make.__name__} {self.name}"
 
 
 def run(graph, inputs, plan=None):
@@ -30,6 +47,8 @@ def run(graph, inputs, plan=None):
         graph = plan.graph
     check_inputs(graph, inputs)
     buffers = getattr(plan, "buffers", None) or {}
+    replace = getattr(plan, "replace", None) or {}
+    per_run = {}  # PerRun name -> the object made for this run
     env = {value.id: tensor for value, tensor in zip(graph.inputs, inputs, strict=True)}
     keep = {value.id for value in graph.outputs}
     free_after = {}  # call index -> value ids whose last reader is that call
@@ -44,8 +63,13 @@ def run(graph, inputs, plan=None):
         return env[value.id]
 
     for call in graph.calls:
+        swapped = replace.get(call.index)
+        if swapped is not None:  # the plan runs another Function here (same outputs)
+            call = swapped
         args = map_values(call.args, lookup)
         kwargs = map_values(call.kwargs, lookup)
+        if swapped is not None:
+            kwargs = {key: _for_this_run(value, per_run) for key, value in kwargs.items()}
         if buffers and getattr(call.fn, "accepts_out", False):
             kwargs["out"] = _out_buffers(call, buffers, slots)
         result = call.fn.apply(*args, **kwargs)
@@ -58,6 +82,15 @@ def run(graph, inputs, plan=None):
     return map_values(graph.output_tree, lookup)
 
 
+def _for_this_run(value, per_run):
+    """A PerRun argument's object for this run (made on first use), anything else as it is."""
+    if type(value) is not PerRun:
+        return value
+    if value.name not in per_run:
+        per_run[value.name] = value.make()
+    return per_run[value.name]
+
+
 def _out_buffers(call, buffers, slots):
     """Arrays for a call's outputs: the array of the value's slot when it fits, else None."""
     import numpy as np
@@ -66,8 +99,8 @@ def _out_buffers(call, buffers, slots):
     for value in call.outputs:
         slot = buffers.get(value.id) if value is not None else None
         array = slots.get(slot)
-        if slot is not None and (array is None or array.shape != value.shape
-                                 or array.dtype != value.dtype):  # fmt: skip
+        fits = array is not None and array.shape == value.shape and array.dtype == value.dtype
+        if slot is not None and not fits:
             array = slots[slot] = np.empty(value.shape, value.dtype)
         out.append(array if slot is not None else None)
     return tuple(out)

@@ -148,7 +148,7 @@ def _member(node_id, name, call, fused_node):
 def annotate(viz, graph, plan=None, memory=None):
     """What `graph_to_viz(graph, plan, memory)` adds to its drawing of the traced `graph`: a cluster per
     fused group of `plan` (to_viz puts group k's calls in scope `fused{k}`) and, with a memory
-    plan (compile/memory.py), each value's place in it and the values alive after each call.
+    plan (compile/extras/memory.py), each value's place in it and the values alive after each call.
 
     A group runs as one kernel, so it is one step of the replay: its calls are computed with its
     last one (`fused_into`), where the fused call runs.

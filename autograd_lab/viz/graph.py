@@ -28,7 +28,7 @@ import weakref
 
 import numpy as np
 
-from ..autograd.function import AccumulateGrad, grad_accumulator_of
+from ..autograd.function import AccumulateGrad, grad_accumulator_of, saved_storage
 from ..autograd.graph import current_scope, observe
 from ..tensor import Tensor
 from .compiled import expand_fused
@@ -257,9 +257,9 @@ def _saved_keys(op):
     for saved in op._saved or ():
         if saved is None:
             continue
-        tensor = saved.tensor
-        if tensor is None:  # the op saved its own output
-            keys.append((op, saved.output_nr))
+        tensor = saved[0]
+        if tensor is None:  # the op saved its own output: (None, version, storage, counter, nr)
+            keys.append((op, saved[4]))
         elif tensor._grad_fn is None:
             keys.append(id(tensor))
         else:
@@ -275,7 +275,7 @@ def _saved_list(op):
     for i, saved in enumerate(op._saved):
         if saved is None:
             continue
-        shape = saved.tensor._data.shape if saved.tensor is not None else saved.data.shape
+        shape = saved_storage(saved).shape
         out.append({"name": names[i] if i < len(names) else f"saved{i}", "shape": list(shape)})
     return out
 

@@ -1,7 +1,7 @@
 """Matplotlib figures of memory: live bytes over the ops of forward and backward.
 
     >>> import autograd_lab as ag
-    >>> from autograd_lab.compile.memory import record_memory
+    >>> from autograd_lab.compile import record_memory
     >>> from autograd_lab.viz import memory_plots
     >>> x = ag.randn(256, 256, requires_grad=True)
     >>> with record_memory() as eager:
@@ -10,7 +10,7 @@
     >>> ax.get_ylabel()
     'live MB'
 
-Two figures, both from `MemoryTimeline`s (compile/memory.py) measured with tracemalloc:
+Two figures, both from `MemoryTimeline`s (compile/extras/memory.py) measured with tracemalloc:
 `memory_timeline` draws any number of runs of the same program on one axis (eager vs planned, or
 backward with saved tensors released vs retained with `retain_graph=True`); `plan_estimate` draws
 what a `MemoryPlan` predicts, before anything runs. As in viz/plots.py, every function takes an

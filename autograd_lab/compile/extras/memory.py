@@ -1,8 +1,8 @@
-"""Memory: watch it (a timeline of live bytes), then plan it (lifetimes, buffer reuse, a leaner
-backward).
+"""Memory: watch it (a timeline of live bytes), then plan it (lifetimes, buffer reuse, layers that
+share memory), as data that the runner consumes.
 
     >>> import autograd_lab as ag
-    >>> from autograd_lab.compile.memory import record_memory
+    >>> from autograd_lab.compile.extras.memory import record_memory
     >>> x = ag.randn(256, 256, requires_grad=True)
     >>> with record_memory() as timeline:
     ...     x.tanh().exp().sum().backward()
@@ -15,47 +15,64 @@ float32) shows where its peak is: not in forward (the activations, ~1.6 MB), but
 backward, where the gradient of the first weight (1.6 MB) is computed while the other weights'
 gradients (1 MB) and the gradient flowing into the first layer (0.5 MB) are held.
 
-The plan cuts what it can. `plan_memory(graph)` reads the traced program and finds each value's
-lifetime (made by call i, last read by call j, or kept until backward when a node saved it);
-`run_planned` then executes it:
-- forward frees every value right after its last reader (Python keeps locals until return), and
-  gives calls that take `out=` (fused kernels) a buffer of a value that died, of the same size;
-- linear layers and ReLU it runs itself (layers.py): ReLU in place, and each weight's gradient
-  buffer, idle until that weight's gradient is written, holds the layer's output and later the
-  gradient flowing back into it, so the first layer's incoming gradient takes no memory of its own;
-- backward walks the calls in reverse, one call's backward at a time, drops each gradient after
-  its last use, adds repeated gradients in place, masks ReLU's gradient in place, and writes each
-  parameter's gradient straight into `.grad` (adopted when nothing else shares the array).
-Measured (tracemalloc peak of forward + backward, after warm-up, `tests/test_memory_plan.py`):
-eager 3.22 MB, planned 2.74 MB (0.85x); with `optimizer.step()` (SGD) too, 3.22 vs 2.75 MB.
-Forward + backward cannot go below its results, the six gradients (2.68 MB, 0.83 of eager's
-peak): besides them eager holds 0.54 MB at its peak, the plan 0.06 MB. A training step can, since
-a gradient's last use is the update: step one optimizer per parameter in that parameter's
-`register_post_accumulate_grad_hook` and drop `.grad` there, and the gradients are never all alive
-together. The planned executor runs those hooks as soon as each gradient is complete (planned.py;
-the layers that host change, layers.py point 3). Whole step: eager 2.70 MB with the update in
-backward, planned 2.17 MB (0.675x of eager's 3.22 MB; benchmarks/planned_memory.py, row 7).
+The plan cuts what it can. `plan_memory(graph, inputs)` reads the traced program and returns a
+`MemoryPlan`: plain data, computed once per trace, which `run(graph, inputs, plan)` (compile/run.py,
+the runner of every traced graph) consumes on every call:
+- `intervals`: each value's lifetime (made by call i, last read by call j, or kept until backward
+  when a node saved it). The runner drops every value right after its last reader (Python keeps
+  locals until the function returns);
+- `buffers` and `slots`: a call that takes `out=` (a fused kernel) writes into the buffer of a
+  value that died, of the same size;
+- `replace`: {call index: Call to run instead}: linear layers and ReLU run as layers.py's
+  `HostedLinear` and `InPlaceRelu`. ReLU works in place, and a weight's gradient buffer, idle
+  until that weight's gradient is written, holds the layer's output and later the gradient
+  flowing back into it, so the first layer's incoming gradient takes no memory of its own. The
+  three calls that share such a buffer get one `Host`, which the runner makes new for each run.
+Backward is autograd's own, as for any graph: those Functions make ordinary nodes. The engine
+frees what each node saved once it has run, adds repeated gradients in place, adopts a fresh
+gradient as `.grad` without a copy (the weight gradients that layers.py writes are fresh), and
+runs each parameter's post-accumulate hooks as soon as its gradient is complete; `autograd.grad`,
+hooks and `create_graph=True` work on a planned run as on an eager one. `run_planned` is the
+entry point: it checks that the plan fits these inputs, then calls `run`.
+
+Measured (tracemalloc peak of forward + backward after warm-up, as `tests/test_memory_plan.py`
+measures it): eager 3.21 MB, planned 2.73 MB (0.85x); with `optimizer.step()` (SGD) too, 3.22 vs
+2.75 MB. Forward + backward cannot go below its results, the six gradients (2.68 MB, 0.83 of
+eager's peak): besides them eager holds 0.54 MB at its peak, the plan 0.05 MB. A training step
+can, since a gradient's last use is the update: step one optimizer per parameter in that
+parameter's `register_post_accumulate_grad_hook` and drop `.grad` there, and the gradients are
+never all alive together (the layers that host change then, layers.py point 3). Whole step:
+eager 2.70 MB with the update in backward, planned 2.21 MB (0.69x of eager's 3.22 MB;
+benchmarks/planned_memory.py, row 7, measures the same step in fresh processes). The planned
+step peaks in the first layer's update: its weight gradient (1.61 MB) and the gradient that
+flowed into the layer (0.52 MB), which the engine holds until the node that received it has sent
+all its results, so until the leaves' hooks it feeds have run.
 `plan.summary()` estimates the peaks of forward + backward from the graph alone (eager 3.20 MB,
 planned 2.69 MB: within 3% of the measured ones, tested), modelling adopted gradients and the
 memory that layers.py shares; it does not count temporaries. A parameter with post-accumulate
-hooks is taken to lose its gradient once complete, as the update in backward does (estimates
-2.62 and 2.13 MB for the whole step's 2.70 and 2.17 measured, tested); others keep theirs.
+hooks when the plan is made is taken to lose its gradient once complete, as the update in
+backward does (estimates 2.62 and 2.13 MB for the whole step's 2.70 and 2.21 measured, tested);
+others keep theirs. The plan reads the hooks once: register them before planning (before the
+first call of a function compiled with `plan_memory=True`), or plan again.
 
 Hook for `autograd_lab.compile(..., plan_memory=True)`: `plan = plan_memory(graph, inputs)` once
-per trace, then `run_planned(graph, inputs, plan)` per call, instead of `run`.
+per trace, then `run_planned(graph, inputs, plan)` per call, instead of `run(graph, inputs)`.
 """
 
+import dataclasses
 import tracemalloc
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
-from ...autograd.grad_mode import enable_grad
+from ...autograd.function import saved_storage
+from ...autograd.grad_mode import enable_grad, is_grad_enabled
 from ...autograd.graph import observe
 from ...tensor import _make
 from ..ir import map_values
-from .layers import LinearStep, ReluStep, layer_steps
+from ..run import check_inputs, run
+from .layers import InPlaceRelu, plan_layers
 
 # ---- (a) the timeline of live bytes ---------------------------------------------------------------
 
@@ -123,11 +140,9 @@ class record_memory:
         tracemalloc.reset_peak()
         self._observer = observe(self.timeline._on_node, self.timeline._on_backward)
         self._observer.__enter__()
-        watchers.append(self.timeline)  # the planned executor's own steps, which make no node
         return self.timeline
 
     def __exit__(self, *exc):
-        watchers.remove(self.timeline)
         self._observer.__exit__(*exc)
         self.timeline._flush()
         if self._started:
@@ -158,24 +173,28 @@ def measure_peak(step, warmup=1):
 @dataclass
 class MemoryPlan:
     """What `plan_memory` found. Steps: forward call i is step i; with `backward`, the backward of
-    call i is step 2n-1-i (calls run backward in reverse). A value lives over [born, dies]."""
+    call i is step 2n-1-i (calls run backward in reverse). A value lives over [born, dies].
+
+    What the runner (compile/run.py) reads: `graph`, `buffers` and `replace`; the rest is the
+    estimate, for people and the graph viewer (`summary()`, `live_bytes()`, `per_call()`)."""
 
     graph: object
     intervals: dict  # value id -> (born, dies): the planned lifetime; ("grad", id): its gradient
     eager_intervals: dict  # value id -> (born, dies) as plain Python code keeps it
     saved: dict  # call index -> ids of the values its nodes saved for backward
-    buffers: dict  # value id -> slot: where a call taking out= writes (run's hook)
+    buffers: dict  # value id -> slot: where a call taking out= writes (the runner reads it)
     slots: dict  # slot -> nbytes
     nbytes: dict  # value id -> bytes
     backward: bool = False
     reused: list = field(default_factory=list)  # value ids that took a dead value's buffer
     hosted: dict = field(default_factory=dict)  # key -> key whose memory holds it (layers.py)
     updated: list = field(default_factory=list)  # parameters with post-accumulate hooks
+    replace: dict = field(default_factory=dict)  # call index -> Call the runner runs instead
 
     def alive_after(self, step):
         """Ids of the values alive once `step` has run (for the graph widget)."""
-        return sorted(v for v, (born, dies) in self.intervals.items()
-                      if type(v) is int and born <= step < dies)  # fmt: skip
+        spans = self.intervals.items()
+        return sorted(v for v, (born, dies) in spans if type(v) is int and born <= step < dies)
 
     def freed_after(self, step):
         """Ids of the values freed right after `step` (their last use)."""
@@ -187,12 +206,18 @@ class MemoryPlan:
         """For each forward call (the widget shows this per node): the values alive after it,
         those freed right after it, and the bytes the plan keeps then."""
         live = self.live_bytes()
-        return [{"alive": self.alive_after(call.index), "freed": self.freed_after(call.index),
-                 "live_bytes": int(live[call.index])} for call in self.graph.calls]  # fmt: skip
+        return [
+            {
+                "alive": self.alive_after(call.index),
+                "freed": self.freed_after(call.index),
+                "live_bytes": int(live[call.index]),
+            }
+            for call in self.graph.calls
+        ]
 
     def live_bytes(self, eager=False):
-        """Estimated live bytes after every step, as the planned executor (or plain Python with
-        eager autograd) keeps the values and gradients. Temporaries inside one op are not
+        """Estimated live bytes after every step, as a planned run (or plain Python with eager
+        autograd) keeps the values and gradients. Temporaries inside one op are not
         counted, so a measured peak is a little higher (the tests check within 3%)."""
         steps = len(self.graph.calls) * (2 if self.backward else 1)
         spans = dict(self.eager_intervals if eager else self.intervals)
@@ -212,24 +237,36 @@ class MemoryPlan:
         saved = sum(
             self.nbytes[v] for ids in self.saved.values() for v in set(ids) if v in self.nbytes
         )
-        return "\n".join([
-            f"memory plan: {len(self.graph.calls)} calls, {values} intermediate values"
-            + (f", {len(self.intervals) - values} gradients" if self.backward else ""),
-            f"  eager estimate:   peak {eager.max(initial=0) / 1e6:.3f} MB (values live until the "
-            "function returns, saved ones until their backward, gradients adopted as .grad)",
-            f"  planned estimate: peak {planned.max(initial=0) / 1e6:.3f} MB (freed after last use"
-            + (f"; {len(self.hosted)} arrays kept in another's memory" if self.hosted else "")
-            + ")",
-            f"  out= buffers:     {len(self.slots)} for {len(self.buffers)} values, "
-            f"{len(self.reused)} reuse a dead value's buffer",
-            f"  saved for backward: {saved / 1e6:.3f} MB",
-        ] + ([f"  updated in backward: {len(self.updated)} parameters (post-accumulate hooks: "
-              "each gradient taken to go once complete)"] if self.updated else []))  # fmt: skip
+        return "\n".join(
+            [
+                f"memory plan: {len(self.graph.calls)} calls, {values} intermediate values"
+                + (f", {len(self.intervals) - values} gradients" if self.backward else ""),
+                f"  eager estimate:   peak {eager.max(initial=0) / 1e6:.3f} MB (values live until the "
+                "function returns, saved ones until their backward, gradients adopted as .grad)",
+                f"  planned estimate: peak {planned.max(initial=0) / 1e6:.3f} MB (freed after last use"
+                + (f"; {len(self.hosted)} arrays kept in another's memory" if self.hosted else "")
+                + ")",
+                f"  out= buffers:     {len(self.slots)} for {len(self.buffers)} values, "
+                f"{len(self.reused)} reuse a dead value's buffer",
+                f"  saved for backward: {saved / 1e6:.3f} MB",
+            ]
+            + self._updated_line()
+        )
+
+    def _updated_line(self):
+        if not self.updated:
+            return []
+        return [
+            f"  updated in backward: {len(self.updated)} parameters (post-accumulate hooks: "
+            "each gradient taken to go once complete)"
+        ]
 
 
 def plan_memory(graph, inputs=None, saved=None, backward=None):
     """Lifetimes and buffer reuse for `graph`. `inputs` (example tensors) let the planner run the
-    graph once to see what each node saves for backward; or pass `saved` yourself."""
+    graph once to see what each node saves for backward; or pass `saved` yourself. With a backward
+    and example inputs, also the calls that run as layers.py's Functions (`plan.replace`), as the
+    parameters' post-accumulate hooks are now."""
     if saved is None:
         saved = find_saved(graph, inputs) if inputs is not None else {}
     if backward is None:
@@ -254,11 +291,12 @@ def plan_memory(graph, inputs=None, saved=None, backward=None):
             intervals[value.id] = (born, dies)
             eager_intervals[value.id] = (born, max(dies, n - 1))
     buffers, slots, reused = _assign_buffers(graph, intervals, outputs)
-    plan = MemoryPlan(graph, intervals, eager_intervals, saved, buffers, slots, nbytes, backward,
-                      reused)  # fmt: skip
+    plan = MemoryPlan(
+        graph, intervals, eager_intervals, saved, buffers, slots, nbytes, backward, reused
+    )
     if backward:
         _plan_gradients(plan, last_use, outputs)
-        if inputs is not None:
+        if inputs is not None and on_host(graph, inputs):
             _plan_layers(plan, inputs)
     return plan
 
@@ -301,30 +339,23 @@ def _updated_in_backward(tensor):
 
 
 def _plan_layers(plan, inputs):
-    """Memory that the executor's own linear and ReLU steps (layers.py) share. An in-place ReLU's
-    result lives in its input's memory, and so does its input's gradient when a linear layer's
-    backward hands ReLU the gradient (masked in place). When a linear layer hosts, its output,
-    its ReLU's result and both their gradients live in its weight gradient's buffer instead,
-    which is made by the layer's forward."""
-    graph = plan.graph
-    routed = {v.id for v in graph.values()  # as run_planned decides (planned.py)
-              if v.const is not None and v.const.requires_grad
-              and (v.const.grad_fn is not None or v.const._hooks)}  # fmt: skip
-    steps = layer_steps(graph, inputs, routed)
-    made_by = {step.out.id: step for step in steps.values()}
-    readers = graph.consumers()
-    for relu in steps.values():
-        if not (isinstance(relu, ReluStep) and relu.in_place):
+    """The calls that run as layers.py's Functions (`plan.replace`), and the memory they share
+    (`plan.hosted`, for the estimates). An in-place ReLU's result lives in its input's memory,
+    and so does its input's gradient when ReLU masks the gradient in place. When the linear
+    layer before it hosts, its output, ReLU's result and both their gradients live in the layer's
+    weight gradient buffer instead, which the layer's forward allocates."""
+    plan.replace = plan_layers(plan.graph, inputs)
+    made_by = {call.outputs[0].id: call for call in plan.replace.values()}
+    for relu in plan.replace.values():
+        if relu.fn is not InPlaceRelu:
             continue
-        x, out, linear = relu.x.id, relu.out.id, made_by[relu.x.id]
-        found = readers.get(out, [])
-        masked_in_place = len(found) == 1 and isinstance(steps.get(found[0].index), LinearStep)
-        if linear.hosts:
-            host = ("grad", linear.w.id)
-            shared = [x, out] + ([("grad", out), ("grad", x)] if masked_in_place else [])
+        x, out = relu.args[0].id, relu.outputs[0].id
+        masked = [("grad", out), ("grad", x)] if relu.kwargs["mask_in_place"] else []
+        if "host" in relu.kwargs:  # the linear layer before it hosts: (bias, input, weight)
+            host, shared = ("grad", made_by[x].args[2].id), [x, out, *masked]
         else:
             plan.hosted[out] = x
-            host, shared = ("grad", out), [("grad", x)] if masked_in_place else []
+            host, shared = ("grad", out), masked[1:]
         for key in shared:
             if key in plan.intervals and host in plan.intervals:
                 plan.hosted[key] = host
@@ -380,8 +411,8 @@ def find_saved(graph, inputs):
         for value, out in zip(call.outputs, _as_tuple(result), strict=False):
             if value is not None:
                 env[value.id], by_array[id(out._data)] = out, value.id
-        arrays = [saved.tensor._data if saved.tensor is not None else saved.data
-                  for node in nodes for saved in node._saved or () if saved is not None]  # fmt: skip
+        kept = [saved for node in nodes for saved in node._saved or () if saved is not None]
+        arrays = [saved_storage(saved) for saved in kept]
         found = {by_array[id(a)] for a in arrays if id(a) in by_array}
         if found:
             saved[call.index] = sorted(found)
@@ -392,4 +423,36 @@ def _as_tuple(result):
     return result if isinstance(result, tuple) else (result,)
 
 
-from .planned import run_planned, watchers  # noqa: E402, F401 - the executor of a plan lives there
+# ---- (c) running it ------------------------------------------------------------------------------
+
+
+def run_planned(graph, inputs, plan):
+    """Run `graph` on `inputs` as `plan` says: `run(graph, inputs, plan)` (compile/run.py), which
+    frees each value after its last reader, writes into the plan's out= buffers and runs the
+    calls of `plan.replace` as layers.py's Functions; backward is autograd's, as for any graph.
+
+    Two checks first: the plan lays out host memory (numpy arrays), and a plan made without
+    gradients (it saw nothing saved for backward) may give a buffer that backward still needs to
+    a later value, so its buffers are used only when nothing is recorded."""
+    check_inputs(graph, inputs)
+    if not on_host(graph, inputs):
+        raise NotImplementedError(
+            "run_planned plans host memory (numpy arrays), and these tensors are on a GPU. Fix: run "
+            "the graph unplanned with autograd_lab.compile.run(graph, inputs), or use "
+            "compile(fn) without plan_memory=True on CUDA tensors (fusion still applies)."
+        )
+    if not plan.backward and plan.buffers and _records(graph, inputs):
+        plan = dataclasses.replace(plan, buffers={})
+    return run(graph, inputs, plan)
+
+
+def on_host(graph, inputs):
+    """Are the inputs and the graph's constants numpy arrays (what the planner plans)?"""
+    tensors = list(inputs) + [v.const for v in graph.values() if v.const is not None]
+    return all(type(t._data) is np.ndarray for t in tensors)
+
+
+def _records(graph, inputs):
+    """Will running `graph` on `inputs` record a graph for backward?"""
+    consts = [v.const for v in graph.values() if v.const is not None]
+    return is_grad_enabled() and any(t.requires_grad for t in [*inputs, *consts])
