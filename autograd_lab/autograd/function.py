@@ -44,7 +44,6 @@ class Node:
 
     __slots__ = (
         "next_functions",  # per forward input: (node, output_nr) its gradient goes to, or (None, 0)
-        "needs_input_grad",  # per forward input: does it want a gradient?
         "_saved",  # what save_for_backward kept (see _save); None once backward freed them
         "_seq",  # creation number: among ready nodes, backward runs the newest first
         "_outputs",  # per output: (shape, dtype), what a gradient arriving for it must be
@@ -61,6 +60,11 @@ class Node:
 
     def name(self):
         return type(self).__name__
+
+    @property
+    def needs_input_grad(self):
+        """Per forward input: does it want a gradient? That is, does its edge lead anywhere?"""
+        return tuple([fn is not None for fn, _ in self.next_functions])
 
     def __repr__(self):
         return f"<{self.name()}>"  # no memory address: notebook output must be deterministic
@@ -202,9 +206,8 @@ class Function:
         node._saved = ()
         if recording:
             node.next_functions = tuple(map(_edge, args))
-            node.needs_input_grad = tuple([fn is not None for fn, _ in node.next_functions])
-        else:
-            node.needs_input_grad = (False,) * len(args)
+        else:  # no edges; forward may still ask ctx.needs_input_grad (all False)
+            node.next_functions = ((None, 0),) * len(args)
         if cls._forward_records:
             out = _without_recording(cls.forward, node, args, kwargs)
         else:

@@ -133,17 +133,17 @@ class Mul(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(
-            a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
-        )
+        needs_a, needs_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs_b else None, b if needs_a else None)
         x, y = operands(a, b)
         return x * y
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        grad_a = grad * b if ctx.needs_input_grad[0] else None
-        grad_b = grad * a if ctx.needs_input_grad[1] else None
+        needs_a, needs_b = ctx.needs_input_grad
+        grad_a = grad * b if needs_a else None
+        grad_b = grad * a if needs_b else None
         return grad_a, grad_b
 
 
@@ -188,8 +188,9 @@ class Div(Op):
         a, b = ctx.saved_tensors
         if b is None:
             b = ctx.b
-        grad_a = grad / b if ctx.needs_input_grad[0] else None
-        grad_b = -grad * a / (b * b) if ctx.needs_input_grad[1] else None
+        needs_a, needs_b = ctx.needs_input_grad
+        grad_a = grad / b if needs_a else None
+        grad_b = -grad * a / (b * b) if needs_b else None
         return grad_a, grad_b
 
 
@@ -253,10 +254,11 @@ class Pow(Op):
     @staticmethod
     def backward(ctx, grad):
         a, b, result = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
         grad_a = grad_b = None
-        if ctx.needs_input_grad[0]:
+        if needs_a:
             grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
-        if ctx.needs_input_grad[1]:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0
+        if needs_b:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0
             grad_b = where((a == 0) & (b >= 0), 0.0, grad * result * a.log())
         return grad_a, grad_b
 

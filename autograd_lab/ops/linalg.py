@@ -20,9 +20,8 @@ class Matmul(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(
-            a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None
-        )
+        needs_a, needs_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs_b else None, b if needs_a else None)
         ctx.ndims = (a._data.ndim, b._data.ndim)
         x, y = operands(a, b, elementwise=False)  # matmul's shapes follow other rules
         try:
@@ -43,11 +42,12 @@ class Matmul(Op):
             grad = grad.unsqueeze(-1)
         if a_ndim == 1:
             grad = grad.unsqueeze(-2)
+        needs_a, needs_b = ctx.needs_input_grad
         grad_a = grad_b = None
-        if ctx.needs_input_grad[0]:
+        if needs_a:
             grad_a = grad @ (b.unsqueeze(-1) if b_ndim == 1 else b).mT
             grad_a = grad_a.squeeze(-2) if a_ndim == 1 else grad_a
-        if ctx.needs_input_grad[1]:
+        if needs_b:
             grad_b = (a.unsqueeze(0) if a_ndim == 1 else a).mT @ grad
             grad_b = grad_b.squeeze(-1) if b_ndim == 1 else grad_b
         return grad_a, grad_b
