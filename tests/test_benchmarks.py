@@ -284,3 +284,36 @@ def test_numpy_floor_loss_gradients_and_update_match_torch(torch):
     for (w, b), (w0, b0), (dw, db) in zip(net.params, weights, zip(params[::2], params[1::2])):
         np.testing.assert_allclose(w, w0 - 0.5 * dw.grad.numpy(), rtol=1e-12)
         np.testing.assert_allclose(b, b0 - 0.5 * db.grad.numpy(), rtol=1e-12)
+
+
+def test_instruction_count_child_runs_the_chain_forward_and_backward():
+    """instructions.py's child (what valgrind runs) builds its chains and goes backward."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCHMARKS / "instructions.py"),
+            "--child",
+            "autograd_lab",
+            "2",
+            "1",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_instruction_count_without_valgrind_says_how_to_get_it(tmp_path):
+    """No valgrind on PATH: a clear message and status 2, not a traceback."""
+    environment = dict(os.environ, PATH=str(tmp_path))  # an empty folder: no valgrind there
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "instructions.py")],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "apt-get install valgrind" in done.stdout
