@@ -5,7 +5,7 @@
 `git archive REF autograd_lab` writes that commit's package into a temporary folder (it reads the
 object store only: the working tree, the index and HEAD of the checkout are left alone), where it
 is renamed `autograd_lab_before`. The package imports itself relatively, with a few exceptions
-that name it in full: generated kernel sources (`from autograd_lab.compile.kernel_math import
+that name it in full: generated kernel sources (`from autograd_lab.compile.extras.kernel_math import
 ...`) and module lookups (`sys.modules.get("autograd_lab.backend.cuda.array")`). Those are
 rewritten to the new name, so that the old package never reaches into today's: a kernel the old
 compiler generates calls the old kernel_math. `load` checks that importing it imported nothing of

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "autograd_lab"
 # The one knot: tensor.py <-> ops (and the autograd modules ops and Tensor.backward use).
 KNOT = {"tensor", "autograd.function", "autograd.engine", "autograd.anomaly"}
 # Tables whose alignment is their point (coefficients, the operator precedence, the op table).
-ALIGNED_TABLES = {"ops/scalar.py": 4, "ops/table.py": 1, "compile/kernel_math.py": 3}
+ALIGNED_TABLES = {"ops/scalar.py": 4, "ops/table.py": 1, "compile/extras/kernel_math.py": 3}
 
 
 def modules():

@@ -17,10 +17,7 @@ import autograd_lab.nn.functional as F
 from autograd_lab.autograd.gradcheck import gradcheck
 from autograd_lab.compile import fuse, trace
 from autograd_lab.compile.extras import recycle
-from autograd_lab.compile.extras.rowkernel import RowKernel
-from autograd_lab.compile.extras.rowprogram import RowProgram
-from autograd_lab.compile.extras.rowwise import find_row_groups
-from autograd_lab.compile.kernel_math import (
+from autograd_lab.compile.extras.kernel_math import (
     exp32,
     exp_nonpositive32,
     from_order_key32,
@@ -29,6 +26,9 @@ from autograd_lab.compile.kernel_math import (
     order_key64,
     tanh32,
 )
+from autograd_lab.compile.extras.rowkernel import RowKernel
+from autograd_lab.compile.extras.rowprogram import RowProgram
+from autograd_lab.compile.extras.rowwise import find_row_groups
 from autograd_lab.viz.compiled import graph_to_viz
 
 TOLERANCE = {"float64": {"rtol": 1e-10, "atol": 1e-12}, "float32": {"rtol": 2e-5, "atol": 2e-6}}

@@ -9,13 +9,13 @@ compiled function runs it (lesson 09 follows it):
                 op's record: its kernel, and its own backward, traced)
     codegen.py  a group as Python source: forward and backward numba kernels
     kernel.py   FusedKernel: runs a group's kernels on numpy arrays or CUDA arrays
-    kernel_math.py  the vectorizable float32 exp and tanh that CPU kernels call
     run.py      run(graph, inputs, plan=None): replay call by call through autograd
     api.py      compile(fn) -> CompiledFunction: a cache of traces; fuse(graph) -> Plan
 
-Beyond the lesson's path, in extras/ (its README says what each adds and what it buys): row-wise
-fusion (reductions over the last axis with their neighbours), the memory planner and its
-timeline, recycled output arrays, and parallel execution.
+Beyond the lesson's path, in extras/ (its README says what each adds and what it buys): the
+vectorizable float32 exp and tanh that CPU kernels call, row-wise fusion (reductions over the last
+axis with their neighbours), the memory planner and its timeline, recycled output arrays, and
+parallel execution.
 """
 
 from .api import CompiledFunction, compile, fuse

@@ -161,7 +161,7 @@ def math_imports(functions, dtype, target):
         # numba's disk cache does not notice changes in imported functions: the version of
         # kernel_math is part of the source text, so a new kernel_math gives new kernel files
         lines.append(
-            f"from autograd_lab.compile.kernel_math import {', '.join(kernel_math)}"
+            f"from autograd_lab.compile.extras.kernel_math import {', '.join(kernel_math)}"
             f"  # version {_kernel_math_version()}"
         )
     if plain:
@@ -386,7 +386,7 @@ def kernel_source(group, layout, target="cpu", wanted=None):
 
 @functools.cache
 def _kernel_math_version():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_math.py")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "extras", "kernel_math.py")
     with open(path, "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()[:12]
 

@@ -38,7 +38,7 @@ A value a later pass needs again is recomputed, unless it is costly (an exp): th
 `stash`, one row per value. The forward kernel also writes the row values the backward needs
 (`saved`: a few numbers per row), so backward never repeats the forward's passes.
 
-Maxima compare `order_key`s, integers that sort like the floats (compile/kernel_math.py): the
+Maxima compare `order_key`s, integers that sort like the floats (compile/extras/kernel_math.py): the
 compiler turns an integer max into vector instructions, a float max with NaN rules it does not.
 """
 
