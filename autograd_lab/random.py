@@ -35,7 +35,7 @@ How PyTorch's CPU generator works
      returned and `r sin(theta)` is *kept in the generator* for the next such draw. That is why
      `randn(3)` followed by `randn(3)` uses 4 pairs, not 3... and why `manual_seed` clears it.
 5. **Integers.** `randint(low, high)` is `low + draw % (high - low)`, one 32-bit draw per element
-   (a 64-bit draw when high - low >= 2**32). `random_()` with no range uses `draw % 2**63` for
+   (a 64-bit draw when high - low >= 2**28). `random_()` with no range uses `draw % 2**63` for
    int64 (64-bit draws), `draw % 2**31` for int32, `draw % (2**24 + 1)` for float32 and
    `draw % (2**53 + 1)` for float64 (the largest integers they hold exactly).
 6. **Everything else is built from these.** `bernoulli_(p)` keeps `u < p` for a uniform u (53
@@ -44,6 +44,9 @@ How PyTorch's CPU generator works
    `multinomial` with replacement searches a uniform in the cumulative probabilities, and
    `multinomial` without replacement (or with a single sample) takes the largest `p / q` for
    exponential q (the "Gumbel-max" trick).
+
+`device="cuda"` makes the numbers on the host, as for the CPU, and copies them to the GPU: the same
+seed gives the same numbers on both devices (PyTorch's CUDA generator, Philox, gives others).
 
 All these are checked bit for bit against torch 2.13 on an x86-64 CPU with AVX2 (see
 tests/test_random_stream.py). What is *not* reproduced exactly:
@@ -63,6 +66,10 @@ import numbers
 import os
 
 import numpy as np
+
+from . import types
+from .creation import _finish, _size
+from .tensor import Tensor, _make
 
 # ---- the engine: Mersenne Twister mt19937 ----------------------------------------------------
 
@@ -215,8 +222,6 @@ class Generator:
 
     def get_state(self):
         """The whole state as a uint8 tensor of 5056 bytes, laid out as PyTorch lays it out."""
-        from .tensor import _make
-
         return _make(_pack_state(self))
 
     def set_state(self, new_state):
@@ -358,7 +363,7 @@ def uniform_bits_to_float(words, dtype):
     return (words & np.uint64(2**53 - 1)).astype(np.float64) * (2.0**-53)
 
 
-def uniform(generator, n, dtype, low=0.0, high=1.0):
+def uniform_array(generator, n, dtype, low=0.0, high=1.0):
     """n uniform numbers on [low, high) of `dtype` (float32 or float64), as uniform_ makes them."""
     generator = _generator(generator)
     dtype = np.dtype(dtype)
@@ -495,20 +500,20 @@ def _box_muller_blocks(u, mean, std):
     return np.stack([first, second], axis=1).reshape(-1)
 
 
-def normal(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
+def normal_array(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
     """n normal samples N(mean, std**2) of `dtype`, as normal_ makes them (see the docstring)."""
     generator = _generator(generator)
     dtype = np.dtype(dtype)
     if n >= 16 and contiguous:
         mean, std = dtype.type(mean), dtype.type(std)
-        u = uniform(generator, n, dtype)
+        u = uniform_array(generator, n, dtype)
         out = np.empty(n, dtype=dtype)
         whole = n - n % 16
         out[:whole] = _box_muller_blocks(u[:whole], mean, std)
         if n % 16:
             # PyTorch draws 16 new uniforms for the last 16 elements and redoes them; the
             # uniforms of the tail drawn first are never used.
-            out[-16:] = _box_muller_blocks(uniform(generator, 16, dtype), mean, std)
+            out[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
         return out
     return _normal_one_by_one(generator, n, mean, std).astype(dtype)
 
@@ -535,7 +540,7 @@ def _normal_one_by_one(generator, n, mean, std):
 # ---- integers --------------------------------------------------------------------------------
 
 
-def integers(generator, n, low, high, dtype=np.int64):
+def integers_array(generator, n, low, high, dtype=np.int64):
     """n integers uniform on [low, high): low + draw % (high - low), as random_(low, high)."""
     generator = _generator(generator)
     span = int(high) - int(low)
@@ -544,14 +549,31 @@ def integers(generator, n, low, high, dtype=np.int64):
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}. "
             "Fix: the upper bound is exclusive, e.g. randint(0, 10) for 0..9."
         )
-    # 64-bit draws only where the range needs them (and the dtype can hold such numbers)
-    wide = span >= 2**32 and np.dtype(dtype) in (np.int64, np.float64, np.float32)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        digits = np.finfo(dtype).nmant + 1  # 24 for float32, 53 for float64
+        if not (-(2**digits) <= low and high - 1 <= 2**digits):
+            raise RuntimeError(
+                f"random integers for {dtype} must lie in [-2**{digits}, 2**{digits}] (where "
+                f"{dtype} holds every integer); got [{low}, {high}). Fix: dtype=int64, or a "
+                "smaller range (PyTorch warns and shifts such bounds; that is not reproduced)."
+            )
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not (info.min <= low and high - 1 <= info.max):
+            raise RuntimeError(
+                f"random integers in [{low}, {high}) do not fit in {dtype} ([{info.min}, "
+                f"{info.max}]). Fix: a larger dtype such as int64, or a smaller range."
+            )
+    # 64-bit draws from a range of 2**28 on, where `draw % span` of a 32-bit draw would favour
+    # the small numbers too much (by up to 1/16)
+    wide = span >= 2**28
     draws = generator.random64(n) if wide else generator.random(n).astype(np.uint64)
     values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low)
     return values.astype(dtype)
 
 
-def random_integers(generator, n, dtype):
+def random_integers_array(generator, n, dtype):
     """random_() with no range: from 0 to the largest integer `dtype` holds exactly."""
     generator = _generator(generator)
     dtype = np.dtype(dtype)
@@ -571,7 +593,7 @@ def random_integers(generator, n, dtype):
     )
 
 
-def randperm(generator, n):
+def randperm_array(generator, n):
     """A random permutation of 0..n-1 (int64), as torch.randperm makes it on the CPU."""
     generator = _generator(generator)
     order = np.arange(n, dtype=np.int64)
@@ -594,7 +616,7 @@ def randperm(generator, n):
 # ---- built on the uniforms: bernoulli, exponential, multinomial --------------------------------------
 
 
-def bernoulli(generator, p, n=None):
+def bernoulli_array(generator, p, n=None):
     """0/1 float64 samples: 1 where a uniform draw is below p.
 
     p: a Python float (53-bit uniforms, n of them) or a numpy array of probabilities (one draw
@@ -612,7 +634,7 @@ def bernoulli(generator, p, n=None):
     return (u < float(p)).astype(np.float64)
 
 
-def exponential(generator, n, lambd=1.0):
+def exponential_array(generator, n, lambd=1.0):
     """n float64 samples of Exp(lambd): -1/lambd * log1p(-u) for 53-bit uniforms u."""
     generator = _generator(generator)
     if not (lambd > 0 and math.isfinite(lambd)):
@@ -624,7 +646,7 @@ def exponential(generator, n, lambd=1.0):
     return (-1.0 / lambd) * np.log1p(-u)
 
 
-def multinomial(generator, probs, num_samples, replacement=False):
+def multinomial_indices(generator, probs, num_samples, replacement=False):
     """Indices (int64) drawn from the rows of a 1-d or 2-d numpy array of weights."""
     generator = _generator(generator)
     probs = np.asarray(probs)
@@ -651,7 +673,7 @@ def multinomial(generator, probs, num_samples, replacement=False):
     if not replacement or num_samples == 1:
         # Gumbel-max: with q ~ Exp(1), argmax(p / q) picks index i with probability p_i; the
         # num_samples largest give a sample without replacement.
-        q = exponential(generator, rows.size).astype(rows.dtype).reshape(rows.shape)
+        q = exponential_array(generator, rows.size).astype(rows.dtype).reshape(rows.shape)
         keys = rows / q
         if num_samples == 1:
             chosen = np.argmax(keys, axis=1)[:, None]
@@ -668,3 +690,250 @@ def multinomial(generator, probs, num_samples, replacement=False):
             chosen[r] = np.searchsorted(cumulative.astype(np.float64), u, side="left")
     chosen = chosen.astype(np.int64)
     return chosen.reshape(probs.shape[:-1] + (num_samples,))
+
+
+# ---- tensors: in-place fills --------------------------------------------------------------------
+#
+# Tensor's random fills live here, next to the generator they draw from: `x.uniform_(0, 1)` is
+# `autograd_lab.random.uniform_(x, 0, 1)` (they are bound to Tensor at the end of this file).
+
+
+def _memory_order(tensor):
+    """The axes of `tensor` from the largest stride to the smallest: the order PyTorch fills a
+    tensor in (its memory order; for a contiguous tensor simply row-major order)."""
+    strides = tensor.stride()
+    return sorted(range(tensor.dim()), key=lambda axis: -abs(strides[axis]))
+
+
+def _write(tensor, values):
+    """Store `values` (drawn one after another, in memory order) into `tensor` in place."""
+    order = _memory_order(tensor)
+    shape = tuple(tensor.shape)
+    array = np.empty(shape, dtype=types.to_dtype(tensor.dtype).numpy)
+    # fill the axes in memory order, so the i-th draw lands where PyTorch puts it
+    array.transpose(order)[...] = values.reshape([shape[axis] for axis in order])
+    tensor.copy_(_make(array).to(tensor.device))
+    return tensor
+
+
+def _float_dtype(tensor, method):
+    dtype = np.dtype(types.to_dtype(tensor.dtype).numpy)
+    if dtype.kind != "f":
+        raise RuntimeError(
+            f"{method} is implemented for floating-point tensors only, got {tensor.dtype}. "
+            "Fix: make the tensor with dtype=float32 (or call .float() first)."
+        )
+    return dtype
+
+
+def uniform_(tensor, from_=0.0, to=1.0, *, generator=None):
+    """Fill `tensor` with numbers drawn uniformly from [from_, to)."""
+    dtype = _float_dtype(tensor, "uniform_")
+    if not from_ <= to:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}. "
+            "Fix: swap the bounds."
+        )
+    if dtype == np.float16:  # made in float32, then rounded (not checked bit for bit)
+        values = uniform_array(generator, tensor.numel(), np.float32, from_, to).astype(np.float16)
+        values[values == np.float16(to)] = np.float16(from_)
+    else:
+        values = uniform_array(generator, tensor.numel(), dtype, from_, to)
+    return _write(tensor, values)
+
+
+def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
+    """Fill `tensor` with samples of N(mean, std**2)."""
+    dtype = _float_dtype(tensor, "normal_")
+    if not std >= 0.0:
+        raise RuntimeError(
+            f"normal expects std >= 0.0, but found std {std}. Fix: std is a standard deviation."
+        )
+    n, contiguous = tensor.numel(), tensor.is_contiguous()
+    if dtype == np.float16 and n >= 16 and contiguous:
+        # float16: whole blocks of 16 uniforms, one block at a time, in float32 (no extra tail
+        # uniforms as for float32, which draws all its uniforms first)
+        values = np.empty(n, dtype=np.float32)
+        whole = n - n % 16
+        u = uniform_array(generator, whole, np.float32)
+        values[:whole] = _box_muller_blocks(u, np.float32(mean), np.float32(std))
+        if n % 16:
+            u = uniform_array(generator, 16, np.float32)
+            values[-16:] = _box_muller_blocks(u, np.float32(mean), np.float32(std))
+        values = values.astype(np.float16)
+    else:
+        values = normal_array(generator, n, dtype, mean, std, contiguous)
+    return _write(tensor, values)
+
+
+def random_(tensor, from_=None, to=None, *, generator=None):
+    """Fill with integers: random_() from 0 to the dtype's largest (exact) integer,
+    random_(to) from [0, to), random_(from_, to) from [from_, to)."""
+    dtype = np.dtype(types.to_dtype(tensor.dtype).numpy)
+    n = tensor.numel()
+    if from_ is None and to is None:
+        values = random_integers_array(generator, n, dtype)
+    else:
+        if to is None:  # random_(to)
+            from_, to = 0, from_
+        values = integers_array(generator, n, int(from_), int(to), dtype)
+    return _write(tensor, values)
+
+
+def exponential_(tensor, lambd=1.0, *, generator=None):
+    """Fill with samples of the exponential distribution of rate `lambd` (mean 1 / lambd)."""
+    dtype = _float_dtype(tensor, "exponential_")
+    return _write(tensor, exponential_array(generator, tensor.numel(), lambd).astype(dtype))
+
+
+def bernoulli_(tensor, p=0.5, *, generator=None):
+    """Fill with 0 or 1: 1 with probability p (a number, or a tensor of probabilities)."""
+    dtype = np.dtype(types.to_dtype(tensor.dtype).numpy)
+    if isinstance(p, Tensor):
+        probabilities = np.broadcast_to(p.detach().cpu().numpy(), tuple(tensor.shape))
+        _check_probabilities(probabilities)
+        values = bernoulli_array(generator, np.ascontiguousarray(probabilities).reshape(-1))
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(
+                f"bernoulli_ expects p to be in [0, 1], but got p={p}. Fix: p is a probability."
+            )
+        values = bernoulli_array(generator, float(p), tensor.numel())
+    return _write(tensor, values.astype(dtype))
+
+
+def _check_probabilities(probabilities):
+    if probabilities.dtype.kind != "f":
+        raise RuntimeError(
+            f"bernoulli needs floating-point probabilities, got {probabilities.dtype}. "
+            "Fix: p.float()."
+        )
+    if not np.all((probabilities >= 0) & (probabilities <= 1)):
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true: every probability must be in [0, 1]."
+        )
+
+
+# ---- tensors: new random tensors ------------------------------------------------------------------
+
+
+def _empty(size, dtype, default, device):
+    dtype = types.to_dtype(dtype).numpy if dtype is not None else default
+    return _finish(np.zeros(_size(size), dtype=dtype), None, False, device)
+
+
+def _leaf(tensor, requires_grad):
+    if requires_grad:
+        tensor.requires_grad_(True)
+    return tensor
+
+
+def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    """Uniform on [0, 1): torch.rand, the same numbers for the same seed."""
+    out = uniform_(_empty(size, dtype, np.float32, device), generator=generator)
+    return _leaf(out, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+    """Standard normal N(0, 1): torch.randn, the same numbers for the same seed."""
+    out = normal_(_empty(size, dtype, np.float32, device), generator=generator)
+    return _leaf(out, requires_grad)
+
+
+def randint(
+    low=0, high=None, size=None, *, generator=None, dtype=None, requires_grad=False, device=None
+):
+    """Integers uniform on [low, high): randint(high, size) or randint(low, high, size)."""
+    if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError(
+                "randint() needs a size, e.g. randint(10, (3,)) or randint(0, 10, (3,))"
+            )
+        low, high, size = 0, low, high
+    if high is None:
+        raise TypeError("randint() needs `high`, e.g. randint(0, 10, (3,))")
+    out = random_(_empty((size,), dtype, np.int64, device), low, high, generator=generator)
+    return _leaf(out, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None):
+    """A random permutation of 0..n-1 (int64 unless told otherwise)."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got {n}")
+    order = randperm_array(generator, int(n))
+    out = _finish(
+        order.astype(types.to_dtype(dtype).numpy if dtype else np.int64), None, False, device
+    )
+    return _leaf(out, requires_grad)
+
+
+def _like(input, dtype, device):
+    dtype = dtype if dtype is not None else input.dtype
+    return _empty(tuple(input.shape), dtype, None, device if device is not None else input.device)
+
+
+def rand_like(input, *, generator=None, dtype=None, requires_grad=False, device=None):
+    out = uniform_(_like(input, dtype, device), generator=generator)
+    return _leaf(out, requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, requires_grad=False, device=None):
+    out = normal_(_like(input, dtype, device), generator=generator)
+    return _leaf(out, requires_grad)
+
+
+def randint_like(
+    input, low=0, high=None, *, generator=None, dtype=None, requires_grad=False, device=None
+):
+    """Integers on [low, high) in the shape of `input`: randint_like(x, high) or (x, low, high)."""
+    if high is None:
+        low, high = 0, low
+    out = random_(_like(input, dtype, device), low, high, generator=generator)
+    return _leaf(out, requires_grad)
+
+
+def normal(
+    mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, device=None
+):
+    """Normal samples. normal(mean, std, size) for numbers; with a tensor mean and/or std, one
+    sample per element (their broadcast shape), differentiable in the tensor arguments."""
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal(mean, std) with numbers needs a size, e.g. normal(0, 1, (3,))")
+        out = normal_(_empty((size,), dtype, np.float32, device), mean, std, generator=generator)
+        return _leaf(out, requires_grad)
+    if isinstance(std, Tensor) and bool((std < 0).any()):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        # PyTorch: samples of N(0, std**2), then + mean
+        noise = normal_(_like(mean, None, None), 0.0, std, generator=generator)
+        return mean + noise
+    template = std if not isinstance(mean, Tensor) else mean * 0 + std * 0  # broadcast shape
+    noise = normal_(_like(template.detach(), None, None), generator=generator)
+    return noise * std + mean  # PyTorch: N(0, 1) samples, * std, then + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples, 1 with probability input[i] (or with probability p for every element)."""
+    out = _like(input.detach(), None, None)
+    return bernoulli_(out, input if p is None else p, generator=generator)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categories of `input` (1-d or 2-d, rows of non-negative weights).
+
+    The makemore loop: `ix = multinomial(p, num_samples=1, replacement=True, generator=g)`.
+    """
+    probabilities = input.detach().cpu().numpy()
+    chosen = multinomial_indices(generator, probabilities, int(num_samples), bool(replacement))
+    return _finish(chosen, None, False, input.device)
+
+
+# In-place fills and the sampling methods, as Tensor methods (`x.normal_()`, `p.multinomial(1)`)
+Tensor.uniform_ = uniform_
+Tensor.normal_ = normal_
+Tensor.random_ = random_
+Tensor.exponential_ = exponential_
+Tensor.bernoulli_ = bernoulli_
+Tensor.bernoulli = bernoulli
+Tensor.multinomial = multinomial
