@@ -81,24 +81,34 @@ LOWER_MASK = np.uint32(0x7FFFFFFF)  # ... joined to the 31 low bits of word i + 
 DEFAULT_SEED = 67280421310721  # PyTorch's default generator starts from this seed
 
 
-def _twist(old, new):
+def _twist(old, new, scratch):
     """Write the 624 words that follow the state `old` into `new` (both uint32 arrays of 624).
 
     Word i of the new block is `old[i + 397] ^ twist(old[i], old[i + 1])`. The pair
     (old[i], old[i + 1]) is always read before it is overwritten (except word 0 for i = 623),
     so all 623 twists are computed at once. The word at i + 397 is past the end of the block for
     i >= 227: it is then new word i - 227, already computed, so the new block is made in three
-    slices of at most 227 words, each reading the one before.
+    slices of at most 227 words, each reading the one before. `scratch`: two uint32 arrays of
+    623 words to work in (every operation writes into them with out=, as this runs once per
+    624 numbers: 1603 times for a million).
     """
-    mixed = (old[:-1] & UPPER_MASK) | (old[1:] & LOWER_MASK)
-    twisted = (mixed >> 1) ^ ((old[1:] & 1) * MATRIX_A)  # (odd * MATRIX_A) is MATRIX_A or 0
+    twisted, low_bits = scratch
+    # twist(u, v) = (top bit of u, 31 low bits of v) >> 1, xor MATRIX_A when v is odd
+    np.bitwise_and(old[:-1], UPPER_MASK, out=twisted)
+    np.bitwise_and(old[1:], LOWER_MASK, out=low_bits)
+    np.bitwise_or(twisted, low_bits, out=twisted)
+    np.right_shift(twisted, 1, out=twisted)
+    np.bitwise_and(old[1:], 1, out=low_bits)
+    np.multiply(low_bits, MATRIX_A, out=low_bits)  # MATRIX_A where v is odd, else 0
+    np.bitwise_xor(twisted, low_bits, out=twisted)
     first = STATE_SIZE - SHIFT  # 227
-    new[:first] = old[SHIFT:] ^ twisted[:first]
-    new[first : 2 * first] = new[:first] ^ twisted[first : 2 * first]
-    new[2 * first : -1] = new[first : SHIFT - 1] ^ twisted[2 * first :]
-    # the last word pairs with word 0 of the *new* block
-    mixed_last = (old[-1] & UPPER_MASK) | (new[0] & LOWER_MASK)
-    new[-1] = new[SHIFT - 1] ^ (mixed_last >> 1) ^ ((new[0] & 1) * MATRIX_A)
+    np.bitwise_xor(old[SHIFT:], twisted[:first], out=new[:first])
+    np.bitwise_xor(new[:first], twisted[first : 2 * first], out=new[first : 2 * first])
+    np.bitwise_xor(new[first : SHIFT - 1], twisted[2 * first :], out=new[2 * first : -1])
+    # the last word pairs with word 0 of the *new* block (plain Python ints: one word)
+    u, v = int(old[-1]), int(new[0])
+    mixed = (u & 0x80000000) | (v & 0x7FFFFFFF)
+    new[-1] = int(new[SHIFT - 1]) ^ (mixed >> 1) ^ (0x9908B0DF if v & 1 else 0)
 
 
 def _temper(words):
@@ -144,9 +154,10 @@ class MersenneTwister:
             blocks = -(-(n - filled) // STATE_SIZE)
             stream = np.empty((blocks + 1) * STATE_SIZE, dtype=np.uint32)
             stream[:STATE_SIZE] = self.state
+            scratch = np.empty((2, STATE_SIZE - 1), dtype=np.uint32)
             for b in range(blocks):
                 block = stream[b * STATE_SIZE : (b + 1) * STATE_SIZE]
-                _twist(block, stream[(b + 1) * STATE_SIZE : (b + 2) * STATE_SIZE])
+                _twist(block, stream[(b + 1) * STATE_SIZE : (b + 2) * STATE_SIZE], scratch)
             rest = n - filled
             out[filled:] = stream[STATE_SIZE : STATE_SIZE + rest]
             self.state = stream[-STATE_SIZE:].copy()
@@ -172,7 +183,10 @@ class Generator:
 
     def __init__(self, device="cpu"):
         if str(device) not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
-            raise ValueError(f"Generator(device=...) expects 'cpu' (or 'cuda'); got {device!r}")
+            raise ValueError(
+                f"Generator(device=...) expects 'cpu' (or 'cuda'); got {device!r}. Fix: to seed "
+                "a generator, write Generator().manual_seed(seed), as in PyTorch."
+            )
         self.device = device
         self.engine = MersenneTwister(DEFAULT_SEED)
         self._initial_seed = DEFAULT_SEED
@@ -434,8 +448,15 @@ _TWO_PI_FLOAT = _F(2.0 * math.pi)
 
 
 def _fma32(a, b, c):
-    """float32 a * b + c rounded once (the AVX2 build fuses these multiply-adds)."""
-    return (a.astype(np.float64) * b + c).astype(np.float32)
+    """float32 a * b + c rounded once (the AVX2 build fuses these multiply-adds).
+
+    a * b is exact in float64 (24 + 24 bits); the sum is rounded to float64 and then to float32,
+    which equals one rounding except, in principle, in very rare ties. Two numpy calls: the
+    product in float64, and the sum written straight into a float32 array.
+    """
+    product = np.multiply(a, b, dtype=np.float64)
+    out = np.empty(product.shape, dtype=np.float32)
+    return np.add(product, c, out=out, casting="same_kind")
 
 
 def _log_avx2(x):
@@ -448,8 +469,8 @@ def _log_avx2(x):
     e = exponent.astype(np.float32) - small.astype(np.float32)
     m = (mantissa - _F(1)) + np.where(small, mantissa, _F(0))
     z = m * m
-    y = np.full_like(m, _LOG_COEFFICIENTS[0])
-    for coefficient in _LOG_COEFFICIENTS[1:]:
+    y = _fma32(m, _LOG_COEFFICIENTS[0], _LOG_COEFFICIENTS[1])
+    for coefficient in _LOG_COEFFICIENTS[2:]:
         y = _fma32(y, m, coefficient)
     # The compiler fused these multiply-adds in its own way; this order is the one that
     # reproduces torch's bits (z * 0.5 and e * _LOG_Q2 are exact, so only e * _LOG_Q1 rounds).
@@ -471,10 +492,10 @@ def _sincos_avx2(x):
     cos_sign = ((j - 2) & 4) == 0
     use_sin_polynomial = (j & 2) != 0
     z = x * x
-    cosine = _fma32(np.full_like(z, _COS_COEFFICIENTS[0]), z, _COS_COEFFICIENTS[1])
+    cosine = _fma32(z, _COS_COEFFICIENTS[0], _COS_COEFFICIENTS[1])
     cosine = _fma32(cosine, z, _COS_COEFFICIENTS[2])
     cosine = _fma32(cosine * z, z, -(z * _F(0.5))) + _F(1)  # z * 0.5 is exact
-    sine = _fma32(np.full_like(z, _SIN_COEFFICIENTS[0]), z, _SIN_COEFFICIENTS[1])
+    sine = _fma32(z, _SIN_COEFFICIENTS[0], _SIN_COEFFICIENTS[1])
     sine = _fma32(sine, z, _SIN_COEFFICIENTS[2])
     sine = _fma32(sine * z, x, x)
     sin = np.where(use_sin_polynomial, cosine, sine)
@@ -482,10 +503,20 @@ def _sincos_avx2(x):
     return np.where(sin_sign, -sin, sin), np.where(cos_sign, -cos, cos)
 
 
+_PIECE = 16 * 1024  # uniforms per piece: a piece's temporaries stay in the CPU's cache
+
+
 def _box_muller_blocks(u, mean, std):
     """Turn uniforms (a multiple of 16 of them, blocks of 16) into normals, PyTorch's way."""
+    out = np.empty_like(u)
+    for start in range(0, u.size, _PIECE):  # piece by piece: the same numbers, just faster
+        out[start : start + _PIECE] = _box_muller_piece(u[start : start + _PIECE], mean, std)
+    return out
+
+
+def _box_muller_piece(u, mean, std):
     blocks = u.reshape(-1, 2, 8)  # per block: 8 values of u1, then 8 values of u2
-    u1, u2 = blocks[:, 0], blocks[:, 1]
+    u1, u2 = np.ascontiguousarray(blocks[:, 0]), np.ascontiguousarray(blocks[:, 1])
     if u.dtype == np.float32:
         radius = np.sqrt(_F(-2) * _log_avx2(_F(1) - u1))
         sin, cos = _sincos_avx2(_TWO_PI_FLOAT * u2)
@@ -716,40 +747,34 @@ def _write(tensor, values):
     return tensor
 
 
-def _float_dtype(tensor, method):
-    dtype = np.dtype(types.to_dtype(tensor.dtype).numpy)
+def _float_dtype(dtype, method):
+    dtype = np.dtype(types.to_dtype(dtype).numpy)
     if dtype.kind != "f":
         raise RuntimeError(
-            f"{method} is implemented for floating-point tensors only, got {tensor.dtype}. "
+            f"{method} is implemented for floating-point tensors only, got {dtype}. "
             "Fix: make the tensor with dtype=float32 (or call .float() first)."
         )
     return dtype
 
 
-def uniform_(tensor, from_=0.0, to=1.0, *, generator=None):
-    """Fill `tensor` with numbers drawn uniformly from [from_, to)."""
-    dtype = _float_dtype(tensor, "uniform_")
+def _uniform_values(generator, n, dtype, from_, to):
     if not from_ <= to:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}. "
             "Fix: swap the bounds."
         )
     if dtype == np.float16:  # made in float32, then rounded (not checked bit for bit)
-        values = uniform_array(generator, tensor.numel(), np.float32, from_, to).astype(np.float16)
+        values = uniform_array(generator, n, np.float32, from_, to).astype(np.float16)
         values[values == np.float16(to)] = np.float16(from_)
-    else:
-        values = uniform_array(generator, tensor.numel(), dtype, from_, to)
-    return _write(tensor, values)
+        return values
+    return uniform_array(generator, n, dtype, from_, to)
 
 
-def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
-    """Fill `tensor` with samples of N(mean, std**2)."""
-    dtype = _float_dtype(tensor, "normal_")
+def _normal_values(generator, n, dtype, mean, std, contiguous=True):
     if not std >= 0.0:
         raise RuntimeError(
             f"normal expects std >= 0.0, but found std {std}. Fix: std is a standard deviation."
         )
-    n, contiguous = tensor.numel(), tensor.is_contiguous()
     if dtype == np.float16 and n >= 16 and contiguous:
         # float16: whole blocks of 16 uniforms, one block at a time, in float32 (no extra tail
         # uniforms as for float32, which draws all its uniforms first)
@@ -760,10 +785,21 @@ def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
         if n % 16:
             u = uniform_array(generator, 16, np.float32)
             values[-16:] = _box_muller_blocks(u, np.float32(mean), np.float32(std))
-        values = values.astype(np.float16)
-    else:
-        values = normal_array(generator, n, dtype, mean, std, contiguous)
-    return _write(tensor, values)
+        return values.astype(np.float16)
+    return normal_array(generator, n, dtype, mean, std, contiguous)
+
+
+def uniform_(tensor, from_=0.0, to=1.0, *, generator=None):
+    """Fill `tensor` with numbers drawn uniformly from [from_, to)."""
+    dtype = _float_dtype(tensor.dtype, "uniform_")
+    return _write(tensor, _uniform_values(generator, tensor.numel(), dtype, from_, to))
+
+
+def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
+    """Fill `tensor` with samples of N(mean, std**2)."""
+    dtype = _float_dtype(tensor.dtype, "normal_")
+    n, contiguous = tensor.numel(), tensor.is_contiguous()
+    return _write(tensor, _normal_values(generator, n, dtype, mean, std, contiguous))
 
 
 def random_(tensor, from_=None, to=None, *, generator=None):
@@ -782,7 +818,7 @@ def random_(tensor, from_=None, to=None, *, generator=None):
 
 def exponential_(tensor, lambd=1.0, *, generator=None):
     """Fill with samples of the exponential distribution of rate `lambd` (mean 1 / lambd)."""
-    dtype = _float_dtype(tensor, "exponential_")
+    dtype = _float_dtype(tensor.dtype, "exponential_")
     return _write(tensor, exponential_array(generator, tensor.numel(), lambd).astype(dtype))
 
 
@@ -828,16 +864,23 @@ def _leaf(tensor, requires_grad):
     return tensor
 
 
+def _new(values, size, requires_grad, device):
+    """A new tensor of shape `size` holding `values` (drawn in row-major order)."""
+    return _leaf(_finish(values.reshape(_size(size)), None, False, device), requires_grad)
+
+
 def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform on [0, 1): torch.rand, the same numbers for the same seed."""
-    out = uniform_(_empty(size, dtype, np.float32, device), generator=generator)
-    return _leaf(out, requires_grad)
+    dtype = _float_dtype(dtype or types.float32, "rand")
+    values = _uniform_values(generator, math.prod(_size(size)), dtype, 0.0, 1.0)
+    return _new(values, size, requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal N(0, 1): torch.randn, the same numbers for the same seed."""
-    out = normal_(_empty(size, dtype, np.float32, device), generator=generator)
-    return _leaf(out, requires_grad)
+    dtype = _float_dtype(dtype or types.float32, "randn")
+    values = _normal_values(generator, math.prod(_size(size)), dtype, 0.0, 1.0)
+    return _new(values, size, requires_grad, device)
 
 
 def randint(
