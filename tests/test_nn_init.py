@@ -1,6 +1,6 @@
 """nn.init: fan computations equal PyTorch's, and each initialiser draws from the right
-distribution (checked statistically on seeded draws; the numbers themselves differ from PyTorch's
-because the generators differ)."""
+distribution (checked statistically on seeded draws; tests/test_random_stream.py checks that the
+numbers themselves are PyTorch's)."""
 
 import math
 
