@@ -20,7 +20,7 @@ How PyTorch's CPU generator works
 3. **Uniform floats.** float32 keeps the low 24 bits of one 32-bit draw, float64 the low 53 bits
    of one 64-bit draw, and multiplies by 2**-24 (2**-53): every value is a multiple of that step
    in [0, 1), exactly representable. `uniform_(a, b)` then computes `x * (b - a) + a` in the
-   tensor's precision (and maps a value rounded up to b back to a).
+   tensor's precision, as one fused multiply-add (and maps a value rounded up to b back to a).
 4. **Normal samples (Box-Muller).** Two uniforms u1, u2 give two normals:
    `r = sqrt(-2 log(1 - u1))`, `r cos(2 pi u2)` and `r sin(2 pi u2)`. PyTorch has two code paths:
    - a contiguous tensor of 16 or more elements: first *all* its elements are filled with
@@ -32,14 +32,15 @@ How PyTorch's CPU generator works
      are reproduced here operation by operation (see `_log_avx2`, `_sincos_avx2`).
    - fewer than 16 elements (or a non-contiguous tensor): one normal at a time in float64, from
      two 53-bit uniforms, `r = sqrt(-2 log1p(-u2))`, `theta = 2 pi u1`; `r cos(theta)` is
-     returned and `r sin(theta)` is *kept in the generator* for the next such draw. That is why
-     `randn(3)` followed by `randn(3)` uses 4 pairs, not 3... and why `manual_seed` clears it.
+     returned and `r sin(theta)` is *kept in the generator* for the next such draw: `randn(3)`
+     uses 2 pairs and keeps one sample, so a following `randn(3)` needs only 1 more pair.
+     `manual_seed` throws the kept sample away.
 5. **Integers.** `randint(low, high)` is `low + draw % (high - low)`, one 32-bit draw per element
    (a 64-bit draw when high - low >= 2**28). `random_()` with no range uses `draw % 2**63` for
    int64 (64-bit draws), `draw % 2**31` for int32, `draw % (2**24 + 1)` for float32 and
    `draw % (2**53 + 1)` for float64 (the largest integers they hold exactly).
 6. **Everything else is built from these.** `bernoulli_(p)` keeps `u < p` for a uniform u (53
-   bits; 24 bits when p is a float32 tensor); `exponential_(lambd)` is `-log1p(-u) / lambd`;
+   bits; 24 bits when p is a float32 tensor); `exponential_(lambd)` is `(-1 / lambd) * log1p(-u)`;
    `randperm(n)` swaps element i with element `i + draw % (n - i)` (Fisher-Yates);
    `multinomial` with replacement searches a uniform in the cumulative probabilities, and
    `multinomial` without replacement (or with a single sample) takes the largest `p / q` for
@@ -50,14 +51,22 @@ seed gives the same numbers on both devices (PyTorch's CUDA generator, Philox, g
 
 All these are checked bit for bit against torch 2.13 on an x86-64 CPU with AVX2 (see
 tests/test_random_stream.py). What is *not* reproduced exactly:
-- On Intel CPUs, PyTorch's `bernoulli_(p)` with a float p (and so dropout) draws through Intel
-  MKL's own generator (seeded by one 32-bit draw); here it always uses the portable path above,
-  which is what PyTorch does on AMD and ARM CPUs.
-- A `normal_(mean, std)` on float32 with std != 1 or mean != 0 ends with a fused multiply-add;
-  it is computed here in float64 and rounded once to float32, which agrees with the fused
-  operation except, in principle, in about one value out of 2**29 (double rounding).
-- CPUs without AVX2 (and PyTorch builds for ARM) use the C library's float32 log/sin/cos for
-  float32 normals: the values differ from this module's in the last bit now and then.
+- On Intel CPUs, PyTorch builds with MKL (the x86-64 wheels) draw `bernoulli_(p)` with a float p
+  (and so dropout's mask) through MKL's own generator, seeded by one 32-bit draw (so says
+  DistributionKernels.cpp; this could not be checked on the AMD CPU the tests ran on). Here it
+  always takes the portable path above, which is what PyTorch does on AMD and ARM CPUs.
+- numpy has no fused multiply-add. A float32 one (the AVX2 polynomials, `normal_(mean, std)`,
+  `uniform_(a, b)`) is computed in float64, where the product is exact, and rounded to float32:
+  that equals one rounding except when the float64 sum lands exactly halfway between two float32
+  numbers (about one time in 2**29; none in the tests' millions of samples). A float64 one is
+  built from exact products and sums (Dekker, Knuth), correct except in rare near-ties.
+- CPUs without AVX2 (and PyTorch builds for ARM) use other float32 log/sin/cos for float32
+  normals: PyTorch's values there differ from these in the last bit now and then.
+- Floating-point `random_(from, to)` beyond +-2**24 (float32) or +-2**53 (float64): PyTorch warns
+  and shifts the bounds; here it is an error.
+- Speed: a million float32 normals take about 15 times as long as in PyTorch (the twist runs once
+  per 624 numbers, 1603 numpy steps, and each fused multiply-add takes two numpy passes); uniform
+  numbers about 6 times, float64 normals about 4 times.
 """
 
 import contextlib
