@@ -64,9 +64,10 @@ tests/test_random_stream.py). What is *not* reproduced exactly:
   normals: PyTorch's values there differ from these in the last bit now and then.
 - Floating-point `random_(from, to)` beyond +-2**24 (float32) or +-2**53 (float64): PyTorch warns
   and shifts the bounds; here it is an error.
-- Speed: a million float32 normals take about 15 times as long as in PyTorch (the twist runs once
-  per 624 numbers, 1603 numpy steps, and each fused multiply-add takes two numpy passes); uniform
-  numbers about 6 times, float64 normals about 4 times.
+- Speed (benchmarks/random_stream.py): a million float32 normals take 15 to 20 times as long as
+  in PyTorch (the twist runs once per 624 numbers, 1603 numpy steps of ~12 calls each, and each
+  fused multiply-add takes two numpy passes); a million uniforms 6 to 10 times, float64 normals
+  3 to 4 times.
 """
 
 import contextlib
