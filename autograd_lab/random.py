@@ -213,7 +213,7 @@ class Generator:
             )
         seed = int(seed)
         if not -(2**63) <= seed < 2**64:
-            raise RuntimeError(
+            raise ValueError(
                 f"Overflow when unpacking long: the seed {seed} does not fit in 64 bits. "
                 "Fix: use a seed in [-2**63, 2**64)."
             )

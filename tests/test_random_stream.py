@@ -225,6 +225,9 @@ def test_default_generator_functions_match_torch_random(torch):
         "fork_rng",
     ):
         assert callable(getattr(ag.random, name)), name
+    for negative in (-1, -(2**63)):  # stored as unsigned 64-bit numbers
+        ag.manual_seed(negative), torch.manual_seed(negative)
+        assert ag.initial_seed() == torch.initial_seed() and same(ag.rand(3), torch.rand(3))
     ag.random.manual_seed(2**40 + 3), torch.random.manual_seed(2**40 + 3)
     assert ag.initial_seed() == torch.initial_seed() == 2**40 + 3
     assert same(ag.get_rng_state(), torch.get_rng_state())
@@ -339,6 +342,8 @@ def test_bad_arguments_say_what_to_do():
         ag.Generator(7)
     with pytest.raises(TypeError, match="integer seed"):
         ag.manual_seed(1.5)
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        ag.manual_seed(2**64)
     with pytest.raises(RuntimeError, match="less than 'to'"):
         ag.randint(5, 5, (3,))
     with pytest.raises(RuntimeError, match="do not fit in uint8"):
