@@ -17,7 +17,6 @@ from .autograd import (  # noqa: F401
     set_grad_enabled,
 )
 from .creation import (  # noqa: F401
-    Generator,
     arange,
     as_tensor,
     empty,
@@ -25,25 +24,34 @@ from .creation import (  # noqa: F401
     from_numpy,
     full,
     full_like,
-    initial_seed,
     linspace,
-    manual_seed,
-    normal,
     ones,
     ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    seed,
     tensor,
     zeros,
     zeros_like,
 )
 from .ops import *  # noqa: F403 - every op is also a top-level function, as in PyTorch
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401
+from .random import (  # noqa: F401 - autograd_lab.random is torch.random (it binds x.normal_() & co)
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
 from .tensor import Tensor  # noqa: F401
 from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
 from .viz import record  # noqa: F401 - `with autograd_lab.record() as r: ...`: see a graph

@@ -1,15 +1,11 @@
-"""Making tensors: from data, filled with a value, ranges, and seeded random numbers.
+"""Making tensors: from data, filled with a value, and ranges (random tensors: see random.py).
 
     >>> import autograd_lab as ag
     >>> ag.tensor([1, 2]).dtype, ag.tensor([1.0, 2.0]).dtype
     (autograd_lab.int64, autograd_lab.float32)
 
-Random numbers come from numpy's generator seeded by `manual_seed`: reproducible, but *not* the
-same numbers PyTorch draws for the same seed (its generator is different). To compare with
-PyTorch, make the data once with numpy and give it to both.
-
-`device="cuda"` makes the values on the host, as for the CPU, and copies them to the GPU once: the
-same seed gives the same numbers on both devices (PyTorch's CUDA generator differs from its CPU one).
+`rand`, `randn`, `randint`, `manual_seed` & co live in random.py: they draw PyTorch's CPU numbers
+(the same seed gives the same numbers as PyTorch).
 """
 
 import numpy as np
@@ -166,97 +162,4 @@ def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
     array = _new(np.eye, n, m, dtype=_dtype_or(dtype, np.float32), device=device)
-    return _finish(array, None, requires_grad, device)
-
-
-# ---- random numbers ---------------------------------------------------------------------------------
-
-
-class Generator:
-    """A seeded random-number generator (numpy's PCG64 underneath)."""
-
-    def __init__(self, seed=0):
-        self.manual_seed(seed)
-
-    def manual_seed(self, seed):
-        self._seed = int(seed)
-        self.rng = np.random.default_rng(self._seed)
-        return self
-
-    def initial_seed(self):
-        return self._seed
-
-
-default_generator = Generator(0)
-
-
-def manual_seed(seed):
-    """Seed the default generator: the same seed gives the same numbers on every run."""
-    return default_generator.manual_seed(seed)
-
-
-def seed():
-    """Seed the default generator from the operating system (not reproducible)."""
-    value = int(np.random.SeedSequence().entropy % 2**63)
-    default_generator.manual_seed(value)
-    return value
-
-
-def initial_seed():
-    return default_generator.initial_seed()
-
-
-def _rng(generator):
-    return (generator or default_generator).rng
-
-
-def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
-    """Uniform on [0, 1)."""
-    array = (
-        _rng(generator).random(_size(size), dtype=np.float64).astype(_dtype_or(dtype, np.float32))
-    )
-    return _finish(array, None, requires_grad, device)
-
-
-def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
-    """Standard normal."""
-    array = _rng(generator).standard_normal(_size(size)).astype(_dtype_or(dtype, np.float32))
-    return _finish(array, None, requires_grad, device)
-
-
-def randint(low, high=None, size=(), generator=None, dtype=None, requires_grad=False, device=None):
-    if high is None:
-        low, high = 0, low
-    array = (
-        _rng(generator).integers(low, high, size=_size((size,))).astype(_dtype_or(dtype, np.int64))
-    )
-    return _finish(array, None, requires_grad, device)
-
-
-def randperm(n, generator=None, dtype=None, device=None):
-    return _finish(
-        _rng(generator).permutation(n).astype(_dtype_or(dtype, np.int64)), None, False, device
-    )
-
-
-def rand_like(input, dtype=None, requires_grad=False, device=None):
-    return rand(
-        input.shape,
-        dtype=dtype or input.dtype,
-        requires_grad=requires_grad,
-        device=device or input.device,
-    )
-
-
-def randn_like(input, dtype=None, requires_grad=False, device=None):
-    return randn(
-        input.shape,
-        dtype=dtype or input.dtype,
-        requires_grad=requires_grad,
-        device=device or input.device,
-    )
-
-
-def normal(mean, std, size, generator=None, dtype=None, requires_grad=False, device=None):
-    array = _rng(generator).normal(mean, std, _size((size,))).astype(_dtype_or(dtype, np.float32))
     return _finish(array, None, requires_grad, device)

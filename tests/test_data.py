@@ -271,7 +271,9 @@ def test_shuffle_is_reproducible_and_new_each_epoch():
         return [np.concatenate([b[0].numpy() for b in loader]).tolist() for _ in range(2)]
 
     first = epochs(DataLoader(data, batch_size=3, shuffle=True, generator=7))
-    assert first == epochs(DataLoader(data, batch_size=3, shuffle=True, generator=ag.Generator(7)))
+    assert first == epochs(
+        DataLoader(data, batch_size=3, shuffle=True, generator=ag.Generator().manual_seed(7))
+    )
     assert first[0] != first[1]  # every epoch gets a new order
     assert sorted(first[0]) == list(range(10))  # ... of all the samples, each once
     assert first != epochs(DataLoader(data, batch_size=3, shuffle=True, generator=8))

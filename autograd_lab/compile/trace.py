@@ -42,9 +42,9 @@ from .. import ops
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state
 from ..autograd.graph import observe
-from ..creation import default_generator
 from ..nn import functional as F
 from ..ops import shape
+from ..random import default_generator
 from ..tensor import Tensor, _make
 from .ir import Call, Graph, Value, map_values
 
@@ -376,7 +376,7 @@ def trace(fn, *example_inputs):
         enabled = _state.enabled
         # the random numbers fn draws while tracing are drawn again when the graph runs: put the
         # generator back afterwards, so a compiled call draws what the eager call would
-        rng_state = default_generator.rng.bit_generator.state
+        rng_state = default_generator.get_state()
         _state.enabled = True  # recording must be on to see the calls, even inside no_grad()
         try:
             for name, function in saved.items():
@@ -396,7 +396,7 @@ def trace(fn, *example_inputs):
                 setattr(F, name, function)
             TracedTensor._tracer = outer
             _state.enabled = enabled
-            default_generator.rng.bit_generator.state = rng_state
+            default_generator.set_state(rng_state)
     tree = _output_tree(tracer, result)
     outputs = []
     map_values(tree, lambda v: outputs.append(v) or v)

@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..creation import Generator, default_generator, tensor
+from .. import random
+from ..creation import tensor
 from ..ops import stack
+from ..random import Generator
 from ..tensor import Tensor
 
 
@@ -113,9 +115,13 @@ class DataLoader:
     False). `collate_fn` turns a list of samples into a batch (default: default_collate).
     `len(loader)` is the number of batches.
 
-    NB: PyTorch draws a different order for the same seed (another generator): to compare
-    batches with it, give both the same `sampler=`. `num_workers` is accepted, but samples are
-    always loaded in this process (the batches are the same; workers only make PyTorch faster).
+    The order is PyTorch's, draw for draw: each `for` over the loader first takes one 64-bit draw
+    from `generator` (PyTorch's seed for worker processes, taken even when nothing is shuffled),
+    then, when shuffling, `randperm(n)` from `generator`; with generator=None, from a fresh
+    Generator seeded by one draw of the default generator (as torch's RandomSampler does). So
+    `manual_seed(0)` gives the batches PyTorch gives, and the same default stream afterwards.
+    `num_workers` is accepted, but samples are always loaded in this process (the batches are the
+    same; workers only make PyTorch faster).
     """
 
     def __init__(
@@ -154,20 +160,42 @@ class DataLoader:
         self.drop_last = bool(drop_last)
         self.generator = _as_generator(generator)
 
-    def _order(self):
-        """The indices of one epoch, in the order they are served."""
+    def _indices(self):
+        """The indices of one epoch, one at a time, as PyTorch's samplers hand them out."""
         if self.sampler is not None:
-            return np.asarray(list(self.sampler), dtype=np.int64)
+            yield from (int(i) for i in self.sampler)
+            return
         n = len(self.dataset)
-        if self.shuffle:
-            return (self.generator or default_generator).rng.permutation(n)
-        return np.arange(n)
+        if not self.shuffle:
+            yield from range(n)
+            return
+        # torch's RandomSampler, draw for draw: with no generator, a Generator of its own for
+        # this epoch, seeded by one draw of the default generator
+        generator = self.generator
+        if generator is None:
+            seed = int(random.random_integers_array(None, 1, np.int64)[0])
+            generator = Generator().manual_seed(seed)
+        yield from random.randperm_array(generator, n).tolist()
+        # RandomSampler then draws one more permutation, for the `num_samples % n` samples left
+        # over (none here): the draws happen, so the generator moves on as PyTorch's does.
+        random.randperm_array(generator, n)
 
     def __iter__(self):
-        order = self._order()
-        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
-        for start in range(0, stop, self.batch_size):
-            yield self._batch(order[start : start + self.batch_size])
+        # PyTorch takes a seed for its worker processes when the iteration starts (`iter(loader)`),
+        # before any batch is made, from the loader's generator (or the default one).
+        random.random_integers_array(self.generator, 1, np.int64)
+        return self._batches()
+
+    def _batches(self):
+        """Batches of indices as torch's BatchSampler makes them from the sampler's indices."""
+        batch = []
+        for index in self._indices():
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield self._batch(np.array(batch, dtype=np.int64))
+                batch = []
+        if batch and not self.drop_last:
+            yield self._batch(np.array(batch, dtype=np.int64))
 
     def _batch(self, indices):
         if isinstance(self.dataset, TensorDataset) and self.collate_fn is None:
@@ -187,7 +215,7 @@ def _as_generator(generator):
     if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
         if generator < 0:
             raise ValueError(f"a generator seed must be a non-negative integer; got {generator}")
-        return Generator(int(generator))
+        return Generator().manual_seed(int(generator))
     raise ValueError(
         "generator must be an autograd_lab.Generator, an integer seed (such as generator=0), or "
         f"None for the default generator; got {type(generator).__name__}"

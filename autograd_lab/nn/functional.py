@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..creation import _rng
+from .. import random
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
 from ..ops.elementwise import check_broadcastable, mul, where
@@ -173,7 +173,9 @@ def _linear_any_rank(input, weight, bias):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1 - p) (identity when
-    `training=False`). The mask comes from autograd_lab's generator: `manual_seed` repeats it."""
+    `training=False`). The mask is PyTorch's on the CPU: `noise = empty_like(input).bernoulli_(1 - p)`
+    (one 53-bit uniform per element, kept where it is below 1 - p), so `manual_seed` gives the
+    mask PyTorch gives (PyTorch on an Intel CPU draws it through MKL instead: see random.py)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(
             f"dropout probability has to be between 0 and 1, but got {p}. Fix: p is the chance "
@@ -186,9 +188,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(
             f"dropout() needs a floating-point tensor, got {input.dtype}. Fix: input.float()."
         )
-    draws = _rng(None).random(data.shape, dtype=np.float64 if data.itemsize == 8 else np.float32)
-    noise = (draws >= p).astype(data.dtype)
-    if p < 1:
+    if data.size == 0:
+        return input
+    if p == 1:  # PyTorch draws nothing: everything is zeroed
+        noise = np.zeros(data.shape, dtype=data.dtype)
+    else:
+        keep = random.bernoulli_array(None, 1 - p, data.size).reshape(data.shape)
+        noise = keep.astype(data.dtype)
         noise /= data.dtype.type(1 - p)  # kept elements are scaled so the expected value stays
     noise = _make(noise)  # recorded as PyTorch on the CPU: input * noise (MulBackward0)
     return input.mul_(noise) if inplace else mul(input, noise)

@@ -12,8 +12,8 @@ steady through linear/tanh layers, Kaiming/He through ReLU layers; `calculate_ga
 correction factor for each nonlinearity.
 
 Every function writes into the tensor under no_grad (initialisation is not part of any graph) and
-draws from autograd_lab's generator, so `ag.manual_seed(0)` makes a model reproducible. The numbers
-differ from PyTorch's for the same seed: the generators are different.
+draws from autograd_lab's generator, which makes PyTorch's CPU numbers: after `ag.manual_seed(0)`,
+`nn.Linear(784, 512)` holds the same weights as PyTorch's after `torch.manual_seed(0)`.
 """
 
 import math
@@ -21,8 +21,10 @@ import warnings
 
 import numpy as np
 
+from .. import random, types
 from ..autograd.grad_mode import no_grad
-from ..creation import _rng
+from ..creation import zeros_like
+from ..ops import where
 from ..tensor import _make
 
 _GAINS = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
@@ -88,35 +90,71 @@ def _fill(tensor, values):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fill with values drawn uniformly from [a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tuple(tensor.shape)))
+    """Fill with values drawn uniformly from [a, b) (PyTorch: tensor.uniform_(a, b))."""
+    with no_grad():
+        return random.uniform_(tensor, a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with values drawn from the normal distribution N(mean, std²)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tuple(tensor.shape)))
+    with no_grad():
+        return random.normal_(tensor, mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std²) values redrawn until they fall in [a, b] (a and b are absolute
-    values, not multiples of std)."""
-    # Rejection sampling: draw normals, keep those in [a, b]. `kept` is the fraction that survives,
-    # so drawing missing / kept values at a time needs one or two rounds.
-    low, high = (a - mean) / (std * math.sqrt(2)), (b - mean) / (std * math.sqrt(2))
-    kept = 0.5 * (math.erf(high) - math.erf(low))
-    if not kept > 1e-4:
-        raise ValueError(
-            f"trunc_normal_: the interval [a, b] = [{a}, {b}] holds almost none of N({mean}, "
-            f"{std}²), so no values can be drawn from it. Fix: choose a < b near the mean; "
-            "a and b are absolute bounds, e.g. a=-2*std, b=2*std."
+    """Fill with N(mean, std²) values restricted to [a, b] (a and b are absolute values, not
+    multiples of std), drawn as PyTorch draws them, so the same seed gives the same values."""
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
         )
-    rng, n, values = _rng(generator), tensor.numel(), []
-    while n > 0:
-        draw = rng.normal(mean, std, min(int(n / kept * 1.1) + 16, 1 << 22))
-        draw = draw[(draw >= a) & (draw <= b)][:n]
-        values.append(draw)
-        n -= draw.size
-    return _fill(tensor, np.concatenate(values).reshape(tuple(tensor.shape)))
+    kept = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+    with no_grad():
+        if kept > 0.3:
+            # Most normals land in [a, b]: draw normals, and redraw (the whole tensor, keeping
+            # only what is needed) until none is outside.
+            low, high = _as_dtype(tensor, a), _as_dtype(tensor, b)
+            result = random.normal_(tensor, mean, std, generator=generator)
+            while True:
+                outside = (result < low) | (result > high)
+                if not bool(outside.any()):
+                    break
+                fresh = random.normal_(zeros_like(result), mean, std, generator=generator)
+                result = where(outside, fresh, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        # A narrow window: draw uniformly in [a, b] and accept a candidate x with probability
+        # pdf(x) / pdf(peak), i.e. when log(u) <= log_pdf(x) - log_pdf(peak).
+        peak = max(a, min(mean, b))
+        log_peak = -0.5 * ((peak - mean) / std) ** 2
+        candidates = zeros_like(tensor)
+        accept = zeros_like(tensor)
+        random.uniform_(tensor, a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = random.uniform_(accept, generator=generator).log_().gt(candidates)
+        result = tensor
+        while bool(pending.any()):
+            random.uniform_(candidates, a, b, generator=generator)
+            result = where(pending, candidates, result)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            rejected = random.uniform_(accept, generator=generator).log_().gt(candidates)
+            pending = where(pending, rejected, pending)
+        if result is not tensor:
+            tensor.copy_(result)
+        return tensor
+
+
+def _as_dtype(tensor, value):
+    """`value` rounded to the tensor's dtype (a bound compared with the tensor's values)."""
+    return float(np.array(value, dtype=types.to_dtype(tensor.dtype).numpy))
 
 
 def constant_(tensor, val):

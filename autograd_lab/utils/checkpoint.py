@@ -30,7 +30,7 @@ import warnings
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state, enable_grad
-from ..creation import default_generator
+from ..random import default_generator
 from ..tensor import Tensor
 
 # ---- the non-reentrant variant -----------------------------------------------------------------
@@ -226,7 +226,7 @@ def _chain(functions):
 
 
 def _save_rng():
-    return default_generator.rng.bit_generator.state
+    return default_generator.get_state()
 
 
 class _rng_state:
@@ -238,9 +238,9 @@ class _rng_state:
     def __enter__(self):
         if self.state is not None:
             self.outer = _save_rng()
-            default_generator.rng.bit_generator.state = self.state
+            default_generator.set_state(self.state)
 
     def __exit__(self, *exc):
         if self.state is not None:
-            default_generator.rng.bit_generator.state = self.outer
+            default_generator.set_state(self.outer)
         return False
