@@ -335,8 +335,9 @@ class Tensor:
         if recording:
             if self._grad_fn is None and self._requires_grad:
                 raise RuntimeError(
-                    "a leaf tensor that requires grad cannot be modified in place while autograd is "
-                    "recording: its gradient would refer to values that no longer exist. Fix: update "
+                    "a leaf tensor that requires grad is being used in an in-place operation while "
+                    "autograd is recording: its gradient would refer to values that no longer exist. "
+                    "Fix: update "
                     "it inside `with no_grad():` (as optimizers do), or work on a copy "
                     "(y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
@@ -484,7 +485,8 @@ class Tensor:
         return int(self._data)
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        # as PyTorch: a 0-d tensor formats as its number, f"{loss}" and f"{loss:.4f}" alike
+        if self._data.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
 

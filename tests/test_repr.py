@@ -149,3 +149,24 @@ def test_repr_matches_pytorch(name, torch):
         assert max(len(line) for line in ours.splitlines()) <= 80
         expected, ours = SUFFIX_BREAK.sub(", ", expected), SUFFIX_BREAK.sub(", ", ours)
     assert ours == expected
+
+
+# ---- format(): a 0-d tensor formats as its number, as in PyTorch ----------------------------------
+FORMAT_CASES = [
+    ("loss", lambda lib: (lib.tensor([0.25, 0.5], requires_grad=True) ** 2).mean(), ""),
+    ("loss, .4f", lambda lib: (lib.tensor([0.25, 0.5], requires_grad=True) ** 2).mean(), ".4f"),
+    ("float64", lambda lib: lib.tensor(1 / 3, dtype=lib.float64), ""),
+    ("int", lambda lib: lib.tensor(7), ""),
+    ("int, >5", lambda lib: lib.tensor(7), ">5"),
+    ("bool", lambda lib: lib.tensor(True), ""),
+    ("item of a sum, .2e", lambda lib: lib.arange(4.0).sum(), ".2e"),
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize(
+    "make, spec", [case[1:] for case in FORMAT_CASES], ids=[c[0] for c in FORMAT_CASES]
+)
+def test_format_of_a_0d_tensor_matches_pytorch(make, spec, torch):
+    assert format(make(ag), spec) == format(make(torch), spec)
+    assert f"loss {make(ag)}" == f"loss {make(torch)}"

@@ -116,9 +116,9 @@ def _roots(tensors, grads, caller):
             if t._data.size != 1:
                 raise RuntimeError(
                     f"{caller}: output {i} has {t._data.size} elements (shape "
-                    f"{list(t._data.shape)}); a starting gradient of 1 is only implied for a "
-                    "single-element output. Fix: reduce it first (y.sum().backward()) or pass "
-                    "gradient=<tensor of the same shape>."
+                    f"{list(t._data.shape)}); a gradient can be implicitly created only for scalar "
+                    "outputs (one element: the starting gradient 1). Fix: reduce it first "
+                    "(y.sum().backward()) or pass gradient=<tensor of the same shape>."
                 )
             g = _make(np.ones_like(t._data))
         elif not isinstance(g, Tensor):
@@ -344,9 +344,9 @@ def _call_backward(node, grads, check_nan):
             results = results[:count]
         else:
             raise RuntimeError(
-                f"{node.name()}.backward returned {len(results)} gradient(s), but forward took "
-                f"{count} input(s). Fix: return exactly one gradient per forward input, using None "
-                "for inputs that need none."
+                f"{node.name()}.backward returned an incorrect number of gradients (expected "
+                f"{count}, one per forward input; got {len(results)}). Fix: return exactly one "
+                "gradient per forward input, using None for inputs that need none."
             )
     if check_nan:
         anomaly.check_nan(node, results)
