@@ -8,6 +8,8 @@ element (ops/scalar.py); the fusion compiler writes its kernels from it, and fin
 local derivatives by tracing its `backward`, so no derivative is written twice.
 """
 
+import math
+
 import numpy as np
 
 from .. import storage, types
@@ -332,6 +334,50 @@ class Log(Op):
         return grad / x
 
 
+class Log2(Op):
+    """The base-2 logarithm, element by element (log2(0) = -inf, log2(-1) = nan)."""
+
+    function, method, inplace = "log2", True, True
+    node_name = "Log2Backward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.log2(input))
+    derivative = "d log2(x)/dx = 1/(x ln 2)"
+    domain = "positive"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log2(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (x * math.log(2.0))
+
+
+class Log10(Op):
+    """The base-10 logarithm, element by element (log10(0) = -inf, log10(-1) = nan)."""
+
+    function, method, inplace = "log10", True, True
+    node_name = "Log10Backward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.log10(input))
+    derivative = "d log10(x)/dx = 1/(x ln 10)"
+    domain = "positive"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log10(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (x * math.log(10.0))
+
+
 class Log1p(Op):
     """log(1 + x), accurate for small x."""
 
@@ -479,6 +525,91 @@ class Sinh(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return grad * (x.exp() + (-x).exp()) * 0.5  # cosh(x), written with ops we have
+
+
+class Cosh(Op):
+    """The hyperbolic cosine, element by element."""
+
+    function, method, inplace = "cosh", True, True
+    node_name = "CoshBackward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.cosh(input))
+    derivative = "d cosh(x)/dx = sinh(x)"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        with np.errstate(over="ignore"):  # cosh(1000) = inf, silently
+            return np.cosh(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.sinh()
+
+
+class Asin(Op):
+    """The inverse sine, element by element (nan outside [-1, 1])."""
+
+    function, method, inplace = ("asin", "arcsin"), True, True
+    node_name = "AsinBackward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.asin(input))
+    derivative = "d asin(x)/dx = 1/√(1 - x²)"
+    domain = "unit"  # inside (-1, 1): the derivative is infinite at ±1
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        with np.errstate(invalid="ignore"):  # asin(2) = nan, silently
+            return np.arcsin(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (1 - x * x).sqrt()
+
+
+class Acos(Op):
+    """The inverse cosine, element by element (nan outside [-1, 1])."""
+
+    function, method, inplace = ("acos", "arccos"), True, True
+    node_name = "AcosBackward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.acos(input))
+    derivative = "d acos(x)/dx = -1/√(1 - x²)"
+    domain = "unit"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        with np.errstate(invalid="ignore"):
+            return np.arccos(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return -grad / (1 - x * x).sqrt()
+
+
+class Atan(Op):
+    """The inverse tangent, element by element."""
+
+    function, method, inplace = ("atan", "arctan"), True, True
+    node_name = "AtanBackward0"
+    saved_names = ("self",)
+    kernel = staticmethod(lambda input: scalar.atan(input))
+    derivative = "d atan(x)/dx = 1/(1 + x²)"
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return np.arctan(_float(input._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad / (1 + x * x)
 
 
 class Tanh(Op):

@@ -99,6 +99,40 @@ def sinh(x):
 
 
 @cuda.jit(device=True)
+def cosh(x):
+    return INF if abs(x) >= 710.5 else math.cosh(x)  # past ±710.5 the double overflows
+
+
+@cuda.jit(device=True)
+def arcsin(x):
+    return math.asin(x) if -1 <= x <= 1 else NAN
+
+
+@cuda.jit(device=True)
+def arccos(x):
+    return math.acos(x) if -1 <= x <= 1 else NAN
+
+
+@cuda.jit(device=True)
+def arctan(x):
+    return math.atan(x)
+
+
+@cuda.jit(device=True)
+def log2(x):
+    if x > 0:
+        return math.log2(x)
+    return -INF if x == 0 else NAN
+
+
+@cuda.jit(device=True)
+def log10(x):
+    if x > 0:
+        return math.log10(x)
+    return -INF if x == 0 else NAN
+
+
+@cuda.jit(device=True)
 def tan(x):
     return NAN if math.isinf(x) else math.tan(x)
 
