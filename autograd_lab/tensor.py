@@ -82,6 +82,8 @@ class Tensor:
     def numel(self):
         return self._data.size
 
+    nelement = numel  # PyTorch's older name, still common in tutorials
+
     def element_size(self):
         return self._data.itemsize
 

@@ -794,3 +794,35 @@ def test_printing_like_pytorch():
     assert repr(ag.tensor([1.0], dtype=ag.float64)) == "tensor([1.], dtype=autograd_lab.float64)"
     assert repr(ag.tensor([2.0], requires_grad=True) * 2) == "tensor([4.], grad_fn=<MulBackward0>)"
     assert repr((ag.tensor([2.0], requires_grad=True) * 2).grad_fn) == "<MulBackward0>"
+
+
+# ---- numpy's argument names, which PyTorch accepts too -------------------------------------------
+NUMPY_NAMED_CALLS = {
+    "sum axis keepdims": lambda lib, x: x.sum(axis=1, keepdims=True),
+    "sum axis tuple": lambda lib, x: lib.sum(x, axis=(0, 1)),
+    "mean axis": lambda lib, x: x.mean(axis=0),
+    "amax axis keepdims": lambda lib, x: lib.amax(x, axis=1, keepdims=True),
+    "max axis (values)": lambda lib, x: x.max(axis=1).values,
+    "argmax axis": lambda lib, x: x.argmax(axis=1),
+    "std axis": lambda lib, x: x.std(axis=1),
+    "softmax axis": lambda lib, x: x.softmax(axis=1),
+    "cat axis": lambda lib, x: lib.cat([x, x], axis=0),
+    "stack axis": lambda lib, x: lib.stack([x, x], axis=1),
+    "unsqueeze axis": lambda lib, x: x.unsqueeze(axis=0),
+    "nelement": lambda lib, x: lib.tensor(x.nelement()),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", NUMPY_NAMED_CALLS)
+def test_numpy_argument_names_work_as_in_pytorch(name, torch):
+    call = NUMPY_NAMED_CALLS[name]
+    x = np.arange(6.0).reshape(2, 3) - 2.5
+    ours, theirs = call(ag, ag.tensor(x)), call(torch, torch.tensor(x))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+
+
+def test_a_dim_given_twice_by_both_names_is_refused():
+    with pytest.raises(TypeError, match="both dim= and its numpy name axis="):
+        ag.ones(2, 3).sum(dim=0, axis=1)

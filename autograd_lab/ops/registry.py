@@ -14,6 +14,7 @@ by `Op` in autograd/function.py), and, where one public function chooses among s
     tensor(0.5463)
 """
 
+import functools
 import inspect
 
 from ..autograd.function import Op
@@ -31,6 +32,8 @@ def public(*names, method=False, inplace=False):
     """
 
     def register(function):
+        if "dim" in inspect.signature(function).parameters:
+            function = _accepting_numpy_names(function)
         for name in names or (function.__name__,):
             if name in _public or any(name in _names(cls) for cls in op_classes()):
                 raise RuntimeError(f"two ops are both public as {name!r}")
@@ -110,6 +113,33 @@ def _add(found, name, function):
     found[name] = function
 
 
+# PyTorch also accepts numpy's names for two arguments, wherever it takes them: x.sum(axis=0,
+# keepdims=True) is x.sum(dim=0, keepdim=True). Scripts written by numpy users rely on it.
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def _with_torch_names(kwargs):
+    """kwargs with numpy's `axis=`/`keepdims=` renamed to PyTorch's `dim=`/`keepdim=`."""
+    for numpy_name, torch_name in NUMPY_NAMES.items():
+        if numpy_name in kwargs:
+            if torch_name in kwargs:
+                raise TypeError(
+                    f"got both {torch_name}= and its numpy name {numpy_name}=; pass one"
+                )
+            kwargs[torch_name] = kwargs.pop(numpy_name)
+    return kwargs
+
+
+def _accepting_numpy_names(function):
+    """`function`, also accepting `axis=` for `dim=` and `keepdims=` for `keepdim=`."""
+
+    @functools.wraps(function)
+    def accepting(*args, **kwargs):
+        return function(*args, **_with_torch_names(kwargs))
+
+    return accepting
+
+
 def _function_of(cls, name):
     """The public function of a record: `name(*inputs)` runs `cls.apply(*inputs)`."""
     function = _generated.get((cls, name))
@@ -120,6 +150,7 @@ def _function_of(cls, name):
 
     def function(*args, **kwargs):
         if kwargs:  # inputs given by name, tan(input=x): forward's positional arguments (edges)
+            kwargs = _with_torch_names(kwargs)
             args += tuple(kwargs.pop(n) for n in inputs[len(args) :] if n in kwargs)
         return cls.apply(*args, **kwargs)
 
