@@ -20,6 +20,7 @@ from .creation import (  # noqa: F401
     arange,
     as_tensor,
     empty,
+    empty_like,
     eye,
     from_numpy,
     full,

@@ -90,6 +90,18 @@ def _size(size):
     return tuple(int(s) for s in size)
 
 
+def _shape(positional, size):
+    """The shape, given as zeros(2, 3), zeros((2, 3)) or zeros(size=(2, 3)): PyTorch takes all three."""
+    if size is None:
+        return _size(positional)
+    if positional:
+        raise TypeError(
+            f"the shape was given twice, as {positional} and as size={size}: write zeros(2, 3) "
+            "or zeros(size=(2, 3)), not both"
+        )
+    return _size((size,))
+
+
 def _dtype_or(dtype, default):
     return types.to_dtype(dtype).numpy if dtype is not None else default
 
@@ -97,18 +109,19 @@ def _dtype_or(dtype, default):
 # zeros, ones, full, arange and eye fill their array on the device itself (see storage.new)
 
 
-def zeros(*size, dtype=None, requires_grad=False, device=None):
-    array = _new(np.zeros, _size(size), _dtype_or(dtype, np.float32), device=device)
+def zeros(*shape, size=None, dtype=None, requires_grad=False, device=None):
+    array = _new(np.zeros, _shape(shape, size), _dtype_or(dtype, np.float32), device=device)
     return _finish(array, None, requires_grad, device)
 
 
-def ones(*size, dtype=None, requires_grad=False, device=None):
-    array = _new(np.ones, _size(size), _dtype_or(dtype, np.float32), device=device)
+def ones(*shape, size=None, dtype=None, requires_grad=False, device=None):
+    array = _new(np.ones, _shape(shape, size), _dtype_or(dtype, np.float32), device=device)
     return _finish(array, None, requires_grad, device)
 
 
-def empty(*size, dtype=None, requires_grad=False, device=None):
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
+def empty(*shape, size=None, dtype=None, requires_grad=False, device=None):
+    """Zeros: PyTorch leaves the memory uninitialized; here it is never anything but zeros."""
+    return zeros(_shape(shape, size), dtype=dtype, requires_grad=requires_grad, device=device)
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
@@ -135,6 +148,11 @@ def ones_like(input, dtype=None, requires_grad=False, device=None):
 
 def full_like(input, fill_value, dtype=None, requires_grad=False, device=None):
     return _like(fill_value, input, dtype, requires_grad, device)
+
+
+def empty_like(input, dtype=None, requires_grad=False, device=None):
+    """Zeros of input's shape (PyTorch's memory is uninitialized: never read it before writing)."""
+    return _like(0, input, dtype, requires_grad, device)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):

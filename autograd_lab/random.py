@@ -78,7 +78,7 @@ import os
 import numpy as np
 
 from . import types
-from .creation import _finish, _size
+from .creation import _finish, _shape, _size
 from .tensor import Tensor, _make
 
 # ---- the engine: Mersenne Twister mt19937 ----------------------------------------------------
@@ -879,18 +879,20 @@ def _new(values, size, requires_grad, device):
     return _leaf(_finish(values.reshape(_size(size)), None, False, device), requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, requires_grad=False, device=None):
+def rand(*shape, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform on [0, 1): torch.rand, the same numbers for the same seed."""
     dtype = _float_dtype(dtype or types.float32, "rand")
-    values = _uniform_values(generator, math.prod(_size(size)), dtype, 0.0, 1.0)
-    return _new(values, size, requires_grad, device)
+    shape = _shape(shape, size)
+    values = _uniform_values(generator, math.prod(shape), dtype, 0.0, 1.0)
+    return _new(values, shape, requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, requires_grad=False, device=None):
+def randn(*shape, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal N(0, 1): torch.randn, the same numbers for the same seed."""
     dtype = _float_dtype(dtype or types.float32, "randn")
-    values = _normal_values(generator, math.prod(_size(size)), dtype, 0.0, 1.0)
-    return _new(values, size, requires_grad, device)
+    shape = _shape(shape, size)
+    values = _normal_values(generator, math.prod(shape), dtype, 0.0, 1.0)
+    return _new(values, shape, requires_grad, device)
 
 
 def randint(

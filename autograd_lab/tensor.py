@@ -626,3 +626,33 @@ _CONVERSIONS = {
 }
 for _name, _dtype in _CONVERSIONS.items():
     setattr(Tensor, _name, _conversion(_dtype))
+
+# PyTorch's legacy type names, which older tutorials print and pass: x.type() is
+# 'torch.FloatTensor', and x.type(torch.float64) or x.type('torch.DoubleTensor') converts.
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+
+def _type(self, dtype=None):
+    """`x.type()`: the name PyTorch gives this tensor's type; `x.type(dtype)`: `x.to(dtype)`."""
+    if dtype is None:
+        where = "torch.cuda." if self.device.type == "cuda" else "torch."
+        return where + _TYPE_NAMES[self.dtype.name]
+    if isinstance(dtype, str):
+        by_name = {name: key for key, name in _TYPE_NAMES.items()}
+        name = dtype.rsplit(".", 1)[-1]
+        if name not in by_name:
+            known = ", ".join(f"'torch.{n}'" for n in _TYPE_NAMES.values())
+            raise TypeError(f"unknown tensor type {dtype!r}; use a dtype or one of: {known}")
+        dtype = types.to_dtype(by_name[name])
+    return self.to(dtype)
+
+
+Tensor.type = _type

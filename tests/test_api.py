@@ -826,3 +826,39 @@ def test_numpy_argument_names_work_as_in_pytorch(name, torch):
 def test_a_dim_given_twice_by_both_names_is_refused():
     with pytest.raises(TypeError, match="both dim= and its numpy name axis="):
         ag.ones(2, 3).sum(dim=0, axis=1)
+
+
+# ---- creation with size=, empty_like, and the legacy Tensor.type ---------------------------------
+CREATION_CALLS = {
+    "zeros size=": lambda lib: lib.zeros(size=(2, 3)),
+    "ones size=": lambda lib: lib.ones(size=(4,), dtype=lib.float64),
+    "empty size=": lambda lib: lib.empty(size=(1, 2)).shape,
+    "empty_like": lambda lib: lib.empty_like(lib.ones(2, 3)).shape,
+    "randn size=, seeded": lambda lib: (lib.manual_seed(3), lib.randn(size=(2, 17)))[1],
+    "rand size=, seeded": lambda lib: (lib.manual_seed(3), lib.rand(size=(5,)))[1],
+    "type()": lambda lib: lib.ones(2).type(),
+    "type() of int64": lambda lib: lib.arange(3).type(),
+    "type() of bool": lambda lib: (lib.ones(2) > 0).type(),
+    "type(dtype)": lambda lib: lib.arange(3).type(lib.float64),
+    "type(name)": lambda lib: lib.ones(2).type("torch.LongTensor"),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", CREATION_CALLS)
+def test_creation_and_type_as_in_pytorch(name, torch):
+    ours, theirs = CREATION_CALLS[name](ag), CREATION_CALLS[name](torch)
+    if isinstance(theirs, torch.Tensor):
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    else:
+        assert (tuple(ours) if name.startswith("empty") else ours) == (
+            tuple(theirs) if name.startswith("empty") else theirs
+        )
+
+
+def test_a_shape_given_twice_is_refused():
+    with pytest.raises(TypeError, match="given twice"):
+        ag.zeros(2, size=(2,))
+    with pytest.raises(TypeError, match="unknown tensor type 'torch.FancyTensor'"):
+        ag.ones(2).type("torch.FancyTensor")
