@@ -43,6 +43,11 @@ class Value:
         return "const" if self.const is not None else "input"
 
     @property
+    def is_float(self):
+        """Floating point: only such values carry gradients."""
+        return np.dtype(self.dtype).kind == "f"
+
+    @property
     def nbytes(self):
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 

@@ -281,7 +281,7 @@ def plan_layers(graph, inputs):
             and fits
             and weight is not None
             and _gradient_becomes_grad(weight)
-            and not (hosting_later and _updated_in_backward(weight))
+            and not (hosting_later and updated_in_backward(weight))
         )
         if not hosts:
             replace[relu.index] = _as(relu, InPlaceRelu, mask_in_place=mask_in_place)
@@ -322,7 +322,7 @@ def _gradient_becomes_grad(weight):
     return weight.grad_fn is None and not weight._hooks
 
 
-def _updated_in_backward(weight):
+def updated_in_backward(weight):
     """Has the weight post-accumulate hooks (the optimizer's step, run inside backward)? Then its
     gradient is dropped right after it is written: its buffer is idle memory no longer."""
     return bool(weight._post_accumulate_grad_hooks)
@@ -352,9 +352,5 @@ def _needing_grad(graph, inputs, params):
     needs = {i for i, t in tensors if t.requires_grad and t._data.dtype.kind == "f"}
     for call in graph.calls:
         if any(v.id in needs for v in call.inputs()):
-            needs |= {v.id for v in call.outputs if v is not None and _float(v)}
+            needs |= {v.id for v in call.outputs if v is not None and v.is_float}
     return needs
-
-
-def _float(value):
-    return np.dtype(value.dtype).kind == "f"

@@ -72,7 +72,7 @@ from ...autograd.graph import observe
 from ...tensor import _make
 from ..ir import map_values
 from ..run import check_inputs, run
-from .layers import InPlaceRelu, plan_layers
+from .layers import InPlaceRelu, plan_layers, updated_in_backward
 
 # ---- (a) the timeline of live bytes ---------------------------------------------------------------
 
@@ -312,12 +312,12 @@ def _plan_gradients(plan, last_use, outputs):
     needs = {
         v.id
         for v in graph.values()
-        if _float(v)
+        if v.is_float
         and (v.requires_grad if v.kind == "input" else v.kind == "const" and v.const.requires_grad)
     }
     for call in graph.calls:
         if any(v.id in needs for v in call.inputs()):
-            needs.update(v.id for v in call.outputs if v is not None and _float(v))
+            needs.update(v.id for v in call.outputs if v is not None and v.is_float)
     made_by = {v.id: c.index for c in graph.calls for v in c.outputs if v is not None}
     for value in graph.values():
         if value.id not in needs or (value.id not in last_use and value.id not in outputs):
@@ -325,17 +325,12 @@ def _plan_gradients(plan, last_use, outputs):
         born = n if value.id in outputs else 2 * n - 1 - last_use[value.id]
         leaf = value.id not in made_by
         dies = 2 * n - 1 if leaf else 2 * n - 1 - made_by[value.id]
-        if leaf and value.const is not None and _updated_in_backward(value.const):
+        if leaf and value.const is not None and updated_in_backward(value.const):
             dies = 2 * n - 1 - first_reader[value.id]
             plan.updated.append(value.id)
         key = ("grad", value.id)
         plan.nbytes[key] = value.nbytes
         plan.intervals[key] = plan.eager_intervals[key] = (born, dies)
-
-
-def _updated_in_backward(tensor):
-    """Has this parameter post-accumulate hooks (its optimizer step inside backward)?"""
-    return tensor.grad_fn is None and bool(tensor._post_accumulate_grad_hooks)
 
 
 def _plan_layers(plan, inputs):
@@ -359,10 +354,6 @@ def _plan_layers(plan, inputs):
         for key in shared:
             if key in plan.intervals and host in plan.intervals:
                 plan.hosted[key] = host
-
-
-def _float(value):
-    return np.dtype(value.dtype).kind == "f"
 
 
 def _assign_buffers(graph, intervals, outputs):
