@@ -638,6 +638,7 @@ _TYPE_NAMES = {
     "uint8": "ByteTensor",
     "bool": "BoolTensor",
 }
+_DTYPE_OF_TYPE_NAME = {type_name: dtype_name for dtype_name, type_name in _TYPE_NAMES.items()}
 
 
 def _type(self, dtype=None):
@@ -646,12 +647,11 @@ def _type(self, dtype=None):
         where = "torch.cuda." if self.device.type == "cuda" else "torch."
         return where + _TYPE_NAMES[self.dtype.name]
     if isinstance(dtype, str):
-        by_name = {name: key for key, name in _TYPE_NAMES.items()}
         name = dtype.rsplit(".", 1)[-1]
-        if name not in by_name:
+        if name not in _DTYPE_OF_TYPE_NAME:
             known = ", ".join(f"'torch.{n}'" for n in _TYPE_NAMES.values())
             raise TypeError(f"unknown tensor type {dtype!r}; use a dtype or one of: {known}")
-        dtype = types.to_dtype(by_name[name])
+        dtype = types.to_dtype(_DTYPE_OF_TYPE_NAME[name])
     return self.to(dtype)
 
 
