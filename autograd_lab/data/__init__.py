@@ -7,18 +7,20 @@
     for xb, yb in DataLoader(TensorDataset(X_train, y_train), batch_size=32, shuffle=True):
         ...
 
-datasets.py (make_moons, make_circles, make_spirals, make_xor, make_blobs, train_test_split: seeded,
+names.py (load_names: invented first names for makemore, lesson 10), datasets.py (make_moons, make_circles, make_spirals, make_xor, make_blobs, train_test_split: seeded,
 no downloads) and loader.py (Dataset, TensorDataset, DataLoader, default_collate).
 """
 
 from .datasets import make_blobs, make_circles, make_moons, make_spirals, make_xor, train_test_split
 from .loader import DataLoader, Dataset, TensorDataset, default_collate
+from .names import load_names
 
 __all__ = [
     "DataLoader",
     "Dataset",
     "TensorDataset",
     "default_collate",
+    "load_names",
     "make_blobs",
     "make_circles",
     "make_moons",
