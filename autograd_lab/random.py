@@ -91,6 +91,31 @@ LOWER_MASK = np.uint32(0x7FFFFFFF)  # ... joined to the 31 low bits of word i + 
 DEFAULT_SEED = 67280421310721  # PyTorch's default generator starts from this seed
 
 
+# ---- the compiled path ------------------------------------------------------------------------
+#
+# backend/cpu_random.py runs the same steps as this file, compiled with numba: a million normals in
+# a few milliseconds instead of a hundred. It is loaded by the first draw of `compiled_from`
+# numbers or more (importing numba and loading its machine code take about a second, once: more
+# than numpy spends on a small draw). compiled_from = None, or AUTOGRAD_LAB_RANDOM=numpy in the
+# environment, keeps every draw on the numpy code of this file; without numba it is used anyway.
+compiled_from = None if os.environ.get("AUTOGRAD_LAB_RANDOM") == "numpy" else 10_000
+_compiled = None  # backend.cpu_random once loaded (False: numba could not be imported)
+
+
+def _compiled_path(n):
+    """The compiled module when a draw of n numbers should use it, else None (use numpy)."""
+    global _compiled
+    if compiled_from is None or n < compiled_from:
+        return None
+    if _compiled is None:
+        try:
+            from .backend import cpu_random
+        except ImportError:  # no (working) numba: the numpy code does everything
+            cpu_random = False
+        _compiled = cpu_random
+    return _compiled or None
+
+
 def _twist(old, new, scratch):
     """Write the 624 words that follow the state `old` into `new` (both uint32 arrays of 624).
 
@@ -152,6 +177,10 @@ class MersenneTwister:
     def random(self, n):
         """The next n tempered 32-bit words, as a uint32 array."""
         out = np.empty(n, dtype=np.uint32)
+        compiled = _compiled_path(n)
+        if compiled:  # the same words, made one by one in machine code
+            self.left, self.next = compiled.draw_words(self.state, self.left, self.next, out)
+            return out
         # words still waiting in the current block
         take = min(n, self.left - 1)
         out[:take] = self.state[self.next : self.next + take]
@@ -519,6 +548,13 @@ _PIECE = 16 * 1024  # uniforms per piece: a piece's temporaries stay in the CPU'
 def _box_muller_blocks(u, mean, std):
     """Turn uniforms (a multiple of 16 of them, blocks of 16) into normals, PyTorch's way."""
     out = np.empty_like(u)
+    compiled = _compiled_path(u.size)
+    if compiled and (u.dtype == np.float32 or compiled.LIBM_MATH):
+        box_muller = (
+            compiled.box_muller_float32 if u.dtype == np.float32 else compiled.box_muller_float64
+        )
+        box_muller(u, mean, std, not (mean == 0 and std == 1), out)
+        return out
     for start in range(0, u.size, _PIECE):  # piece by piece: the same numbers, just faster
         out[start : start + _PIECE] = _box_muller_piece(u[start : start + _PIECE], mean, std)
     return out
@@ -641,6 +677,10 @@ def randperm_array(generator, n):
     if n < (2**32 - 1) // 20:
         # Fisher-Yates: element i swaps with one of the elements i..n-1
         offsets = generator.random(max(n - 1, 0)).astype(np.int64) % np.arange(n, 1, -1)
+        compiled = _compiled_path(n)
+        if compiled:
+            compiled.shuffle(order, offsets)
+            return order
         for i, offset in enumerate(offsets.tolist()):
             j = i + offset
             order[i], order[j] = order[j], order[i]

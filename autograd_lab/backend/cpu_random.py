@@ -1,0 +1,255 @@
+"""PyTorch's CPU random stream, compiled: the same algorithm as `autograd_lab/random.py`, in numba.
+
+`random.py` is the reference: it explains the generator and computes it with numpy. This module
+does the same steps one number at a time, in loops that numba compiles to machine code, so a
+million numbers do not cost thousands of numpy calls (the twist alone runs 1,603 times for a
+million words). Every function here gives *exactly* the bits of its twin in random.py (the tests
+run both and compare them), so read random.py to learn what the steps mean:
+
+    draw_words          MersenneTwister.random: tempered 32-bit words, twisting when a block ends
+    box_muller_float32  _box_muller_blocks for float32: the AVX2 log and sin/cos polynomials
+    box_muller_float64  _box_muller_blocks for float64: the C library's log, cos and sin
+    shuffle             randperm_array: Fisher-Yates swaps
+
+How the last bit is kept: a float32 fused multiply-add is computed as random.py computes it (the
+product in float64, where it is exact, one float64 sum, then rounded to float32), and a float64
+one with the same exact-product-and-sum steps (Dekker, Knuth). numba compiles without
+`fastmath`, so LLVM keeps every rounding where it is written: it neither fuses a * b + c nor
+reorders a sum. float32 values stay float32 (np.float32 constants, np.sqrt): each operation
+rounds to float32, as numpy's does.
+
+The first call compiles (about a second, once per machine: `cache=True` keeps the machine code in
+__pycache__); `random.py` only imports this module for draws large enough to gain from it.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.core import config
+from numba.core.extending import intrinsic
+
+# Where LLVM may turn a loop of log/cos/sin into Intel's SVML vector functions, their last bits
+# can differ from the C library's (which PyTorch calls): float64 normals then stay in numpy.
+LIBM_MATH = not config.USING_SVML
+
+# ---- the engine: Mersenne Twister mt19937 (constants as in random.py) ----------------------------
+
+STATE_SIZE = 624
+SHIFT = 397
+MATRIX_A = np.uint64(0x9908B0DF)
+UPPER_MASK = np.uint64(0x80000000)
+LOWER_MASK = np.uint64(0x7FFFFFFF)
+ONE = np.uint64(1)
+# Words are worked on as uint64 (numba widens 32-bit integer arithmetic to 64 bits anyway); every
+# step keeps them below 2**32, and storing into the uint32 state drops nothing.
+
+
+@njit(inline="always", cache=True)
+def _twist_pair(u, v, far):
+    """The new word made from old words u = word[i], v = word[i + 1] and far = word[i + 397]."""
+    pair = (u & UPPER_MASK) | (v & LOWER_MASK)
+    mixed = pair >> ONE
+    if v & ONE:
+        mixed ^= MATRIX_A
+    return far ^ mixed
+
+
+@njit(cache=True)
+def twist(state):
+    """Replace the 624 words of `state` by the next 624, in place (random.py's _twist).
+
+    Going up from i = 0, word i + 1 is still old when word i is made, and word i + 397 is new once
+    it has wrapped around (i >= 227): the order of the loop gives both for free.
+    """
+    for i in range(STATE_SIZE - SHIFT):
+        state[i] = _twist_pair(state[i], state[i + 1], state[i + SHIFT])
+    for i in range(STATE_SIZE - SHIFT, STATE_SIZE - 1):
+        state[i] = _twist_pair(state[i], state[i + 1], state[i - (STATE_SIZE - SHIFT)])
+    last = STATE_SIZE - 1
+    state[last] = _twist_pair(state[last], state[0], state[SHIFT - 1])
+
+
+@njit(inline="always", cache=True)
+def _temper(word):
+    word = np.uint64(word)
+    word ^= word >> np.uint64(11)
+    word ^= (word << np.uint64(7)) & np.uint64(0x9D2C5680)
+    word ^= (word << np.uint64(15)) & np.uint64(0xEFC60000)
+    word ^= word >> np.uint64(18)
+    return word
+
+
+@njit(cache=True)
+def draw_words(state, left, position, out):
+    """Fill `out` (uint32) with the next tempered words; return the engine's new (left, next).
+
+    `left - 1` words of the block are still unused, from index `position` on (random.py's
+    MersenneTwister keeps the same two counters, as PyTorch does).
+    """
+    filled = 0
+    while filled < out.size:
+        if left == 1:  # the block is used up: twist a new one
+            twist(state)
+            left, position = STATE_SIZE + 1, 0
+        take = min(out.size - filled, left - 1)
+        for k in range(take):
+            out[filled + k] = _temper(state[position + k])
+        filled += take
+        position += take
+        left -= take
+    return left, position
+
+
+# ---- normal samples, float32: the AVX2 polynomials of avx_mathfun.h ------------------------------
+
+_F = np.float32
+_LOG_C = tuple(
+    _F(c)
+    for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1)
+    + (1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
+)
+_L0, _L1, _L2, _L3, _L4, _L5, _L6, _L7, _L8 = _LOG_C
+_LOG_Q1, _LOG_Q2 = _F(-2.12194440e-4), _F(0.693359375)
+_SQRT_HALF = _F(0.707106781186547524)
+_SMALLEST_NORMAL = _F(1.1754944e-38)
+_FOUR_OVER_PI = _F(1.27323954473516)
+_DP1, _DP2, _DP3 = _F(-0.78515625), _F(-2.4187564849853515625e-4), _F(-3.77489497744594108e-8)
+_S0, _S1, _S2 = _F(-1.9515295891e-4), _F(8.3321608736e-3), _F(-1.6666654611e-1)
+_C0, _C1, _C2 = _F(2.443315711809948e-005), _F(-1.388731625493765e-003), _F(4.166664568298827e-002)
+_TWO_PI_FLOAT = _F(2.0 * math.pi)
+_ONE, _HALF, _ZERO, _MINUS_TWO = _F(1), _F(0.5), _F(0), _F(-2)
+
+
+@intrinsic
+def fused_multiply_add(typingctx, a, b, c):
+    """a * b + c rounded once, for three floats of one type: LLVM's fma instruction.
+
+    numba has no fma function (Python's math.fma arrived in 3.13), so this asks LLVM for it
+    directly: one vfmadd instruction on a CPU with FMA (as PyTorch's AVX2 code uses), a call to
+    the C library's exact fma elsewhere.
+    """
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen
+
+
+@njit(inline="always", cache=True)
+def fma32(a, b, c):
+    return fused_multiply_add(np.float32(a), np.float32(b), np.float32(c))
+
+
+@njit(inline="always", cache=True)
+def log_avx2(x):
+    """Natural log of a positive float32 (random.py's _log_avx2, one number)."""
+    bits = np.float32(max(x, _SMALLEST_NORMAL)).view(np.uint32)
+    exponent = np.int32(bits >> np.uint32(23)) - 126
+    mantissa = np.uint32((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(np.float32)
+    small = mantissa < _SQRT_HALF
+    e = np.float32(exponent) - (_ONE if small else _ZERO)
+    m = (mantissa - _ONE) + (mantissa if small else _ZERO)
+    z = m * m
+    y = fma32(m, _L0, _L1)
+    y = fma32(y, m, _L2)
+    y = fma32(y, m, _L3)
+    y = fma32(y, m, _L4)
+    y = fma32(y, m, _L5)
+    y = fma32(y, m, _L6)
+    y = fma32(y, m, _L7)
+    y = fma32(y, m, _L8)
+    y = fma32(y * m, z, e * _LOG_Q1)
+    y = fma32(z, -_HALF, y)
+    return fma32(e, _LOG_Q2, m + y)
+
+
+@njit(inline="always", cache=True)
+def sincos_avx2(x):
+    """(sin x, cos x) of a non-negative float32 (random.py's _sincos_avx2, one number)."""
+    j = np.int32(x * _FOUR_OVER_PI)
+    j = (j + 1) & ~1
+    y = np.float32(j)
+    x = fma32(y, _DP1, x)
+    x = fma32(y, _DP2, x)
+    x = fma32(y, _DP3, x)
+    z = x * x
+    cosine = fma32(z, _C0, _C1)
+    cosine = fma32(cosine, z, _C2)
+    cosine = fma32(cosine * z, z, -(z * _HALF)) + _ONE
+    sine = fma32(z, _S0, _S1)
+    sine = fma32(sine, z, _S2)
+    sine = fma32(sine * z, x, x)
+    # which polynomial gives the sine, and the signs, depend on the eighth of the circle
+    swap = (j & 2) != 0
+    sin_value = cosine if swap else sine
+    cos_value = sine if swap else cosine
+    sin_value = -sin_value if (j & 4) != 0 else sin_value
+    cos_value = -cos_value if ((j - 2) & 4) == 0 else cos_value
+    return sin_value, cos_value
+
+
+_PIECE = 512  # pairs per piece: the piece's four rows of scratch stay in the CPU's L1 cache
+
+
+@njit(cache=True)
+def box_muller_float32(u, mean, std, scale, out):
+    """Blocks of 16 float32 uniforms -> 16 normals: u1 = element j, u2 = element j + 8 of a block.
+
+    `scale`: whether to apply fma(x, std, mean) (PyTorch skips it for mean 0, std 1). The pairs
+    are gathered piece by piece into contiguous rows, so that the loop doing the arithmetic reads
+    and writes consecutive numbers: LLVM then runs it on 4 to 8 numbers per instruction (AVX2).
+    """
+    u1, u2 = np.empty(_PIECE, np.float32), np.empty(_PIECE, np.float32)
+    first, second = np.empty(_PIECE, np.float32), np.empty(_PIECE, np.float32)
+    for start in range(0, u.size, 2 * _PIECE):
+        pairs = min(_PIECE, (u.size - start) // 2)
+        for p in range(pairs):  # pair p: element p % 8 of block p // 8, and the one 8 after it
+            j = start + p // 8 * 16 + p % 8
+            u1[p], u2[p] = u[j], u[j + 8]
+        for p in range(pairs):
+            radius = np.sqrt(_MINUS_TWO * log_avx2(_ONE - u1[p]))
+            sine, cosine = sincos_avx2(_TWO_PI_FLOAT * u2[p])
+            first[p], second[p] = radius * cosine, radius * sine
+        if scale:
+            for p in range(pairs):
+                first[p], second[p] = fma32(first[p], std, mean), fma32(second[p], std, mean)
+        for p in range(pairs):
+            j = start + p // 8 * 16 + p % 8
+            out[j], out[j + 8] = first[p], second[p]
+
+
+# ---- normal samples, float64: the C library's log, cos, sin ---------------------------------------
+
+_TWO_PI = 2.0 * math.pi
+
+
+@njit(inline="always", cache=True)
+def fma64(a, b, c):
+    return fused_multiply_add(np.float64(a), np.float64(b), np.float64(c))
+
+
+@njit(cache=True)
+def box_muller_float64(u, mean, std, scale, out):
+    """The float64 twin of box_muller_float32, with math.log, math.cos and math.sin."""
+    for start in range(0, u.size, 16):
+        for j in range(start, start + 8):
+            radius = math.sqrt(-2.0 * math.log(1.0 - u[j]))
+            theta = _TWO_PI * u[j + 8]
+            first, second = radius * math.cos(theta), radius * math.sin(theta)
+            if scale:
+                first, second = fma64(first, std, mean), fma64(second, std, mean)
+            out[j], out[j + 8] = first, second
+
+
+# ---- permutations ------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def shuffle(order, offsets):
+    """Fisher-Yates in place: element i swaps with element i + offsets[i]."""
+    for i in range(offsets.size):
+        j = i + offsets[i]
+        order[i], order[j] = order[j], order[i]
