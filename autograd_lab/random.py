@@ -206,6 +206,11 @@ class MersenneTwister:
 
     def random64(self, n):
         """n 64-bit draws: two 32-bit words each, the first one giving the high half."""
+        compiled = _compiled_path(n)
+        if compiled:
+            draws = np.empty(n, dtype=np.uint64)
+            compiled.join_pairs(self.random(2 * n), draws)
+            return draws
         words = self.random(2 * n).astype(np.uint64)
         return (words[0::2] << np.uint64(32)) | words[1::2]
 
@@ -411,6 +416,11 @@ def fork_rng(devices=None, enabled=True, **_ignored):
 
 def uniform_bits_to_float(words, dtype):
     """[0, 1) floats from draws: 24 low bits of 32-bit draws (float32), 53 of 64-bit (float64)."""
+    compiled = _compiled_path(words.size)
+    if compiled:
+        out = np.empty(words.shape, dtype=dtype)
+        (compiled.uniform_float32 if dtype == np.float32 else compiled.uniform_float64)(words, out)
+        return out
     if dtype == np.float32:
         return (words & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0**-24)
     return (words & np.uint64(2**53 - 1)).astype(np.float64) * (2.0**-53)
@@ -584,13 +594,14 @@ def normal_array(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
     if n >= 16 and contiguous:
         mean, std = dtype.type(mean), dtype.type(std)
         u = uniform_array(generator, n, dtype)
-        out = np.empty(n, dtype=dtype)
+        if n % 16 == 0:
+            return _box_muller_blocks(u, mean, std)
         whole = n - n % 16
+        out = np.empty(n, dtype=dtype)
         out[:whole] = _box_muller_blocks(u[:whole], mean, std)
-        if n % 16:
-            # PyTorch draws 16 new uniforms for the last 16 elements and redoes them; the
-            # uniforms of the tail drawn first are never used.
-            out[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
+        # PyTorch draws 16 new uniforms for the last 16 elements and redoes them; the uniforms of
+        # the tail drawn first are never used.
+        out[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
         return out
     return _normal_one_by_one(generator, n, mean, std).astype(dtype)
 
@@ -645,8 +656,13 @@ def integers_array(generator, n, low, high, dtype=np.int64):
     # 64-bit draws from a range of 2**28 on, where `draw % span` of a 32-bit draw would favour
     # the small numbers too much (by up to 1/16)
     wide = span >= 2**28
-    draws = generator.random64(n) if wide else generator.random(n).astype(np.uint64)
-    values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low)
+    draws = generator.random64(n) if wide else generator.random(n)
+    compiled = _compiled_path(n)
+    if compiled:
+        values = np.empty(n, dtype=np.int64)
+        compiled.integers(draws, span, low, values)
+        return values.astype(dtype, copy=False)
+    values = (draws.astype(np.uint64) % np.uint64(span)).astype(np.int64) + np.int64(low)
     return values.astype(dtype)
 
 
@@ -947,8 +963,10 @@ def randint(
         low, high, size = 0, low, high
     if high is None:
         raise TypeError("randint() needs `high`, e.g. randint(0, 10, (3,))")
-    out = random_(_empty((size,), dtype, np.int64, device), low, high, generator=generator)
-    return _leaf(out, requires_grad)
+    dtype = np.dtype(types.to_dtype(dtype).numpy if dtype is not None else np.int64)
+    shape = _size((size,))
+    values = integers_array(generator, math.prod(shape), int(low), int(high), dtype)
+    return _new(values, shape, requires_grad, device)
 
 
 def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None):

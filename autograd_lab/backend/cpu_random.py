@@ -101,6 +101,38 @@ def draw_words(state, left, position, out):
     return left, position
 
 
+@njit(cache=True)
+def join_pairs(words, out):
+    """64-bit draws from pairs of words: the first word of a pair gives the high 32 bits."""
+    for i in range(out.size):
+        out[i] = (np.uint64(words[2 * i]) << np.uint64(32)) | np.uint64(words[2 * i + 1])
+
+
+# ---- uniform floats and integers -----------------------------------------------------------------
+
+
+@njit(cache=True)
+def uniform_float32(words, out):
+    """[0, 1) floats from the low 24 bits of 32-bit draws (random.py's uniform_bits_to_float)."""
+    for i in range(out.size):
+        out[i] = np.float32(words[i] & np.uint32(0xFFFFFF)) * np.float32(2.0**-24)
+
+
+@njit(cache=True)
+def uniform_float64(draws, out):
+    """[0, 1) floats from the low 53 bits of 64-bit draws."""
+    for i in range(out.size):
+        out[i] = np.float64(draws[i] & np.uint64(2**53 - 1)) * 2.0**-53
+
+
+@njit(cache=True)
+def integers(draws, span, low, out):
+    """low + draw % span for each draw (random.py's integers_array)."""
+    span = np.uint64(span)
+    for i in range(out.size):
+        out[i] = np.int64(np.uint64(draws[i]) % span) + low
+
+
 # ---- normal samples, float32: the AVX2 polynomials of avx_mathfun.h ------------------------------
 
 _F = np.float32
