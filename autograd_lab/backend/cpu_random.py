@@ -3,23 +3,26 @@
 `random.py` is the reference: it explains the generator and computes it with numpy. This module
 does the same steps one number at a time, in loops that numba compiles to machine code, so a
 million numbers do not cost thousands of numpy calls (the twist alone runs 1,603 times for a
-million words). Every function here gives *exactly* the bits of its twin in random.py (the tests
-run both and compare them), so read random.py to learn what the steps mean:
+million words). Read random.py to learn what the steps mean; here is which function is whose twin:
 
-    draw_words          MersenneTwister.random: tempered 32-bit words, twisting when a block ends
-    box_muller_float32  _box_muller_blocks for float32: the AVX2 log and sin/cos polynomials
-    box_muller_float64  _box_muller_blocks for float64: the C library's log, cos and sin
-    shuffle             randperm_array: Fisher-Yates swaps
+    draw_words, join_pairs      MersenneTwister.random and random64: 32- and 64-bit draws
+    uniform_float32/64          uniform_bits_to_float: [0, 1) floats from the draws' low bits
+    scale_uniform               uniform_array: x * (high - low) + low
+    integers                    integers_array: low + draw % span
+    box_muller_float32          _box_muller_blocks for float32: the AVX2 log and sin/cos polynomials
+    box_muller_float64          _box_muller_blocks for float64: the C library's log, cos and sin
+    shuffle                     randperm_array: Fisher-Yates swaps
 
-How the last bit is kept: a float32 fused multiply-add is computed as random.py computes it (the
-product in float64, where it is exact, one float64 sum, then rounded to float32), and a float64
-one with the same exact-product-and-sum steps (Dekker, Knuth). numba compiles without
-`fastmath`, so LLVM keeps every rounding where it is written: it neither fuses a * b + c nor
-reorders a sum. float32 values stay float32 (np.float32 constants, np.sqrt): each operation
-rounds to float32, as numpy's does.
+Both give PyTorch's bits (tests/test_random_stream.py runs every test on each). One difference in
+*how*: PyTorch's AVX2 code rounds a * b + c once, a fused multiply-add (fma). numpy has none, so
+random.py computes it in float64 and rounds to float32, which is the same number except in rare
+ties; here `fma` is the CPU's own instruction, PyTorch's operation exactly. Everything else
+rounds where it is written: numba compiles without `fastmath`, so LLVM neither fuses a * b + c by
+itself nor reorders a sum, and float32 values stay float32 (np.float32 constants, np.sqrt).
 
-The first call compiles (about a second, once per machine: `cache=True` keeps the machine code in
-__pycache__); `random.py` only imports this module for draws large enough to gain from it.
+The first call compiles (seconds, once per machine: `cache=True` keeps the machine code in
+__pycache__; loading it later takes a fraction of a second); random.py imports this module only
+for draws large enough to gain from it.
 """
 
 import math
@@ -32,6 +35,24 @@ from numba.core.extending import intrinsic
 # Where LLVM may turn a loop of log/cos/sin into Intel's SVML vector functions, their last bits
 # can differ from the C library's (which PyTorch calls): float64 normals then stay in numpy.
 LIBM_MATH = not config.USING_SVML
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c rounded once, for three floats of one type: LLVM's fma instruction.
+
+    numba has no fma function (Python's math.fma arrived in 3.13), so this asks LLVM for it
+    directly: one vfmadd instruction on a CPU with FMA (as PyTorch's AVX2 code uses), a call to
+    the C library's exact fma elsewhere.
+    """
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen
+
 
 # ---- the engine: Mersenne Twister mt19937 (constants as in random.py) ----------------------------
 
@@ -126,6 +147,16 @@ def uniform_float64(draws, out):
 
 
 @njit(cache=True)
+def scale_uniform(x, low, high, out):
+    """x * (high - low) + low, one fused multiply-add each; a value rounded up to high becomes low
+    (random.py's uniform_array). x, low and high share one float type."""
+    width = high - low
+    for i in range(x.size):
+        value = fma(x[i], width, low)
+        out[i] = low if value == high else value
+
+
+@njit(cache=True)
 def integers(draws, span, low, out):
     """low + draw % span for each draw (random.py's integers_array)."""
     span = np.uint64(span)
@@ -153,28 +184,6 @@ _TWO_PI_FLOAT = _F(2.0 * math.pi)
 _ONE, _HALF, _ZERO, _MINUS_TWO = _F(1), _F(0.5), _F(0), _F(-2)
 
 
-@intrinsic
-def fused_multiply_add(typingctx, a, b, c):
-    """a * b + c rounded once, for three floats of one type: LLVM's fma instruction.
-
-    numba has no fma function (Python's math.fma arrived in 3.13), so this asks LLVM for it
-    directly: one vfmadd instruction on a CPU with FMA (as PyTorch's AVX2 code uses), a call to
-    the C library's exact fma elsewhere.
-    """
-    if not (isinstance(a, types.Float) and a == b == c):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
-
-    return a(a, b, c), codegen
-
-
-@njit(inline="always", cache=True)
-def fma32(a, b, c):
-    return fused_multiply_add(np.float32(a), np.float32(b), np.float32(c))
-
-
 @njit(inline="always", cache=True)
 def log_avx2(x):
     """Natural log of a positive float32 (random.py's _log_avx2, one number)."""
@@ -185,17 +194,17 @@ def log_avx2(x):
     e = np.float32(exponent) - (_ONE if small else _ZERO)
     m = (mantissa - _ONE) + (mantissa if small else _ZERO)
     z = m * m
-    y = fma32(m, _L0, _L1)
-    y = fma32(y, m, _L2)
-    y = fma32(y, m, _L3)
-    y = fma32(y, m, _L4)
-    y = fma32(y, m, _L5)
-    y = fma32(y, m, _L6)
-    y = fma32(y, m, _L7)
-    y = fma32(y, m, _L8)
-    y = fma32(y * m, z, e * _LOG_Q1)
-    y = fma32(z, -_HALF, y)
-    return fma32(e, _LOG_Q2, m + y)
+    y = fma(m, _L0, _L1)
+    y = fma(y, m, _L2)
+    y = fma(y, m, _L3)
+    y = fma(y, m, _L4)
+    y = fma(y, m, _L5)
+    y = fma(y, m, _L6)
+    y = fma(y, m, _L7)
+    y = fma(y, m, _L8)
+    y = fma(y * m, z, e * _LOG_Q1)
+    y = fma(z, -_HALF, y)
+    return fma(e, _LOG_Q2, m + y)
 
 
 @njit(inline="always", cache=True)
@@ -204,16 +213,16 @@ def sincos_avx2(x):
     j = np.int32(x * _FOUR_OVER_PI)
     j = (j + 1) & ~1
     y = np.float32(j)
-    x = fma32(y, _DP1, x)
-    x = fma32(y, _DP2, x)
-    x = fma32(y, _DP3, x)
+    x = fma(y, _DP1, x)
+    x = fma(y, _DP2, x)
+    x = fma(y, _DP3, x)
     z = x * x
-    cosine = fma32(z, _C0, _C1)
-    cosine = fma32(cosine, z, _C2)
-    cosine = fma32(cosine * z, z, -(z * _HALF)) + _ONE
-    sine = fma32(z, _S0, _S1)
-    sine = fma32(sine, z, _S2)
-    sine = fma32(sine * z, x, x)
+    cosine = fma(z, _C0, _C1)
+    cosine = fma(cosine, z, _C2)
+    cosine = fma(cosine * z, z, -(z * _HALF)) + _ONE
+    sine = fma(z, _S0, _S1)
+    sine = fma(sine, z, _S2)
+    sine = fma(sine * z, x, x)
     # which polynomial gives the sine, and the signs, depend on the eighth of the circle
     swap = (j & 2) != 0
     sin_value = cosine if swap else sine
@@ -247,7 +256,7 @@ def box_muller_float32(u, mean, std, scale, out):
             first[p], second[p] = radius * cosine, radius * sine
         if scale:
             for p in range(pairs):
-                first[p], second[p] = fma32(first[p], std, mean), fma32(second[p], std, mean)
+                first[p], second[p] = fma(first[p], std, mean), fma(second[p], std, mean)
         for p in range(pairs):
             j = start + p // 8 * 16 + p % 8
             out[j], out[j + 8] = first[p], second[p]
@@ -256,11 +265,6 @@ def box_muller_float32(u, mean, std, scale, out):
 # ---- normal samples, float64: the C library's log, cos, sin ---------------------------------------
 
 _TWO_PI = 2.0 * math.pi
-
-
-@njit(inline="always", cache=True)
-def fma64(a, b, c):
-    return fused_multiply_add(np.float64(a), np.float64(b), np.float64(c))
 
 
 @njit(cache=True)
@@ -272,7 +276,7 @@ def box_muller_float64(u, mean, std, scale, out):
             theta = _TWO_PI * u[j + 8]
             first, second = radius * math.cos(theta), radius * math.sin(theta)
             if scale:
-                first, second = fma64(first, std, mean), fma64(second, std, mean)
+                first, second = fma(first, std, mean), fma(second, std, mean)
             out[j], out[j + 8] = first, second
 
 
