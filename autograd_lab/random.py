@@ -212,9 +212,10 @@ class MersenneTwister:
     def random64(self, n):
         """n 64-bit draws: two 32-bit words each, the first one giving the high half."""
         compiled = _compiled_path(n)
-        if compiled:
-            draws = np.empty(n, dtype=np.uint64)
-            compiled.join_pairs(self.random(2 * n), draws)
+        if compiled:  # each pair of words becomes one draw in the same 8 bytes
+            words = self.random(2 * n)
+            draws = words.view(np.uint64)
+            compiled.join_pairs(words, draws)
             return draws
         words = self.random(2 * n).astype(np.uint64)
         return (words[0::2] << np.uint64(32)) | words[1::2]
@@ -421,24 +422,29 @@ def fork_rng(devices=None, enabled=True, **_ignored):
 
 def uniform_bits_to_float(words, dtype):
     """[0, 1) floats from draws: 24 low bits of 32-bit draws (float32), 53 of 64-bit (float64)."""
-    compiled = _compiled_path(words.size)
-    if compiled:
-        out = np.empty(words.shape, dtype=dtype)
-        (compiled.uniform_float32 if dtype == np.float32 else compiled.uniform_float64)(words, out)
-        return out
     if dtype == np.float32:
         return (words & np.uint32(0xFFFFFF)).astype(np.float32) * np.float32(2.0**-24)
     return (words & np.uint64(2**53 - 1)).astype(np.float64) * (2.0**-53)
+
+
+def uniform_floats(generator, n, dtype):
+    """n [0, 1) floats of `dtype` from n new draws (32-bit ones for float32, 64-bit for float64)."""
+    words = generator.random(n) if dtype == np.float32 else generator.random64(n)
+    compiled = _compiled_path(n)
+    if compiled:  # each float is written over its own draw: one array for both
+        floats = words.view(np.float32 if dtype == np.float32 else np.float64)
+        (compiled.uniform_float32 if dtype == np.float32 else compiled.uniform_float64)(
+            words, floats
+        )
+        return floats
+    return uniform_bits_to_float(words, dtype)
 
 
 def uniform_array(generator, n, dtype, low=0.0, high=1.0):
     """n uniform numbers on [low, high) of `dtype` (float32 or float64), as uniform_ makes them."""
     generator = _generator(generator)
     dtype = np.dtype(dtype)
-    if dtype == np.float32:
-        x = uniform_bits_to_float(generator.random(n), dtype)
-    else:
-        x = uniform_bits_to_float(generator.random64(n), np.float64)
+    x = uniform_floats(generator, n, dtype)
     low_, high_ = dtype.type(low), dtype.type(high)
     if low_ == 0 and high_ == 1:
         return x
@@ -565,18 +571,21 @@ _PIECE = 16 * 1024  # uniforms per piece: a piece's temporaries stay in the CPU'
 
 
 def _box_muller_blocks(u, mean, std):
-    """Turn uniforms (a multiple of 16 of them, blocks of 16) into normals, PyTorch's way."""
-    out = np.empty_like(u)
+    """Turn uniforms (a multiple of 16 of them, blocks of 16) into normals, PyTorch's way.
+
+    The normals are written over the uniforms (each piece is read before it is overwritten), and
+    that array is returned.
+    """
     compiled = _compiled_path(u.size)
     if compiled and (u.dtype == np.float32 or compiled.LIBM_MATH):
         box_muller = (
             compiled.box_muller_float32 if u.dtype == np.float32 else compiled.box_muller_float64
         )
-        box_muller(u, mean, std, not (mean == 0 and std == 1), out)
-        return out
+        box_muller(u, mean, std, not (mean == 0 and std == 1), u)
+        return u
     for start in range(0, u.size, _PIECE):  # piece by piece: the same numbers, just faster
-        out[start : start + _PIECE] = _box_muller_piece(u[start : start + _PIECE], mean, std)
-    return out
+        u[start : start + _PIECE] = _box_muller_piece(u[start : start + _PIECE], mean, std)
+    return u
 
 
 def _box_muller_piece(u, mean, std):
@@ -602,16 +611,14 @@ def normal_array(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
     dtype = np.dtype(dtype)
     if n >= 16 and contiguous:
         mean, std = dtype.type(mean), dtype.type(std)
-        u = uniform_array(generator, n, dtype)
-        if n % 16 == 0:
-            return _box_muller_blocks(u, mean, std)
+        values = uniform_array(generator, n, dtype)
         whole = n - n % 16
-        out = np.empty(n, dtype=dtype)
-        out[:whole] = _box_muller_blocks(u[:whole], mean, std)
-        # PyTorch draws 16 new uniforms for the last 16 elements and redoes them; the uniforms of
-        # the tail drawn first are never used.
-        out[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
-        return out
+        _box_muller_blocks(values[:whole], mean, std)  # the normals replace the uniforms
+        if n % 16:
+            # PyTorch draws 16 new uniforms for the last 16 elements and redoes them; the
+            # uniforms of the tail drawn first are never used.
+            values[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
+        return values
     return _normal_one_by_one(generator, n, mean, std).astype(dtype)
 
 
@@ -622,7 +629,7 @@ def _normal_one_by_one(generator, n, mean, std):
         values.append(generator.next_double_normal_sample)
         generator.next_double_normal_sample = None
     pairs = (n - len(values) + 1) // 2
-    u = uniform_bits_to_float(generator.random64(2 * pairs), np.float64).reshape(-1, 2)
+    u = uniform_floats(generator, 2 * pairs, np.float64).reshape(-1, 2)
     u1, u2 = u[:, 0], u[:, 1]
     radius = np.sqrt(-2.0 * np.log1p(-u2))
     theta = 2.0 * math.pi * u1
@@ -731,12 +738,12 @@ def bernoulli_array(generator, p, n=None):
     generator = _generator(generator)
     if isinstance(p, np.ndarray):
         if p.dtype == np.float32:
-            u = uniform_bits_to_float(generator.random(p.size), np.float32)
+            u = uniform_floats(generator, p.size, np.float32)
         else:
-            u = uniform_bits_to_float(generator.random64(p.size), np.float64)
+            u = uniform_floats(generator, p.size, np.float64)
             p = p.astype(np.float64)
         return (u.reshape(p.shape) < p).astype(np.float64)
-    u = uniform_bits_to_float(generator.random64(n), np.float64)
+    u = uniform_floats(generator, n, np.float64)
     return (u < float(p)).astype(np.float64)
 
 
@@ -748,7 +755,7 @@ def exponential_array(generator, n, lambd=1.0):
             f"exponential_ expects lambda > 0.0, but found lambda={lambd}. Fix: the rate lambd "
             "is the inverse of the mean, e.g. exponential_(1.0)."
         )
-    u = uniform_bits_to_float(generator.random64(n), np.float64)
+    u = uniform_floats(generator, n, np.float64)
     return (-1.0 / lambd) * np.log1p(-u)
 
 
@@ -791,7 +798,7 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
             cumulative = np.cumsum(row)  # in the row's precision, left to right
             cumulative = cumulative / cumulative[-1]
             cumulative[-1] = 1
-            u = uniform_bits_to_float(generator.random64(num_samples), np.float64)
+            u = uniform_floats(generator, num_samples, np.float64)
             # the first category whose cumulative probability reaches u
             chosen[r] = np.searchsorted(cumulative.astype(np.float64), u, side="left")
     chosen = chosen.astype(np.int64)
@@ -815,9 +822,11 @@ def _write(tensor, values):
     """Store `values` (drawn one after another, in memory order) into `tensor` in place."""
     order = _memory_order(tensor)
     shape = tuple(tensor.shape)
-    array = np.empty(shape, dtype=types.to_dtype(tensor.dtype).numpy)
-    # fill the axes in memory order, so the i-th draw lands where PyTorch puts it
-    array.transpose(order)[...] = values.reshape([shape[axis] for axis in order])
+    values = values.astype(types.to_dtype(tensor.dtype).numpy, copy=False)
+    # Lay the draws out along the axes in memory order, then view them in the tensor's own axis
+    # order (a view, no copy): the i-th draw lands where PyTorch puts it.
+    in_memory_order = values.reshape([shape[axis] for axis in order])
+    array = in_memory_order.transpose(np.argsort(order))
     tensor.copy_(_make(array).to(tensor.device))
     return tensor
 
