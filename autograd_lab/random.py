@@ -69,10 +69,10 @@ tests/test_random_stream.py). What is *not* reproduced exactly:
 - Speed (benchmarks/random_stream.py). This file's numpy code is the reference, written to be
   read: a million float32 normals take it 15 to 20 times as long as PyTorch (the twist runs once
   per 624 numbers, 1603 numpy steps of ~12 calls each; each fused multiply-add takes two numpy
-  passes). So draws of `compiled_from` (10,000) numbers or more run the same steps compiled with
-  numba (backend/cpu_random.py): about PyTorch's speed. Its first use in a process imports numba
-  and loads the machine code (about a second; the first use on a machine also compiles it, a few
-  seconds more).
+  passes). So the same steps also exist compiled with numba (backend/cpu_random.py), at about
+  PyTorch's speed: loaded by the first draw of `compiled_from` (10,000) numbers or more, they then
+  make every draw. Loading them imports numba and its machine code (about a second, once per
+  process; the first time on a machine it also compiles them, several seconds more).
 """
 
 import contextlib
@@ -99,20 +99,22 @@ DEFAULT_SEED = 67280421310721  # PyTorch's default generator starts from this se
 # ---- the compiled path ------------------------------------------------------------------------
 #
 # backend/cpu_random.py runs the same steps as this file, compiled with numba: a million normals in
-# a few milliseconds instead of a hundred. It is loaded by the first draw of `compiled_from`
-# numbers or more (importing numba and loading its machine code take about a second, once: more
-# than numpy spends on a small draw). compiled_from = None, or AUTOGRAD_LAB_RANDOM=numpy in the
-# environment, keeps every draw on the numpy code of this file; without numba it is used anyway.
+# a few milliseconds instead of a hundred. Loading it (importing numba and its machine code) takes
+# about a second, once: more than numpy spends on a small draw. So it is loaded by the first draw
+# of `compiled_from` numbers or more, and from then on it makes every draw, small ones included
+# (a call into compiled code costs less than a numpy call). compiled_from = None, or
+# AUTOGRAD_LAB_RANDOM=numpy in the environment, keeps every draw on the numpy code of this file;
+# so does a missing numba.
 compiled_from = None if os.environ.get("AUTOGRAD_LAB_RANDOM") == "numpy" else 10_000
 _compiled = None  # backend.cpu_random once loaded (False: numba could not be imported)
 
 
 def _compiled_path(n):
-    """The compiled module when a draw of n numbers should use it, else None (use numpy)."""
+    """The compiled module if it should make a draw of n numbers, else None (use numpy)."""
     global _compiled
-    if compiled_from is None or n < compiled_from:
+    if compiled_from is None:
         return None
-    if _compiled is None:
+    if _compiled is None and n >= compiled_from:
         try:
             from .backend import cpu_random
         except ImportError:  # no (working) numba: the numpy code does everything

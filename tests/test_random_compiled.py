@@ -52,10 +52,14 @@ def test_both_paths_draw_identical_arrays_and_leave_the_same_state(monkeypatch):
     assert np.array_equal(compiled_state, reference_state)
 
 
-def test_the_compiled_path_is_used_from_compiled_from_numbers_on(monkeypatch):
+def test_a_draw_of_compiled_from_numbers_loads_the_compiled_path_for_every_draw(monkeypatch):
+    monkeypatch.setattr(agr, "_compiled", None)  # not loaded yet
     monkeypatch.setattr(agr, "compiled_from", 1000)
     assert agr._compiled_path(999) is None
     assert agr._compiled_path(1000) is not None
+    assert agr._compiled_path(1) is not None  # loaded: small draws use it too
+    monkeypatch.setattr(agr, "compiled_from", None)
+    assert agr._compiled_path(10**6) is None
 
 
 def run_python(code, **environment):
