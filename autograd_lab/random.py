@@ -781,9 +781,10 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
             f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
             f"({num_samples} > {categories}). Fix: replacement=True, or fewer samples."
         )
-    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+    # (the array methods .all() and .any(): this runs once per character in a makemore loop)
+    if not np.isfinite(rows).all() or (rows < 0).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.sum(axis=1) <= 0):
+    if (rows.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement or num_samples == 1:
         # Gumbel-max: with q ~ Exp(1), argmax(p / q) picks index i with probability p_i; the
@@ -791,7 +792,7 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
         q = exponential_array(generator, rows.size).astype(rows.dtype).reshape(rows.shape)
         keys = rows / q
         if num_samples == 1:
-            chosen = np.argmax(keys, axis=1)[:, None]
+            chosen = keys.argmax(axis=1)[:, None]
         else:  # largest first; ties keep the lower index
             chosen = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     else:
