@@ -20,9 +20,10 @@ ties; here `fma` is the CPU's own instruction, PyTorch's operation exactly. Ever
 rounds where it is written: numba compiles without `fastmath`, so LLVM neither fuses a * b + c by
 itself nor reorders a sum, and float32 values stay float32 (np.float32 constants, np.sqrt).
 
-The first call compiles (seconds, once per machine: `cache=True` keeps the machine code in
-__pycache__; loading it later takes a fraction of a second); random.py imports this module only
-for draws large enough to gain from it.
+random.py imports this module at the first draw of `random.compiled_from` (10,000) numbers or
+more, and from then on lets it make every draw. The first call of each function compiles it
+(seconds, once per machine: `cache=True` keeps the machine code in __pycache__; loading it in a
+later process takes a fraction of a second, importing numba about as long).
 """
 
 import math
@@ -124,7 +125,10 @@ def draw_words(state, left, position, out):
 
 @njit(cache=True)
 def join_pairs(words, out):
-    """64-bit draws from pairs of words: the first word of a pair gives the high 32 bits."""
+    """64-bit draws from pairs of words: the first word of a pair gives the high 32 bits.
+
+    `out` may be `words` itself, viewed as uint64: each pair is read before its 8 bytes are
+    overwritten (the same holds for the conversions below)."""
     for i in range(out.size):
         out[i] = (np.uint64(words[2 * i]) << np.uint64(32)) | np.uint64(words[2 * i + 1])
 
@@ -239,9 +243,10 @@ _PIECE = 512  # pairs per piece: the piece's four rows of scratch stay in the CP
 def box_muller_float32(u, mean, std, scale, out):
     """Blocks of 16 float32 uniforms -> 16 normals: u1 = element j, u2 = element j + 8 of a block.
 
-    `scale`: whether to apply fma(x, std, mean) (PyTorch skips it for mean 0, std 1). The pairs
-    are gathered piece by piece into contiguous rows, so that the loop doing the arithmetic reads
-    and writes consecutive numbers: LLVM then runs it on 4 to 8 numbers per instruction (AVX2).
+    `scale`: whether to apply fma(x, std, mean) (PyTorch skips it for mean 0, std 1). `out` may be
+    `u` itself: a piece is read before it is overwritten. The pairs are gathered piece by piece
+    into contiguous rows, so that the loop doing the arithmetic reads and writes consecutive
+    numbers: LLVM then runs it on 8 numbers per instruction (AVX2) instead of one.
     """
     u1, u2 = np.empty(_PIECE, np.float32), np.empty(_PIECE, np.float32)
     first, second = np.empty(_PIECE, np.float32), np.empty(_PIECE, np.float32)
@@ -269,7 +274,8 @@ _TWO_PI = 2.0 * math.pi
 
 @njit(cache=True)
 def box_muller_float64(u, mean, std, scale, out):
-    """The float64 twin of box_muller_float32, with math.log, math.cos and math.sin."""
+    """The float64 twin of box_muller_float32, with math.log, math.cos and math.sin (calls into
+    the C library, one number at a time, as PyTorch makes them; `out` may be `u` itself)."""
     for start in range(0, u.size, 16):
         for j in range(start, start + 8):
             radius = math.sqrt(-2.0 * math.log(1.0 - u[j]))
