@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import autograd_lab as ag
 from autograd_lab import backend
@@ -116,3 +117,22 @@ def test_the_compiled_constants_are_random_pys():
     assert (cpu_random._LOG_Q1, cpu_random._LOG_Q2) == (agr._LOG_Q1, agr._LOG_Q2)
     assert cpu_random._FOUR_OVER_PI == agr._FOUR_OVER_PI
     assert cpu_random._SQRT_HALF == agr._SQRT_HALF
+
+
+def test_the_cuda_simulator_can_still_be_switched_on_after_a_large_draw():
+    # a large draw imports numba, which reads NUMBA_ENABLE_CUDASIM once; use_simulator_if_no_gpu()
+    # must make it read the variable again
+    if not ag.cuda._numba_cuda_installed() or ag.cuda._nvidia_gpu_count() > 0:
+        pytest.skip("needs numba-cuda and a machine without an NVIDIA GPU")
+    code = (
+        "import sys, autograd_lab as ag\n"
+        "ag.randn(100_000)\n"
+        "print('numba' in sys.modules, ag.cuda.use_simulator_if_no_gpu())\n"
+        "print((ag.ones(3, device='cuda') * 2).cpu().numpy().tolist())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["True True", "[2.0, 2.0, 2.0]"]
