@@ -8,6 +8,13 @@ the best of 15 runs of 3 calls, PyTorch at its default number of threads; `load`
 1-minute load average when the row was timed (on a busy machine, rerun: the best of N only hides
 short interruptions). The first call of each case runs before the timing: numba compiles (or
 loads its cached code) then, once. Not part of run.py's table: a standalone check of random.py.
+
+Measured (2026-11-25, 2-core AMD EPYC VM shared with other jobs, load 4 to 9, torch on 2 threads;
+the ratios moved by +-50% between runs): compiled path randn float32 0.7-1.4x PyTorch's time,
+float64 0.9-1.2x, rand 0.3-0.5x, rand float64 0.6-1.2x, normal_(0.5, 2) 1.2-1.8x, uniform_(-1, 1)
+0.7-1.4x, randint 0.6-1.0x, randperm(100000) under 0.2x, multinomial: makemore's single call
+1.9-3.4x (Python and numpy call overhead, ~40-70 us), the batched rows 0.1-0.6x. The numpy path:
+randn float32 18x, float64 6x, rand 6-10x.
 """
 
 import os
