@@ -117,8 +117,8 @@ def _compiled_path(n):
     if _compiled is None and n >= compiled_from:
         try:
             from .backend import cpu_random
-        except ImportError:  # no (working) numba: the numpy code does everything
-            cpu_random = False
+        except (ImportError, RuntimeError):  # no numba, or nowhere to cache its machine code:
+            cpu_random = False  # the numpy code does everything
         _compiled = cpu_random
     return _compiled or None
 

@@ -93,10 +93,19 @@ def test_the_environment_variable_keeps_every_draw_on_numpy():
     assert run_python(code, AUTOGRAD_LAB_RANDOM="numpy").split() == ["None", "False"]
 
 
-def test_without_numba_the_numpy_code_draws_the_same_numbers(monkeypatch):
+def cannot_cache(*args, **kwargs):
+    raise RuntimeError("cannot cache function 'draw_words': no locator available")
+
+
+@pytest.mark.parametrize("failure", ["numba is not installed", "numba cannot cache"])
+def test_without_numba_the_numpy_code_draws_the_same_numbers(monkeypatch, failure):
     expected = ag.randn(20_000, generator=ag.Generator().manual_seed(3))
-    # as if numba were not installed: importing it (and so cpu_random) raises ImportError
-    monkeypatch.setitem(sys.modules, "numba", None)
+    if failure == "numba is not installed":  # importing numba (so cpu_random) raises ImportError
+        monkeypatch.setitem(sys.modules, "numba", None)
+    else:  # numba's @njit(cache=True) raises RuntimeError where it has nowhere to write
+        import numba
+
+        monkeypatch.setattr(numba, "njit", cannot_cache)
     monkeypatch.delitem(sys.modules, "autograd_lab.backend.cpu_random", raising=False)
     monkeypatch.delattr(backend, "cpu_random", raising=False)
     monkeypatch.setattr(agr, "_compiled", None)
