@@ -33,6 +33,8 @@ LARGE_DRAWS = {
     "randint, 64-bit draws": lambda g: ag.randint(0, 2**40, (100_000,), generator=g),
     "randperm": lambda g: ag.randperm(50_000, generator=g),
     "exponential_": lambda g: ag.empty(100_000, dtype=ag.float64).exponential_(2.0, generator=g),
+    "bernoulli_(0.3), dropout's mask": lambda g: ag.empty(500, 200).bernoulli_(0.3, generator=g),
+    "bernoulli of float32 p": lambda g: ag.bernoulli(ag.full((400, 250), 0.7), generator=g),
     "multinomial": lambda g: ag.multinomial(ag.ones(400, 100), 20, generator=g),
 }
 
