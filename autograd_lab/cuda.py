@@ -81,6 +81,8 @@ def use_simulator_if_no_gpu():
         )
     if _nvidia_gpu_count() == 0:
         os.environ[_SIMULATOR_VARIABLE] = "1"
+        if "numba.core.config" in sys.modules:  # numba is loaded (a large random draw loads it)
+            sys.modules["numba.core.config"].reload_config()  # and reads the variable again
     if simulator_enabled():  # numba's simulator could give a block's threads two shared arrays
         from .backend.cuda.simulator import make_shared_arrays_thread_safe
 

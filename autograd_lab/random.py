@@ -59,15 +59,20 @@ tests/test_random_stream.py). What is *not* reproduced exactly:
   `uniform_(a, b)`) is computed in float64, where the product is exact, and rounded to float32:
   that equals one rounding except when the float64 sum lands exactly halfway between two float32
   numbers (about one time in 2**29; none in the tests' millions of samples). A float64 one is
-  built from exact products and sums (Dekker, Knuth), correct except in rare near-ties.
+  built from exact products and sums (Dekker, Knuth), correct except in rare near-ties. The
+  compiled path (below) uses the CPU's fma instruction, as PyTorch does: 40 million float32 and
+  10 million float64 normals came out the same on both paths.
 - CPUs without AVX2 (and PyTorch builds for ARM) use other float32 log/sin/cos for float32
   normals: PyTorch's values there differ from these in the last bit now and then.
 - Floating-point `random_(from, to)` beyond +-2**24 (float32) or +-2**53 (float64): PyTorch warns
   and shifts the bounds; here it is an error.
-- Speed (benchmarks/random_stream.py): a million float32 normals take 15 to 20 times as long as
-  in PyTorch (the twist runs once per 624 numbers, 1603 numpy steps of ~12 calls each, and each
-  fused multiply-add takes two numpy passes); a million uniforms 6 to 10 times, float64 normals
-  3 to 4 times.
+- Speed (benchmarks/random_stream.py). This file's numpy code is the reference, written to be
+  read: a million float32 normals take it 15 to 20 times as long as PyTorch (the twist runs once
+  per 624 numbers, 1603 numpy steps of ~12 calls each; each fused multiply-add takes two numpy
+  passes). So the same steps also exist compiled with numba (backend/cpu_random.py), at about
+  PyTorch's speed: loaded by the first draw of `compiled_from` (10,000) numbers or more, they then
+  make every draw. Loading them imports numba and its machine code (about a second, once per
+  process; the first time on a machine it also compiles them, several seconds more).
 """
 
 import contextlib
@@ -89,6 +94,33 @@ MATRIX_A = np.uint32(0x9908B0DF)  # xored in when the twisted pair's low bit is 
 UPPER_MASK = np.uint32(0x80000000)  # the top bit of word i ...
 LOWER_MASK = np.uint32(0x7FFFFFFF)  # ... joined to the 31 low bits of word i + 1
 DEFAULT_SEED = 67280421310721  # PyTorch's default generator starts from this seed
+
+
+# ---- the compiled path ------------------------------------------------------------------------
+#
+# backend/cpu_random.py runs the same steps as this file, compiled with numba: a million normals in
+# a few milliseconds instead of a hundred. Loading it (importing numba and its machine code) takes
+# about a second, once: more than numpy spends on a small draw. So it is loaded by the first draw
+# of `compiled_from` numbers or more, and from then on it makes every draw, small ones included
+# (a call into compiled code costs less than a numpy call). compiled_from = None, or
+# AUTOGRAD_LAB_RANDOM=numpy in the environment, keeps every draw on the numpy code of this file;
+# so does a missing numba.
+compiled_from = None if os.environ.get("AUTOGRAD_LAB_RANDOM") == "numpy" else 10_000
+_compiled = None  # backend.cpu_random once loaded (False: numba could not be imported)
+
+
+def _compiled_path(n):
+    """The compiled module if it should make a draw of n numbers, else None (use numpy)."""
+    global _compiled
+    if compiled_from is None:
+        return None
+    if _compiled is None and n >= compiled_from:
+        try:
+            from .backend import cpu_random
+        except (ImportError, RuntimeError):  # no numba, or nowhere to cache its machine code:
+            cpu_random = False  # the numpy code does everything
+        _compiled = cpu_random
+    return _compiled or None
 
 
 def _twist(old, new, scratch):
@@ -152,6 +184,10 @@ class MersenneTwister:
     def random(self, n):
         """The next n tempered 32-bit words, as a uint32 array."""
         out = np.empty(n, dtype=np.uint32)
+        compiled = _compiled_path(n)
+        if compiled:  # the same words, made one by one in machine code
+            self.left, self.next = compiled.draw_words(self.state, self.left, self.next, out)
+            return out
         # words still waiting in the current block
         take = min(n, self.left - 1)
         out[:take] = self.state[self.next : self.next + take]
@@ -177,6 +213,12 @@ class MersenneTwister:
 
     def random64(self, n):
         """n 64-bit draws: two 32-bit words each, the first one giving the high half."""
+        compiled = _compiled_path(n)
+        if compiled:  # each pair of words becomes one draw in the same 8 bytes
+            words = self.random(2 * n)
+            draws = words.view(np.uint64)
+            compiled.join_pairs(words, draws)
+            return draws
         words = self.random(2 * n).astype(np.uint64)
         return (words[0::2] << np.uint64(32)) | words[1::2]
 
@@ -387,16 +429,30 @@ def uniform_bits_to_float(words, dtype):
     return (words & np.uint64(2**53 - 1)).astype(np.float64) * (2.0**-53)
 
 
+def uniform_floats(generator, n, dtype):
+    """n [0, 1) floats of `dtype` from n new draws (32-bit ones for float32, 64-bit for float64)."""
+    words = generator.random(n) if dtype == np.float32 else generator.random64(n)
+    compiled = _compiled_path(n)
+    if compiled:  # each float is written over its own draw: one array for both
+        floats = words.view(np.float32 if dtype == np.float32 else np.float64)
+        (compiled.uniform_float32 if dtype == np.float32 else compiled.uniform_float64)(
+            words, floats
+        )
+        return floats
+    return uniform_bits_to_float(words, dtype)
+
+
 def uniform_array(generator, n, dtype, low=0.0, high=1.0):
     """n uniform numbers on [low, high) of `dtype` (float32 or float64), as uniform_ makes them."""
     generator = _generator(generator)
     dtype = np.dtype(dtype)
-    if dtype == np.float32:
-        x = uniform_bits_to_float(generator.random(n), dtype)
-    else:
-        x = uniform_bits_to_float(generator.random64(n), np.float64)
+    x = uniform_floats(generator, n, dtype)
     low_, high_ = dtype.type(low), dtype.type(high)
     if low_ == 0 and high_ == 1:
+        return x
+    compiled = _compiled_path(n)
+    if compiled:
+        compiled.scale_uniform(x, low_, high_, x)
         return x
     # x * (high - low) + low, rounded once (PyTorch's compiler fuses it into one multiply-add)
     values = _fma(x, high_ - low_, low_, dtype)
@@ -517,11 +573,21 @@ _PIECE = 16 * 1024  # uniforms per piece: a piece's temporaries stay in the CPU'
 
 
 def _box_muller_blocks(u, mean, std):
-    """Turn uniforms (a multiple of 16 of them, blocks of 16) into normals, PyTorch's way."""
-    out = np.empty_like(u)
+    """Turn uniforms (a multiple of 16 of them, blocks of 16) into normals, PyTorch's way.
+
+    The normals are written over the uniforms (each piece is read before it is overwritten), and
+    that array is returned.
+    """
+    compiled = _compiled_path(u.size)
+    if compiled and (u.dtype == np.float32 or compiled.LIBM_MATH):
+        box_muller = (
+            compiled.box_muller_float32 if u.dtype == np.float32 else compiled.box_muller_float64
+        )
+        box_muller(u, mean, std, not (mean == 0 and std == 1), u)
+        return u
     for start in range(0, u.size, _PIECE):  # piece by piece: the same numbers, just faster
-        out[start : start + _PIECE] = _box_muller_piece(u[start : start + _PIECE], mean, std)
-    return out
+        u[start : start + _PIECE] = _box_muller_piece(u[start : start + _PIECE], mean, std)
+    return u
 
 
 def _box_muller_piece(u, mean, std):
@@ -547,15 +613,14 @@ def normal_array(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
     dtype = np.dtype(dtype)
     if n >= 16 and contiguous:
         mean, std = dtype.type(mean), dtype.type(std)
-        u = uniform_array(generator, n, dtype)
-        out = np.empty(n, dtype=dtype)
+        values = uniform_array(generator, n, dtype)
         whole = n - n % 16
-        out[:whole] = _box_muller_blocks(u[:whole], mean, std)
+        _box_muller_blocks(values[:whole], mean, std)  # the normals replace the uniforms
         if n % 16:
             # PyTorch draws 16 new uniforms for the last 16 elements and redoes them; the
             # uniforms of the tail drawn first are never used.
-            out[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
-        return out
+            values[-16:] = _box_muller_blocks(uniform_array(generator, 16, dtype), mean, std)
+        return values
     return _normal_one_by_one(generator, n, mean, std).astype(dtype)
 
 
@@ -566,7 +631,7 @@ def _normal_one_by_one(generator, n, mean, std):
         values.append(generator.next_double_normal_sample)
         generator.next_double_normal_sample = None
     pairs = (n - len(values) + 1) // 2
-    u = uniform_bits_to_float(generator.random64(2 * pairs), np.float64).reshape(-1, 2)
+    u = uniform_floats(generator, 2 * pairs, np.float64).reshape(-1, 2)
     u1, u2 = u[:, 0], u[:, 1]
     radius = np.sqrt(-2.0 * np.log1p(-u2))
     theta = 2.0 * math.pi * u1
@@ -609,8 +674,13 @@ def integers_array(generator, n, low, high, dtype=np.int64):
     # 64-bit draws from a range of 2**28 on, where `draw % span` of a 32-bit draw would favour
     # the small numbers too much (by up to 1/16)
     wide = span >= 2**28
-    draws = generator.random64(n) if wide else generator.random(n).astype(np.uint64)
-    values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low)
+    draws = generator.random64(n) if wide else generator.random(n)
+    compiled = _compiled_path(n)
+    if compiled:
+        values = np.empty(n, dtype=np.int64)
+        compiled.integers(draws, span, low, values)
+        return values.astype(dtype, copy=False)
+    values = (draws.astype(np.uint64) % np.uint64(span)).astype(np.int64) + np.int64(low)
     return values.astype(dtype)
 
 
@@ -641,6 +711,10 @@ def randperm_array(generator, n):
     if n < (2**32 - 1) // 20:
         # Fisher-Yates: element i swaps with one of the elements i..n-1
         offsets = generator.random(max(n - 1, 0)).astype(np.int64) % np.arange(n, 1, -1)
+        compiled = _compiled_path(n)
+        if compiled:
+            compiled.shuffle(order, offsets)
+            return order
         for i, offset in enumerate(offsets.tolist()):
             j = i + offset
             order[i], order[j] = order[j], order[i]
@@ -666,12 +740,12 @@ def bernoulli_array(generator, p, n=None):
     generator = _generator(generator)
     if isinstance(p, np.ndarray):
         if p.dtype == np.float32:
-            u = uniform_bits_to_float(generator.random(p.size), np.float32)
+            u = uniform_floats(generator, p.size, np.float32)
         else:
-            u = uniform_bits_to_float(generator.random64(p.size), np.float64)
+            u = uniform_floats(generator, p.size, np.float64)
             p = p.astype(np.float64)
         return (u.reshape(p.shape) < p).astype(np.float64)
-    u = uniform_bits_to_float(generator.random64(n), np.float64)
+    u = uniform_floats(generator, n, np.float64)
     return (u < float(p)).astype(np.float64)
 
 
@@ -683,7 +757,7 @@ def exponential_array(generator, n, lambd=1.0):
             f"exponential_ expects lambda > 0.0, but found lambda={lambd}. Fix: the rate lambd "
             "is the inverse of the mean, e.g. exponential_(1.0)."
         )
-    u = uniform_bits_to_float(generator.random64(n), np.float64)
+    u = uniform_floats(generator, n, np.float64)
     return (-1.0 / lambd) * np.log1p(-u)
 
 
@@ -707,9 +781,10 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
             f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
             f"({num_samples} > {categories}). Fix: replacement=True, or fewer samples."
         )
-    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+    # (the array methods .all() and .any(): this runs once per character in a makemore loop)
+    if not np.isfinite(rows).all() or (rows < 0).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.sum(axis=1) <= 0):
+    if (rows.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement or num_samples == 1:
         # Gumbel-max: with q ~ Exp(1), argmax(p / q) picks index i with probability p_i; the
@@ -717,7 +792,7 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
         q = exponential_array(generator, rows.size).astype(rows.dtype).reshape(rows.shape)
         keys = rows / q
         if num_samples == 1:
-            chosen = np.argmax(keys, axis=1)[:, None]
+            chosen = keys.argmax(axis=1)[:, None]
         else:  # largest first; ties keep the lower index
             chosen = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     else:
@@ -726,7 +801,7 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
             cumulative = np.cumsum(row)  # in the row's precision, left to right
             cumulative = cumulative / cumulative[-1]
             cumulative[-1] = 1
-            u = uniform_bits_to_float(generator.random64(num_samples), np.float64)
+            u = uniform_floats(generator, num_samples, np.float64)
             # the first category whose cumulative probability reaches u
             chosen[r] = np.searchsorted(cumulative.astype(np.float64), u, side="left")
     chosen = chosen.astype(np.int64)
@@ -750,9 +825,11 @@ def _write(tensor, values):
     """Store `values` (drawn one after another, in memory order) into `tensor` in place."""
     order = _memory_order(tensor)
     shape = tuple(tensor.shape)
-    array = np.empty(shape, dtype=types.to_dtype(tensor.dtype).numpy)
-    # fill the axes in memory order, so the i-th draw lands where PyTorch puts it
-    array.transpose(order)[...] = values.reshape([shape[axis] for axis in order])
+    values = values.astype(types.to_dtype(tensor.dtype).numpy, copy=False)
+    # Lay the draws out along the axes in memory order, then view them in the tensor's own axis
+    # order (a view, no copy): the i-th draw lands where PyTorch puts it.
+    in_memory_order = values.reshape([shape[axis] for axis in order])
+    array = in_memory_order.transpose(np.argsort(order))
     tensor.copy_(_make(array).to(tensor.device))
     return tensor
 
@@ -907,8 +984,10 @@ def randint(
         low, high, size = 0, low, high
     if high is None:
         raise TypeError("randint() needs `high`, e.g. randint(0, 10, (3,))")
-    out = random_(_empty((size,), dtype, np.int64, device), low, high, generator=generator)
-    return _leaf(out, requires_grad)
+    dtype = np.dtype(types.to_dtype(dtype).numpy if dtype is not None else np.int64)
+    shape = _size((size,))
+    values = integers_array(generator, math.prod(shape), int(low), int(high), dtype)
+    return _new(values, shape, requires_grad, device)
 
 
 def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None):

@@ -1,7 +1,8 @@
 """autograd_lab.random draws PyTorch's CPU random numbers: the same seed gives the same bits.
 
 Every comparison is exact (np.array_equal), for float32 and float64, on both of PyTorch's code
-paths for normal samples (fewer than 16 elements, and 16 or more, with the recomputed tail).
+paths for normal samples (fewer than 16 elements, and 16 or more, with the recomputed tail), and
+every test runs twice: on the compiled path (backend/cpu_random.py) and on random.py's numpy code.
 """
 
 import numpy as np
@@ -15,6 +16,19 @@ pytestmark = pytest.mark.oracle
 SEEDS = [0, 1, 42, 2147483647, 2**40 + 3]
 SIZES = [0, 1, 15, 16, 17, 31, 32, 33, 1000]
 DTYPES = ["float32", "float64"]
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def draw_path(request, monkeypatch):
+    """Every test runs on both paths: the compiled one (backend/cpu_random.py), here for draws of
+    any size, and the numpy reference code of random.py."""
+    if request.param == "compiled":
+        monkeypatch.setattr(agr, "compiled_from", 0)
+        if agr._compiled_path(0) is None:
+            pytest.skip("numba is not installed: there is no compiled path")
+    else:
+        monkeypatch.setattr(agr, "compiled_from", None)
+    return request.param
 
 
 def same(ours, theirs):

@@ -10,7 +10,9 @@ protocols (`__array_ufunc__`, `__array_function__`), and is tested against numpy
     >>> backend.is_cuda_array(np.zeros(3))
     False
 
-Importing this package imports no numba: `backend.cuda` loads numba the first time it is used.
+`backend/cpu_random.py` is random.py's generator compiled with numba (random.py loads it on the
+first large draw). Importing this package imports no numba: `backend.cuda` loads numba the first
+time it is used.
 """
 
 import sys
