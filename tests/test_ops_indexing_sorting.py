@@ -1,0 +1,251 @@
+"""Indexing, sorting and shape ops beyond the op table: keyword forms, negative dims, ties, empty
+tensors, in-place forms, and the errors PyTorch raises (by class and by the words a student needs).
+
+Tests that take `lib` run the same code on autograd_lab and on PyTorch (skipped without it): passing
+with both shows the behaviour asserted is PyTorch's. Tests marked `oracle` compare values and
+gradients with PyTorch's directly. The op table (autograd_lab/ops/table.py) already checks each op's
+values, gradients, node names, gradcheck and CUDA on its example shapes.
+"""
+
+import numpy as np
+import pytest
+from conftest import to_numpy
+
+import autograd_lab as ag
+from autograd_lab.autograd.gradcheck import gradcheck, gradgradcheck
+
+
+def _same(ours, theirs):
+    """Values, shape and dtype equal (indices and integer results: exactly)."""
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).rsplit(".", 1)[-1] == str(theirs.dtype).rsplit(".", 1)[-1]
+    np.testing.assert_allclose(to_numpy(ours), to_numpy(theirs), rtol=1e-12, atol=0)
+
+
+def _grads_match(torch, fn, *arrays):
+    """fn(lib, *leaves) on both libraries (float64): equal values, and equal gradients for one
+    random upstream gradient."""
+    results = []
+    for lib in (ag, torch):
+        leaves = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+        out = fn(lib, *leaves)
+        upstream = np.random.default_rng(3).standard_normal(tuple(out.shape))
+        out.backward(lib.tensor(upstream, dtype=lib.float64))
+        results.append((out, [x.grad for x in leaves]))
+    (out, grads), (expected, expected_grads) = results
+    _same(out, expected)
+    assert out.grad_fn.name() == expected.grad_fn.name()
+    for g, expected_g in zip(grads, expected_grads):
+        _same(g, expected_g)
+
+
+X = np.arange(12.0).reshape(3, 4) - 5.5  # distinct values, so every pick is visible
+
+# ---- gather, scatter, scatter_add, take_along_dim -----------------------------------------------
+
+
+def test_gather_keyword_forms_and_negative_dim(lib):
+    x = lib.tensor(X)
+    index = lib.tensor([[0, 3], [1, 1], [2, 0]])
+    expected = lib.gather(x, 1, index)
+    _same(lib.gather(input=x, dim=-1, index=index), expected)
+    _same(x.gather(-1, index=index), expected)
+    assert expected.tolist() == [[-5.5, -2.5], [-0.5, -0.5], [4.5, 2.5]]
+
+
+def test_gather_takes_int32_and_an_index_smaller_than_the_input(lib):
+    x = lib.tensor(X)
+    out = x.gather(0, lib.tensor([[2, 0]], dtype=lib.int32))  # 1 row, 2 columns of the 4
+    assert out.tolist() == [[2.5, -4.5]]
+
+
+def test_gather_of_an_empty_index_is_empty(lib):
+    out = lib.tensor(X).gather(1, lib.zeros(3, 0, dtype=lib.int64))
+    assert tuple(out.shape) == (3, 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bool"])
+def test_gather_and_scatter_refuse_an_index_that_is_not_integer(lib, dtype):
+    x, index = lib.tensor(X), lib.tensor([[0]], dtype=getattr(lib, dtype))
+    for call in (lambda: x.gather(1, index), lambda: x.scatter(1, index, 0.0)):
+        with pytest.raises(RuntimeError, match="Expected dtype int32/int64 for index"):
+            call()
+
+
+def test_the_index_error_says_how_to_fix_it():
+    with pytest.raises(RuntimeError, match=r"index\.long\(\)"):
+        ag.tensor(X).gather(1, ag.tensor([[0.0]]))
+
+
+@pytest.mark.parametrize("bad", [4, -1])
+def test_gather_and_scatter_refuse_an_index_out_of_range(lib, bad):
+    x, index = lib.tensor(X), lib.tensor([[0, bad]])
+    message = f"index {bad} is out of bounds for dimension 1 with size 4"
+    for call in (lambda: x.gather(1, index), lambda: x.scatter(1, index, 1.0)):
+        with pytest.raises(RuntimeError, match=message):
+            call()
+    with pytest.raises(RuntimeError, match=message):
+        lib.scatter_add(x, 1, index, lib.ones(1, 2, dtype=x.dtype))
+
+
+def test_gather_refuses_an_index_of_another_rank_or_too_large(lib):
+    x = lib.tensor(X)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        x.gather(1, lib.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="no larger than self"):
+        x.gather(1, lib.zeros(5, 1, dtype=lib.int64))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        x.gather(1, [[0]])
+
+
+def test_scatter_number_value_and_keyword_forms(lib):
+    x, index = lib.tensor(X), lib.tensor([[1, 3]])
+    expected = lib.scatter(x, 1, index, 9.0)
+    _same(x.scatter(1, index, value=9.0), expected)
+    _same(x.scatter(dim=-1, index=index, src=lib.full((1, 2), 9.0, dtype=lib.float64)), expected)
+    assert expected[0].tolist() == [-5.5, 9.0, -3.5, 9.0]
+    assert x[0].tolist() == [-5.5, -4.5, -3.5, -2.5]  # out of place: x is unchanged
+
+
+def test_scatter_refuses_a_src_of_another_dtype(lib):
+    x = lib.tensor(X, dtype=lib.float32)
+    with pytest.raises(RuntimeError, match="Expected self.dtype to be equal to src.dtype"):
+        x.scatter(1, lib.tensor([[0]]), lib.ones(1, 1, dtype=lib.float64))
+
+
+def test_scatter_refuses_an_index_larger_than_src(lib):
+    with pytest.raises(RuntimeError, match="to be no larger .*src"):
+        lib.tensor(X).scatter(1, lib.tensor([[0, 1]]), lib.ones(1, 1, dtype=lib.float64))
+
+
+def test_scatter_and_scatter_add_in_place(lib):
+    x = lib.tensor(X)
+    index = lib.tensor([[0, 0], [3, 1]])
+    src = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)
+    assert x.scatter_add_(1, index, src) is x  # a repeated index adds up: 1 + 2 at [0][0]
+    assert x[:2].tolist() == [[-2.5, -4.5, -3.5, -2.5], [-1.5, 3.5, 0.5, 4.5]]
+    assert x.scatter_(0, lib.tensor([[2]]), -1.0) is x
+    assert x[2, 0].item() == -1.0
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+@pytest.mark.parametrize(
+    "reduce, expected", [("add", [4.0, 7.0, 1.0]), ("multiply", [3.0, 8.0, 1.0])]
+)
+def test_scatter_with_reduce(lib, reduce, expected):
+    x = lib.ones(3, dtype=lib.float64)
+    src = lib.tensor([2.0, 3.0, 4.0], dtype=lib.float64)
+    out = x.scatter(0, lib.tensor([1, 0, 1]), src, reduce=reduce)
+    assert out.tolist() == expected
+    with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply"):
+        x.scatter(0, lib.tensor([1]), src, reduce="max")
+
+
+def test_scatter_with_reduce_has_no_derivative_as_in_pytorch(lib):
+    x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    out = (x * 1).scatter(0, lib.tensor([1, 0]), 2.0, reduce="add")
+    with pytest.raises(RuntimeError, match="derivative for .*scatter.* is not implemented"):
+        out.sum().backward()
+
+
+def test_scatter_gives_src_a_gradient_where_it_was_used():
+    # PyTorch raises in backward when index is smaller than src ("invalid gradient"); the elements
+    # of src that scatter did not use get gradient 0, and finite differences agree.
+    x = ag.tensor(X, requires_grad=True)
+    src = ag.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    index = ag.tensor([[0, 1], [3, 2]])
+    for op in (ag.scatter, ag.scatter_add):
+        assert gradcheck(lambda a, b, op=op: op(a, 1, index, b), (x, src))
+    ag.scatter(x, 1, index, src).sum().backward()
+    assert src.grad.tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]
+
+
+@pytest.mark.oracle
+def test_scatter_add_and_gather_gradients_with_repeated_indices(torch):
+    index = [[0, 0, 2], [1, 1, 1]]
+    _grads_match(torch, lambda L, a: a.gather(1, L.tensor(index)), X)
+    _grads_match(torch, lambda L, a, b: a.scatter_add(1, L.tensor(index), b), X[:2], X[:2, :3])
+    _grads_match(torch, lambda L, a: (a * 2).scatter_(0, L.tensor([[2, 0, 1, 0]]), 0.5), X)
+
+
+def test_gather_scatter_gradcheck_second_order():
+    x = ag.tensor(X, requires_grad=True)
+    src = ag.tensor(X[:2, :2] * 0.5, requires_grad=True)
+    index = ag.tensor([[1, 3], [0, 0]])
+    assert gradgradcheck(lambda a: a.gather(1, index) ** 2, (x,))
+    assert gradgradcheck(lambda a, b: ag.scatter_add(a, 1, index, b) ** 2, (x, src))
+    assert gradgradcheck(lambda a, b: ag.scatter(a, 1, index[:, :1], b) ** 2, (x, src))
+
+
+@pytest.mark.oracle
+def test_take_along_dim_broadcasts_and_flattens(torch):
+    _grads_match(torch, lambda L, a: L.take_along_dim(a, L.tensor([[0], [3], [1]]), 1), X)
+    _grads_match(torch, lambda L, a: L.take_along_dim(a, L.tensor([[2, 0]]), dim=-1), X)
+    _grads_match(torch, lambda L, a: L.take_along_dim(a, L.tensor([[11, 0], [5, 5]])), X)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        ag.take_along_dim(ag.tensor(X), ag.tensor([0]), 1)
+
+
+# ---- index_select -----------------------------------------------------------------------------------
+
+
+def test_index_select_keyword_forms_and_errors(lib):
+    x = lib.tensor(X)
+    expected = lib.index_select(x, 0, lib.tensor([2, 0, 2]))
+    _same(x.index_select(dim=-2, index=lib.tensor([2, 0, 2])), expected)
+    _same(lib.index_select(x, 1, lib.tensor([], dtype=lib.int64)), lib.zeros(3, 0, dtype=x.dtype))
+    _same(x.index_select(0, lib.tensor(1)), x[1:2])  # a 0-d index is one index
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_select(0, lib.tensor([3]))
+    with pytest.raises(IndexError, match="Index is supposed to be a vector"):
+        x.index_select(0, lib.tensor([[0]]))
+    with pytest.raises(RuntimeError, match="int32 or int64|int32/int64"):
+        x.index_select(0, lib.tensor([0.0]))
+
+
+@pytest.mark.oracle
+def test_index_select_gradient_adds_up_repeats(torch):
+    _grads_match(torch, lambda L, a: a.index_select(1, L.tensor([3, 3, 0])), X)
+    x = ag.tensor(X, requires_grad=True)
+    assert gradgradcheck(lambda a: a.index_select(0, ag.tensor([1, 1])) ** 2, (x,))
+
+
+# ---- masked_fill, masked_select ------------------------------------------------------------------
+
+
+def test_masked_fill_broadcasts_the_mask_and_fills_in_place(lib):
+    x = lib.tensor(X)
+    row = lib.tensor([True, False, False, True])
+    out = x.masked_fill(row, 0.0)
+    assert out[:, 0].tolist() == [0.0, 0.0, 0.0] and out[:, 1].tolist() == x[:, 1].tolist()
+    assert x.masked_fill_(row, lib.tensor(7.0, dtype=lib.float64)) is x
+    assert x[:, 3].tolist() == [7.0, 7.0, 7.0]
+    ints = lib.tensor([1, 2, 3]).masked_fill(lib.tensor([False, True, False]), 9)
+    assert ints.tolist() == [1, 9, 3] and ints.dtype == lib.int64
+
+
+def test_masked_fill_errors(lib):
+    x = lib.tensor(X)
+    with pytest.raises(RuntimeError, match="only supports boolean masks"):
+        x.masked_fill(lib.ones(3, 4), 1.0)
+    with pytest.raises(RuntimeError, match="0-dimensional value tensor"):
+        x.masked_fill(x > 0, lib.ones(2, dtype=lib.float64))
+
+
+@pytest.mark.oracle
+def test_masked_fill_gradient_reaches_a_tensor_value(torch):
+    mask = [[True, False, False, True]]
+    fill = lambda L, a, v: a.masked_fill(L.tensor(mask), v)  # noqa: E731
+    _grads_match(torch, fill, X, np.array(1.5))
+    _grads_match(torch, lambda L, a, v: (a * 1).masked_fill_(L.tensor(mask), v), X, np.array(1.5))
+    x, v = ag.tensor(X, requires_grad=True), ag.tensor(0.5, dtype=ag.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: fill(ag, a, b), (x, v))
+
+
+@pytest.mark.oracle
+def test_masked_select_broadcasts_and_sends_the_gradient_back(torch):
+    _grads_match(torch, lambda L, a: a.masked_select(a > 0), X)
+    _grads_match(torch, lambda L, a: L.masked_select(a, L.tensor([[True], [False], [True]])), X)
+    _grads_match(torch, lambda L, a: a[0].masked_select(L.tensor([[True], [False]])), X)
+    empty = ag.tensor(X).masked_select(ag.zeros(3, 4, dtype=ag.bool))
+    _same(empty, torch.tensor(X).masked_select(torch.zeros(3, 4, dtype=torch.bool)))
