@@ -249,3 +249,169 @@ def test_masked_select_broadcasts_and_sends_the_gradient_back(torch):
     _grads_match(torch, lambda L, a: a[0].masked_select(L.tensor([[True], [False]])), X)
     empty = ag.tensor(X).masked_select(ag.zeros(3, 4, dtype=ag.bool))
     _same(empty, torch.tensor(X).masked_select(torch.zeros(3, 4, dtype=torch.bool)))
+
+
+# ---- nonzero, argwhere ---------------------------------------------------------------------------
+
+
+def test_nonzero_and_argwhere_forms(lib):
+    x = lib.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
+    expected = [[0, 1], [1, 0], [1, 2]]
+    assert x.nonzero().tolist() == expected and x.nonzero().dtype == lib.int64
+    assert lib.argwhere(x).tolist() == expected and x.argwhere().tolist() == expected
+    rows, cols = lib.nonzero(x, as_tuple=True)
+    assert rows.tolist() == [0, 1, 1] and cols.tolist() == [1, 0, 2]
+    assert x[x.nonzero(as_tuple=True)].tolist() == [1.5, 2.0, -1.0]  # ready for indexing
+    assert tuple(lib.tensor(3.0).nonzero().shape) == (1, 0)  # a 0-d tensor: PyTorch's shapes
+    assert tuple(lib.tensor(0.0).nonzero().shape) == (0, 0)
+    assert tuple(lib.zeros(2, 0).nonzero().shape) == (0, 2)
+    assert not x.requires_grad or x.nonzero().grad_fn is None
+
+
+# ---- triangles, flip, roll, repeat, t ------------------------------------------------------------
+
+
+def test_tril_triu_diagonals_and_in_place(lib):
+    x = lib.tensor(X)
+    assert x.tril().tolist()[0] == [-5.5, 0.0, 0.0, 0.0]
+    assert lib.triu(x, diagonal=2).tolist()[0] == [0.0, 0.0, -3.5, -2.5]
+    assert x.tril(-1).tolist()[0] == [0.0] * 4
+    ints = lib.ones(2, 2, dtype=lib.int64).triu()
+    assert ints.tolist() == [[1, 1], [0, 1]] and ints.dtype == lib.int64
+    assert x.triu_(1) is x and x.tolist()[1] == [0.0, 0.0, 0.5, 1.5]
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        lib.ones(3).tril()
+
+
+def test_in_place_tril_of_a_leaf_that_requires_grad_is_refused(lib):
+    x = lib.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x.tril_()
+
+
+def test_flip_and_roll_forms(lib):
+    x = lib.arange(6).reshape(2, 3)
+    assert x.flip(0).tolist() == [[3, 4, 5], [0, 1, 2]]
+    assert lib.flip(x, dims=(0, -1)).tolist() == [[5, 4, 3], [2, 1, 0]]
+    assert x.flip([1]).tolist() == [[2, 1, 0], [5, 4, 3]]
+    assert x.roll(1).tolist() == [[5, 0, 1], [2, 3, 4]]  # no dims: rolled as if flattened
+    assert lib.roll(x, shifts=(1, -1), dims=(0, 1)).tolist() == [[4, 5, 3], [1, 2, 0]]
+    assert x.roll(4, -1).tolist() == [[2, 0, 1], [5, 3, 4]]  # shifts wrap around
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times"):
+        x.flip(0, 0)
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        x.roll((1, 2), (0,))
+    with pytest.raises(IndexError, match="out of range"):
+        x.roll(1, 2)
+
+
+def test_flip_is_a_copy(lib):
+    x = lib.arange(3)
+    y = x.flip(0)
+    y[0] = 7
+    assert x.tolist() == [0, 1, 2]
+
+
+def test_repeat_forms_and_errors(lib):
+    x = lib.tensor([[1, 2]])
+    assert x.repeat(2, 2).tolist() == [[1, 2, 1, 2], [1, 2, 1, 2]]
+    assert tuple(x.repeat((2, 1, 3)).shape) == (2, 1, 6)
+    assert tuple(x.repeat(0, 1).shape) == (0, 2)
+    y = x.repeat(1, 1)
+    y[0, 0] = 9
+    assert x.tolist() == [[1, 2]]  # always a copy
+    with pytest.raises(RuntimeError, match="can not be smaller than number of dimensions"):
+        x.repeat(2)
+    assert not hasattr(lib, "repeat")  # a Tensor method only, as in PyTorch
+
+
+def test_t_of_vectors_matrices_and_more(lib):
+    assert lib.tensor([[1, 2, 3]]).t().tolist() == [[1], [2], [3]]
+    assert lib.tensor([1, 2]).t().tolist() == [1, 2]
+    assert lib.tensor(5).t().item() == 5
+    with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions"):
+        lib.ones(2, 2, 2).t()
+
+
+# ---- diagonals and trace ---------------------------------------------------------------------------
+
+
+def test_diag_builds_a_matrix_or_reads_a_diagonal(lib):
+    v = lib.tensor([1, 2])
+    assert lib.diag(v).tolist() == [[1, 0], [0, 2]]
+    assert v.diag(1).tolist() == [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    assert v.diag(diagonal=-1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+    m = lib.arange(12).reshape(3, 4)
+    assert m.diag().tolist() == [0, 5, 10] and m.diag(2).tolist() == [2, 7]
+    assert m.diag(-2).tolist() == [8] and m.diag(9).tolist() == []
+    with pytest.raises(RuntimeError, match="Supports 1D or 2D tensors"):
+        lib.ones(2, 2, 2).diag()
+
+
+def test_diagonal_dims_and_its_view(lib):
+    x = lib.arange(24).reshape(2, 3, 4)
+    assert x.diagonal().tolist() == [[0, 16], [1, 17], [2, 18], [3, 19]]  # the diagonal goes last
+    assert lib.diagonal(x, offset=1, dim1=-1, dim2=-2).tolist() == [[4, 9], [16, 21]]
+    assert tuple(x.diagonal(7).shape) == (4, 0)
+    y = lib.zeros(3, 3)
+    assert y.diagonal()._base is y  # a view of y, as in PyTorch
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical"):
+        x.diagonal(0, 1, -2)
+
+
+def test_writing_into_a_diagonal_view_is_refused_not_lost():
+    # PyTorch writes through the view into x; our diagonal is a read-only view (numpy's), so an
+    # in-place write raises instead of silently missing x.
+    x = ag.zeros(3, 3)
+    with pytest.raises(RuntimeError, match="clone"):
+        x.diagonal().fill_(1.0)
+
+
+def test_trace_dtypes_and_errors(lib):
+    assert lib.tensor([[1, 2], [3, 4]]).trace().item() == 5
+    assert lib.tensor([[1, 2], [3, 4]]).trace().dtype == lib.int64
+    assert lib.trace(lib.arange(6.0).reshape(2, 3)).item() == 4.0  # a rectangle: its diagonal
+    with pytest.raises(RuntimeError, match="expected a matrix"):
+        lib.ones(3).trace()
+
+
+@pytest.mark.oracle
+def test_diagonal_gradients_second_order():
+    x = ag.tensor(np.arange(24.0).reshape(2, 3, 4) / 7, requires_grad=True)
+    for call in (
+        lambda a: a.diagonal(1, 0, 2) ** 2,
+        lambda a: a.diagonal(-1, 2, 1) ** 2,
+        lambda a: a[0].diag() ** 2,
+        lambda a: a[0, 0].diag(-1) ** 2,
+        lambda a: a[1].trace() ** 2,
+    ):
+        assert gradgradcheck(call, (x,))
+
+
+# ---- grids and broadcasting ------------------------------------------------------------------------
+
+
+def test_meshgrid_indexing_forms(lib):
+    x, y = lib.tensor([1, 2, 3]), lib.tensor([10, 20])
+    rows, cols = lib.meshgrid(x, y, indexing="ij")
+    assert rows.tolist() == [[1, 1], [2, 2], [3, 3]] and cols.tolist() == [[10, 20]] * 3
+    gx, gy = lib.meshgrid([x, y], indexing="xy")  # x along the columns
+    assert gx.tolist() == [[1, 2, 3]] * 2 and gy.tolist() == [[10, 10, 10], [20, 20, 20]]
+    (only,) = lib.meshgrid(x, indexing="xy")
+    assert only.tolist() == [1, 2, 3]
+    assert tuple(lib.meshgrid(lib.tensor(5), y, indexing="ij")[0].shape) == (1, 2)
+    with pytest.raises(RuntimeError, match='indexing must be one of "xy" or "ij"'):
+        lib.meshgrid(x, y, indexing="yx")
+    with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor"):
+        lib.meshgrid(lib.ones(2, 2), indexing="ij")
+
+
+def test_broadcast_tensors(lib):
+    a, b = lib.ones(2, 1), lib.tensor([1.0, 2.0, 3.0])
+    big_a, big_b = lib.broadcast_tensors(a, b)
+    assert tuple(big_a.shape) == tuple(big_b.shape) == (2, 3)
+    assert big_b.tolist() == [[1.0, 2.0, 3.0]] * 2
+    c = lib.ones(2, 3)
+    assert lib.broadcast_tensors(c, b)[0] is c  # already the shape: the tensor itself
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        lib.broadcast_tensors(lib.ones(2), lib.ones(3))

@@ -448,3 +448,25 @@ def masked_select(input, mask):
             f"input's {list(input.shape)}"
         ) from None
     return MaskedSelect.apply(input, mask=mask)
+
+
+# ---- where the non-zero elements are ----------------------------------------------------------------
+
+
+@public("nonzero", method=True)
+def nonzero(input, *, as_tuple=False):
+    """The indices of the non-zero elements: one row [i, j, ...] per element (int64, never
+    differentiable); as_tuple=True: one index tensor per dim, ready for x[...]."""
+    data = input._data
+    flat = data.reshape(1) if data.ndim == 0 else data  # a 0-d tensor counts as one element
+    places = np.nonzero(flat)
+    if as_tuple:
+        return tuple(_make(p.astype(np.int64, copy=False)) for p in places)
+    if data.ndim == 0:  # PyTorch: shape (1, 0) for a non-zero number, (0, 0) for zero
+        return _make(np.zeros_like(places[0], dtype=np.int64, shape=(places[0].shape[0], 0)))
+    return _make(np.stack(places, axis=1).astype(np.int64, copy=False))
+
+
+@public("argwhere", method=True)
+def argwhere(input):
+    return nonzero(input)
