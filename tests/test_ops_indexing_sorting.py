@@ -415,3 +415,109 @@ def test_broadcast_tensors(lib):
     assert lib.broadcast_tensors(c, b)[0] is c  # already the shape: the tensor itself
     with pytest.raises(RuntimeError, match="must match the size of tensor b"):
         lib.broadcast_tensors(lib.ones(2), lib.ones(3))
+
+
+# ---- sort, argsort, msort, topk --------------------------------------------------------------------
+
+TIES = [3.0, 1.0, 3.0, 2.0, 1.0, 3.0, float("nan"), 2.0, 1.0]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("stable", [False, True])
+def test_sort_keeps_ties_in_order_and_puts_nan_last_as_pytorch(lib, descending, stable):
+    values, indices = lib.tensor(TIES).sort(descending=descending, stable=stable)
+    ascending = [1, 4, 8, 3, 7, 0, 2, 5, 6]  # PyTorch's CPU order (printed by torch 2.13)
+    assert indices.tolist() == ([6, 0, 2, 5, 3, 7, 1, 4, 8] if descending else ascending)
+    assert values.tolist()[1 if descending else 0] == (3.0 if descending else 1.0)
+
+
+def test_sort_forms(lib):
+    x = lib.tensor([[3, 1, 2], [0, 2, 2]])
+    by_column = lib.sort(x, dim=0, descending=True)
+    assert by_column.values.tolist() == [[3, 2, 2], [0, 1, 2]]
+    assert by_column.indices.tolist() == [[0, 1, 0], [1, 0, 1]]
+    values, indices = x.sort(-1)
+    assert values.dtype == lib.int64 and indices.dtype == lib.int64
+    assert lib.argsort(x, dim=1, descending=True).tolist() == [[0, 2, 1], [1, 2, 0]]
+    assert x.argsort(stable=True).tolist() == [[1, 2, 0], [0, 1, 2]]
+    assert lib.msort(x).tolist() == [[0, 1, 2], [3, 2, 2]]
+    assert lib.sort(lib.tensor(5.0)).indices.item() == 0
+    assert lib.sort(lib.tensor([True, False])).indices.tolist() == [1, 0]
+    assert "return_types.sort(" in repr(x.sort())
+
+
+def test_topk_forms_and_errors(lib):
+    x = lib.tensor([[1.0, 5.0, 2.0], [3.0, 0.0, 4.0]])
+    top = x.topk(2)
+    assert top.values.tolist() == [[5.0, 2.0], [4.0, 3.0]] and top.indices.tolist() == [
+        [1, 2],
+        [2, 0],
+    ]
+    low = lib.topk(x, k=1, dim=0, largest=False)
+    assert low.values.tolist() == [[1.0, 0.0, 2.0]] and low.indices.tolist() == [[0, 1, 0]]
+    assert tuple(x.topk(0).values.shape) == (2, 0)
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        x.topk(4)
+
+
+def test_topk_with_ties_gives_the_tied_values():
+    # Values always equal PyTorch's; among tied values PyTorch's CPU topk picks by its selection
+    # algorithm (partial sort), we pick the earlier element, as sort does.
+    values, indices = ag.tensor(TIES).topk(3)
+    assert values.tolist()[1:] == [3.0, 3.0] and indices.tolist() == [6, 0, 2]
+
+
+@pytest.mark.oracle
+def test_sort_and_topk_gradients_go_back_where_the_values_came_from(torch):
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    _grads_match(torch, lambda L, a: a.sort(0, descending=True).values, x)
+    _grads_match(torch, lambda L, a: L.sort(a, stable=True).values, x)
+    _grads_match(torch, lambda L, a: a.topk(2, dim=0, largest=False).values, x)
+    _grads_match(torch, lambda L, a: L.msort(a), x)
+    leaf = ag.tensor(x, requires_grad=True)
+    assert gradgradcheck(lambda a: a.topk(3).values ** 2, (leaf,))
+
+
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
+def test_sorting_refuses_cuda_tensors_with_the_fix():
+    x = ag.tensor([3.0, 1.0], device="cuda")
+    for call in (x.sort, x.argsort, lambda: x.topk(1), x.unique, x.unique_consecutive):
+        with pytest.raises(RuntimeError, match="not implemented for CUDA tensors.*cpu"):
+            call()
+
+
+# ---- unique, unique_consecutive ------------------------------------------------------------------
+
+
+def test_unique_forms(lib):
+    x = lib.tensor([3, 1, 2, 3, 1])
+    assert lib.unique(x).tolist() == [1, 2, 3] and x.unique(sorted=True).tolist() == [1, 2, 3]
+    values, inverse, counts = lib.unique(x, return_inverse=True, return_counts=True)
+    assert inverse.tolist() == [2, 0, 1, 2, 0] and counts.tolist() == [2, 1, 2]
+    assert values[inverse].tolist() == x.tolist()  # inverse rebuilds the input
+    rows, inverse = lib.tensor([[1, 2], [1, 2], [0, 5]]).unique(dim=0, return_inverse=True)
+    assert rows.tolist() == [[0, 5], [1, 2]] and inverse.tolist() == [1, 1, 0]
+    matrix_inverse = lib.unique(lib.tensor([[1, 2], [2, 1]]), return_inverse=True)[1]
+    assert matrix_inverse.tolist() == [[0, 1], [1, 0]]  # the input's shape
+    assert lib.unique(lib.tensor([1.0, float("nan"), float("nan")])).numel() == 3  # NaNs differ
+    empty = lib.unique(lib.tensor([]), return_counts=True)
+    assert empty[0].numel() == 0 and empty[1].dtype == lib.int64
+
+
+def test_unique_consecutive_forms(lib):
+    x = lib.tensor([1, 1, 2, 2, 3, 1, 1])
+    values, inverse, counts = lib.unique_consecutive(x, return_inverse=True, return_counts=True)
+    assert values.tolist() == [1, 2, 3, 1] and counts.tolist() == [2, 2, 1, 2]
+    assert inverse.tolist() == [0, 0, 1, 1, 2, 3, 3]
+    rows, counts = lib.tensor([[1, 1], [1, 1], [2, 3]]).unique_consecutive(
+        dim=0, return_counts=True
+    )
+    assert rows.tolist() == [[1, 1], [2, 3]] and counts.tolist() == [2, 1]
+
+
+def test_unique_has_no_derivative_as_in_pytorch(lib):
+    x = lib.tensor([1.0, 2.0, 1.0], requires_grad=True)
+    for out in (x.unique(), x.unique_consecutive(), lib.unique(x.reshape(3, 1), dim=0)):
+        assert out.requires_grad
+        with pytest.raises(NotImplementedError, match="the derivative for .* is not implemented"):
+            out.sum().backward()

@@ -6,6 +6,7 @@
     shape.py        reshape, transpose, cat, split, indexing, ...
     indexing.py     gather, scatter, index_select, masked_fill: picking by an index tensor
     rearrange.py    tril, flip, roll, repeat, diagonal, trace, meshgrid: elements moved
+    sorting.py      sort, argsort, topk, unique
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
     scalar.py       what an elementwise op computes for one element (its `kernel`)
@@ -27,6 +28,7 @@ from . import (  # noqa: F401 - the records
     rearrange,
     reduction,
     shape,
+    sorting,
 )
 from .registry import functions as _functions
 

@@ -234,6 +234,15 @@ OPS = from_records() + [
         "StackBackward0", arity=2, shapes=(((3,), (2,)), ((), (2,)))),
     _op("broadcast_tensors", lambda lib, a, b: lib.stack(lib.broadcast_tensors(a, b)), "shape",
         "StackBackward0", arity=2, shapes=(((2, 3), (3,)), ((2, 1), (1, 3)))),
+    # ---- sorting (ops/sorting.py; CPU only: tests/test_cuda_ops.py lists them as NOT_ON_CUDA) --
+    _op("sort", lambda lib, a: a.sort().values, "shape", "SortBackward0", shapes="any"),
+    _op("sort_descending", lambda lib, a: lib.sort(a, dim=0, descending=True, stable=True)[0],
+        "shape", "SortBackward1", shapes="nonempty"),
+    _op("msort", lambda lib, a: lib.msort(a), "shape", "SortBackward0", shapes="nonempty"),
+    _op("topk", lambda lib, a: a.topk(2).values, "shape", "TopkBackward0",
+        shapes=(((3,),), ((2, 4),))),
+    _op("topk_smallest", lambda lib, a: lib.topk(a, 2, dim=0, largest=False, sorted=True)[0],
+        "shape", "TopkBackward0", shapes=(((3, 2),), ((2, 1, 3),))),
     # ---- linear algebra -------------------------------------------------------------------------
     _op("matmul", lambda lib, a, b: a @ b, "linalg", "", arity=2, shapes=MATMUL_SHAPES),
     _op("mm", lambda lib, a, b: lib.mm(a, b), "linalg", "MmBackward0", arity=2,
