@@ -521,3 +521,93 @@ def test_unique_has_no_derivative_as_in_pytorch(lib):
         assert out.requires_grad
         with pytest.raises(NotImplementedError, match="the derivative for .* is not implemented"):
             out.sum().backward()
+
+
+# ---- moving dims, and shape ops in place ---------------------------------------------------------
+
+
+def test_movedim_moveaxis_swapdims_forms_and_errors(lib):
+    x = lib.zeros(2, 3, 4)
+    assert tuple(lib.movedim(x, 0, -1).shape) == (3, 4, 2)
+    assert tuple(x.moveaxis((0, 1), (2, 0)).shape) == (3, 4, 2)
+    assert tuple(lib.moveaxis(x, source=-1, destination=0).shape) == (4, 2, 3)
+    assert tuple(lib.swapdims(x, 0, 2).shape) == (4, 3, 2) == tuple(x.swapaxes(0, -1).shape)
+    with pytest.raises(RuntimeError, match="repeated dim in `source`"):
+        lib.movedim(x, (0, 0), (1, 2))
+    with pytest.raises(RuntimeError, match="same number of dims"):
+        lib.movedim(x, (0, 1), (2,))
+    with pytest.raises(IndexError):
+        lib.movedim(x, 3, 0)
+
+
+@pytest.mark.parametrize(
+    "call, shape, node",
+    [
+        (lambda y: y.unsqueeze_(0), (1, 1, 2, 3), "UnsqueezeBackward1"),
+        (lambda y: y.squeeze_(), (2, 3), "SqueezeBackward3"),
+        (lambda y: y.squeeze_(0), (2, 3), "SqueezeBackward4"),
+        (lambda y: y.transpose_(-1, 1), (1, 3, 2), "TransposeBackward1"),
+        (lambda y: y.swapaxes_(1, 2), (1, 3, 2), "TransposeBackward1"),
+        (lambda y: y.swapdims_(2, 1), (1, 3, 2), "TransposeBackward1"),
+        (lambda y: y[0].t_(), (3, 2), "TBackward1"),
+    ],
+    ids=["unsqueeze_", "squeeze_", "squeeze_dim", "transpose_", "swapaxes_", "swapdims_", "t_"],
+)
+def test_in_place_shape_ops_on_a_non_leaf_record_a_view_op(lib, call, shape, node):
+    x = lib.tensor(np.arange(6.0).reshape(1, 2, 3), requires_grad=True)
+    y = x * 2
+    before = y._version
+    target = call(y)
+    assert tuple(target.shape) == shape and target.grad_fn.name() == node
+    assert target._version == before + 1
+    weights = lib.tensor(np.arange(1.0, 7.0).reshape(shape), dtype=x.dtype)
+    (target * weights).sum().backward()
+    assert x.grad is not None and tuple(x.grad.shape) == (1, 2, 3)
+
+
+@pytest.mark.oracle
+def test_in_place_shape_ops_give_pytorch_gradients(torch):
+    weights = np.arange(1.0, 7.0)
+    for call in (
+        lambda y: y.unsqueeze_(1),
+        lambda y: y.transpose_(0, 1),
+        lambda y: y.t_(),
+        lambda y: y.unsqueeze_(0).squeeze_(0),
+    ):
+        grads = []
+        for lib in (ag, torch):
+            x = lib.tensor(np.arange(6.0).reshape(2, 3) / 3, requires_grad=True)
+            y = x * x
+            assert call(y) is y  # the method returns the tensor itself
+            w = lib.tensor(weights.reshape(tuple(y.shape)))
+            (y * w).sum().backward()
+            grads.append((tuple(y.shape), y.grad_fn.name(), x.grad))
+        (shape, node, grad), (t_shape, t_node, t_grad) = grads
+        assert (shape, node) == (t_shape, t_node)
+        _same(grad, t_grad)
+
+
+def test_in_place_shape_ops_refuse_a_leaf_that_requires_grad(lib):
+    x = lib.ones(2, 3, requires_grad=True)
+    for call in (lambda: x.unsqueeze_(0), lambda: x.t_(), lambda: x.transpose_(0, 1)):
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            call()
+    with lib.no_grad():  # as optimizers do: allowed
+        x.unsqueeze_(0)
+    assert tuple(x.shape) == (1, 2, 3) and x.is_leaf
+
+
+def test_in_place_shape_op_on_a_view_changes_the_view_only(lib):
+    base = lib.ones(2, 3)
+    row = base[0]
+    row.unsqueeze_(0)
+    assert tuple(row.shape) == (1, 3) and tuple(base.shape) == (2, 3)
+    row[0, 1] = 5.0  # still a view of base's storage
+    assert base[0, 1].item() == 5.0
+
+
+def test_in_place_shape_op_errors(lib):
+    with pytest.raises(IndexError):
+        lib.ones(2).unsqueeze_(3)
+    with pytest.raises(RuntimeError, match="expects a tensor with <= 2 dimensions"):
+        lib.ones(2, 2, 2).t_()

@@ -7,6 +7,7 @@
     indexing.py     gather, scatter, index_select, masked_fill: picking by an index tensor
     rearrange.py    tril, flip, roll, repeat, diagonal, trace, meshgrid: elements moved
     sorting.py      sort, argsort, topk, unique
+    inplace_shape.py  x.unsqueeze_(0), x.t_(), ...: x itself takes the new shape
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
     scalar.py       what an elementwise op computes for one element (its `kernel`)
@@ -22,6 +23,7 @@ from . import (  # noqa: F401 - the records
     compound,
     elementwise,
     indexing,
+    inplace_shape,
     linalg,
     loss,
     nn,
