@@ -268,6 +268,16 @@ def test_nonzero_and_argwhere_forms(lib):
     assert not x.requires_grad or x.nonzero().grad_fn is None
 
 
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
+def test_nonzero_and_argwhere_on_cuda_stay_on_the_gpu():
+    x = ag.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], device="cuda")
+    places = x.nonzero()
+    assert places.device == ag.device("cuda:0") and places.dtype == ag.int64
+    assert places.cpu().tolist() == [[0, 1], [1, 0], [1, 2]] == ag.argwhere(x).cpu().tolist()
+    rows, cols = x.nonzero(as_tuple=True)
+    assert rows.cpu().tolist() == [0, 1, 1] and cols.cpu().tolist() == [1, 0, 2]
+
+
 # ---- triangles, flip, roll, repeat, t ------------------------------------------------------------
 
 
