@@ -77,6 +77,11 @@ def test_the_index_error_says_how_to_fix_it():
         ag.tensor(X).gather(1, ag.tensor([[0.0]]))
 
 
+def test_gather_refuses_sparse_grad_by_name():
+    with pytest.raises(RuntimeError, match="sparse_grad=True"):
+        ag.tensor(X).gather(1, ag.tensor([[0]]), sparse_grad=True)
+
+
 @pytest.mark.parametrize("bad", [4, -1])
 def test_gather_and_scatter_refuse_an_index_out_of_range(lib, bad):
     x, index = lib.tensor(X), lib.tensor([[0, bad]])

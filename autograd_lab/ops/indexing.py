@@ -222,6 +222,11 @@ def _gather_args(op, input, dim, index, src=None):
 
 @public("gather", method=True)
 def gather(input, dim, index, *, sparse_grad=False):
+    if sparse_grad:
+        raise RuntimeError(
+            "gather(sparse_grad=True) is not supported: autograd_lab has no sparse tensors, so "
+            "the gradient is always dense. Fix: leave sparse_grad out (the values are the same)."
+        )
     dim, index = _gather_args("gather", input, dim, index)
     return Gather.apply(input, dim=dim, index=index)
 
