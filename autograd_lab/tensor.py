@@ -524,11 +524,6 @@ class Tensor:
     def mT(self):
         return _ops.transpose(self, -2, -1)
 
-    def t(self):
-        if self._data.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with at most 2 dims, got {self._data.ndim}")
-        return self.T if self._data.ndim == 2 else self
-
 
 def init(tensor, data, requires_grad=False):
     """Fill in the fields of a tensor made by a constructor (`Tensor(...)`, `Parameter(...)`):

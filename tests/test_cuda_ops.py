@@ -32,12 +32,19 @@ BROADCAST_SHAPES = ((2, 3), (3,), (2, 1))  # the first `arity` of them broadcast
 TOLERANCES = {"float64": (1e-12, 1e-14), "float32": (1e-5, 1e-6)}
 
 
+# Ops the CUDA backend has no kernel for yet. Each refuses a CUDA tensor with an error that names
+# it and says to sort on the CPU (tests/test_ops_indexing_sorting.py checks the error).
+NOT_ON_CUDA = {"sort", "sort_descending", "msort", "topk", "topk_smallest"}  # no sorting kernel
+
+
 def _shape_id(shapes):
     return ",".join("x".join(map(str, s)) or "scalar" for s in shapes)
 
 
 def _cases():
     for spec in OPS:
+        if spec.name in NOT_ON_CUDA:
+            continue
         if spec.shapes == "broadcast":
             examples = (BROADCAST_SHAPES[: spec.arity],)
         elif isinstance(spec.shapes, str):

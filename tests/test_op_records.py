@@ -30,7 +30,7 @@ def test_every_method_and_in_place_method_is_bound_from_the_records():
     for name, function in registry.methods().items():
         assert getattr(Tensor, name) is function, f"Tensor.{name}"
     for name, function in registry.inplace_methods().items():
-        x = ag.tensor([0.25, 0.5])
+        x = ag.tensor([[0.25, 0.5], [1.0, 2.0]] if name in ("tril", "triu") else [0.25, 0.5])
         expected = function(x.clone(), *_arguments(name))
         assert getattr(x, name + "_")(*_arguments(name)) is x, f"Tensor.{name}_ returns self"
         np.testing.assert_allclose(x.numpy(), expected.numpy(), err_msg=f"Tensor.{name}_")
@@ -50,6 +50,10 @@ def _arguments(name):
         return (ag.tensor([2.0, 3.0]), ag.tensor([4.0, 5.0]))
     if name == "lerp":
         return (ag.tensor([2.0, 3.0]), 0.5)
+    if name in ("scatter", "scatter_add"):
+        return (0, ag.tensor([1, 0]), ag.tensor([2.0, 3.0]))
+    if name == "masked_fill":
+        return (ag.tensor([True, False]), 1.5)
     return ()
 
 

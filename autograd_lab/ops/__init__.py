@@ -4,6 +4,10 @@
     compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
     shape.py        reshape, transpose, cat, split, indexing, ...
+    indexing.py     gather, scatter, index_select, masked_fill: picking by an index tensor
+    rearrange.py    tril, flip, roll, repeat, diagonal, trace, meshgrid: elements moved
+    sorting.py      sort, argsort, topk, unique
+    inplace_shape.py  x.unsqueeze_(0), x.t_(), ...: x itself takes the new shape
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
     scalar.py       what an elementwise op computes for one element (its `kernel`)
@@ -15,7 +19,19 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 (table.py) the tests are generated from.
 """
 
-from . import compound, elementwise, linalg, loss, nn, reduction, shape  # noqa: F401 - the records
+from . import (  # noqa: F401 - the records
+    compound,
+    elementwise,
+    indexing,
+    inplace_shape,
+    linalg,
+    loss,
+    nn,
+    rearrange,
+    reduction,
+    shape,
+    sorting,
+)
 from .registry import functions as _functions
 
 globals().update(_functions())  # tan, exp, add, ...: autograd_lab.ops.tan is autograd_lab.tan

@@ -20,16 +20,22 @@ import inspect
 from ..autograd.function import Op
 
 _public = {}  # name -> (function, is a method?, has an in-place method?), from @public
+_methods_only = (
+    set()
+)  # names of @public(..., function=False): Tensor methods, no autograd_lab.<name>
 _generated = {}  # op class -> the public function made from its record
 
 
-def public(*names, method=False, inplace=False):
+def public(*names, method=False, inplace=False, function=True):
     """Make a hand-written function public under `names` (default: its own name), and a Tensor
-    method (`method=True`) with an in-place twin (`inplace=True`).
+    method (`method=True`) with an in-place twin (`inplace=True`). `function=False`: a Tensor
+    method only, where PyTorch has no function of that name (x.repeat(2), no torch.repeat).
 
         @public("mul", "multiply", method=True, inplace=True)
         def mul(input, other): ...
     """
+
+    function_too = function
 
     def register(function):
         if "dim" in inspect.signature(function).parameters:
@@ -38,6 +44,8 @@ def public(*names, method=False, inplace=False):
             if name in _public or any(name in _names(cls) for cls in op_classes()):
                 raise RuntimeError(f"two ops are both public as {name!r}")
             _public[name] = (function, method, inplace)
+            if not function_too:
+                _methods_only.add(name)
         return function
 
     return register
@@ -62,7 +70,8 @@ def functions():
         for name in _names(cls):
             _add(found, name, _function_of(cls, name))
     for name, (function, _, _) in _public.items():
-        _add(found, name, function)
+        if name not in _methods_only:
+            _add(found, name, function)
     return found
 
 

@@ -361,7 +361,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
 
 
-@public("transpose", "swapaxes", method=True)
+@public("transpose", "swapaxes", "swapdims", method=True)
 def transpose(input, dim0, dim1):
     return Transpose.apply(input, dim0=_one_dim(dim0, input.ndim), dim1=_one_dim(dim1, input.ndim))
 
@@ -372,6 +372,27 @@ def permute(input, *dims):
     if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
         raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
     return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
+
+
+@public("movedim", "moveaxis", method=True)
+def movedim(input, source, destination):
+    """Move dim(s) `source` to position(s) `destination`; the other dims keep their order."""
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+            f"contain the same number of dims as destination ({list(destination)} dims)"
+        )
+    source = [_one_dim(d, input.ndim) for d in source]
+    destination = [_one_dim(d, input.ndim) for d in destination]
+    for name, dims in (("source", source), ("destination", destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    rest = iter(d for d in range(input.ndim) if d not in source)
+    moved = dict(zip(destination, source))
+    order = [moved[d] if d in moved else next(rest) for d in range(input.ndim)]
+    return Permute.apply(input, dims=tuple(order))
 
 
 @public("squeeze", method=True)

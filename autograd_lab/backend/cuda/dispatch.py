@@ -217,6 +217,7 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 implements(np.transpose)(lambda a, axes=None: shapes.transpose(a, axes))
 implements(np.swapaxes)(shapes.swapaxes)
 implements(np.squeeze)(shapes.squeeze)
+implements(np.diagonal)(shapes.diagonal)
 implements(np.expand_dims)(shapes.expand_dims)
 implements(np.broadcast_to)(lambda array, shape, subok=False: shapes.broadcast_to(array, shape))
 implements(np.ravel)(lambda a, order="C": shapes.reshape(a, -1))

@@ -119,6 +119,21 @@ def expand_dims(x, axis):
     return x.view_of(shape, strides, x.offset)
 
 
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """A read-only view of a diagonal (it becomes the last dim), as numpy's np.diagonal: one step
+    along the diagonal is one step along both axes, so its stride is the sum of theirs."""
+    (a,), (b,) = normalize_axes(axis1, x.ndim), normalize_axes(axis2, x.ndim)
+    if a == b:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    strides = x.element_strides
+    length = max(0, min(x.shape[a] + min(offset, 0), x.shape[b] - max(offset, 0)))
+    start = x.offset + (strides[b] * offset if offset > 0 else -strides[a] * offset)
+    keep = [d for d in range(x.ndim) if d not in (a, b)]
+    shape = tuple(x.shape[d] for d in keep) + (length,)
+    view_strides = tuple(strides[d] for d in keep) + (strides[a] + strides[b],)
+    return x.view_of(shape, view_strides, start if length else x.offset, writeable=False)
+
+
 def broadcast_to(x, shape):
     """A read-only view (stride 0 along the broadcast dims), as numpy's broadcast_to."""
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)

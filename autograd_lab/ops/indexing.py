@@ -1,0 +1,477 @@
+"""Picking elements by index and putting them back: gather/scatter, index_select, masked_fill.
+
+These ops take an *index tensor* (or a bool mask) beside the input. Their gradients come in pairs:
+picking elements out (gather) sends the gradient back by adding it in at the same places
+(scatter_add), and writing elements in (scatter) cuts the gradient off at the places overwritten.
+
+    >>> x = autograd_lab.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.gather(1, autograd_lab.tensor([[1], [0]]))     # row i takes column index[i][0]
+    tensor([[2.],
+            [3.]])
+
+gather and scatter name their element with the index's *own* position in every dim but `dim`,
+and the index's value along `dim`: out[i][j] = input[i][index[i][j]] for dim=1.
+"""
+
+import numpy as np
+
+from .. import storage
+from ..autograd.function import Op
+from ..tensor import Tensor, _make
+from .registry import public
+from .shape import IndexPut, _one_dim
+
+# ---- checking an index ------------------------------------------------------------------------------
+
+
+def _index_array(index, op):
+    """The numpy (or CUDA) array of an index tensor, after checking it is integer."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            f"{op}(): Expected dtype int32/int64 for index, got {index.dtype}. An index must hold "
+            "whole numbers. Fix: convert it with index.long()."
+        )
+    return index._data
+
+
+def _check_bounds(index, size, dim, op):
+    """Every index value must name an element: 0 <= value < size (PyTorch does not wrap -1)."""
+    if index.size == 0:
+        return
+    low, high = int(np.min(index)), int(np.max(index))
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
+        raise RuntimeError(
+            f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}. "
+            f"Index values must lie in 0..{size - 1}."
+        )
+
+
+def _check_index_shape(input, index, dim, op, src=None):
+    """PyTorch's rule for gather/scatter: index has input's number of dims, and is no larger than
+    input in the other dims (no larger than src in any)."""
+    if index.ndim != max(input.ndim, 1) and not (index.ndim == 0 and input.ndim <= 1):
+        raise RuntimeError(
+            f"{op}(): Index tensor must have the same number of dimensions as input tensor "
+            f"(index has {index.ndim}, input has {input.ndim}). Fix: unsqueeze or reshape the index."
+        )
+    for d in range(index.ndim):
+        if d != dim and input.ndim and index.shape[d] > input.shape[d]:
+            raise RuntimeError(
+                f"{op}(): Size does not match at dimension {d}: expected index "
+                f"{list(index.shape)} to be no larger than self {list(input.shape)} apart from "
+                f"dimension {dim}"
+            )
+        if src is not None and src.ndim and index.shape[d] > src.shape[d]:
+            raise RuntimeError(
+                f"{op}(): Expected index {list(index.shape)} to be no larger than src "
+                f"{list(src.shape)} in any dimension (scatter writes src[i][j] for each index[i][j])"
+            )
+
+
+def _positions(index, dim):
+    """The full numpy index of the elements gather/scatter touch: `index` itself along `dim`, and
+    along every other dim d the position 0, 1, ... of the index element in d."""
+    parts = []
+    for d, size in enumerate(index.shape):
+        if d == dim:
+            parts.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[d] = size
+            arange = storage.new(np.arange, size, dtype=np.int64, device=storage.device_of(index))
+            parts.append(arange.reshape(shape))
+    return tuple(parts)
+
+
+def _leading(src, shape):
+    """The leading block of `src` of `shape` (scatter uses only as much of src as index covers)."""
+    return src[tuple(slice(0, s) for s in shape)]
+
+
+def _grown(part, shape):
+    """`part` as the leading block of a zero tensor of `shape`: src's gradient when scatter used
+    only part of src (PyTorch raises there; zeros are the gradient of the unused elements)."""
+    if tuple(part.shape) == tuple(shape):
+        return part
+    corner = tuple(slice(0, s) for s in part.shape)
+    return IndexPut.apply(_zeros(shape, part), part, index=corner)
+
+
+def _zeros(shape, like):
+    """Zeros of `shape` with the dtype and device of the tensor `like`."""
+    return _make(np.zeros_like(like._data, shape=shape))
+
+
+# ---- gather and the scatters --------------------------------------------------------------------
+
+
+class Gather(Op):
+    node_name = "GatherBackward0"
+    derivative = "the gradient is added back at the gathered places (scatter_add)"
+
+    @staticmethod
+    def forward(ctx, input, dim, index):
+        ctx.shape, ctx.dim, ctx.index = input._data.shape, dim, index
+        data = input._data.reshape(1) if input._data.ndim == 0 else input._data
+        index = index._data
+        return data[_positions(index.reshape(-1) if index.ndim == 0 else index, dim)].reshape(
+            index.shape
+        )
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = _zeros(ctx.shape, grad)
+        return ScatterAdd.apply(zeros, grad, dim=ctx.dim, index=ctx.index)
+
+
+class ScatterAdd(Op):
+    node_name = "ScatterAddBackward0"
+    derivative = "1 for input; for src, the gradient at the places src was added to"
+
+    @staticmethod
+    def forward(ctx, input, src, dim, index):
+        ctx.dim, ctx.index, ctx.src_shape = dim, index, src._data.shape
+        out = input._data.copy()
+        index = index._data.reshape(-1) if index.ndim == 0 else index._data
+        flat = out.reshape(1) if out.ndim == 0 else out  # a view: the writes land in `out`
+        np.add.at(flat, _positions(index, dim), _leading(src._data, index.shape))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, _grown(Gather.apply(grad, dim=ctx.dim, index=ctx.index), ctx.src_shape)
+
+
+class Scatter(Op):
+    """scatter with a src tensor: the overwritten places of input get no gradient; src gets the
+    gradient of the places it was written to."""
+
+    node_name = "ScatterBackward0"
+    derivative = "input: 0 at the overwritten places, 1 elsewhere; src: 1 where it was written"
+
+    @staticmethod
+    def forward(ctx, input, src, dim, index):
+        ctx.dim, ctx.index, ctx.src_shape = dim, index, src._data.shape
+        out = input._data.copy()
+        index = index._data.reshape(-1) if index.ndim == 0 else index._data
+        flat = out.reshape(1) if out.ndim == 0 else out
+        flat[_positions(index, dim)] = _leading(src._data, index.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_input = ScatterValue.apply(grad, dim=ctx.dim, index=ctx.index, value=0.0)
+        grad_src = _grown(Gather.apply(grad, dim=ctx.dim, index=ctx.index), ctx.src_shape)
+        return grad_input, grad_src
+
+
+class ScatterValue(Op):
+    """scatter with a number: the overwritten places get no gradient."""
+
+    node_name = "ScatterBackward1"
+    derivative = "0 at the overwritten places, 1 elsewhere"
+
+    @staticmethod
+    def forward(ctx, input, dim, index, value):
+        ctx.dim, ctx.index = dim, index
+        out = input._data.copy()
+        index = index._data.reshape(-1) if index.ndim == 0 else index._data
+        flat = out.reshape(1) if out.ndim == 0 else out
+        flat[_positions(index, dim)] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScatterValue.apply(grad, dim=ctx.dim, index=ctx.index, value=0.0)
+
+
+class ScatterReduce(Op):
+    """scatter(..., reduce='add' | 'multiply'): PyTorch computes it but has no derivative for it."""
+
+    node_name = "NotImplemented"  # what PyTorch records, and its backward raises, as ours does
+
+    @staticmethod
+    def forward(ctx, input, dim, index, src, reduce):
+        out = input._data.copy()
+        index = index._data.reshape(-1) if index.ndim == 0 else index._data
+        flat = out.reshape(1) if out.ndim == 0 else out
+        values = _leading(src._data, index.shape) if isinstance(src, Tensor) else src
+        combine = np.add if reduce == "add" else np.multiply
+        combine.at(flat, _positions(index, dim), values)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "derivative for scatter with reduce= is not implemented (PyTorch has none either). "
+            "Fix: for reduce='add' use scatter_add, which is differentiable."
+        )
+
+
+def _gather_args(op, input, dim, index, src=None):
+    """Normalize dim and check index (and src) as PyTorch does."""
+    dim = _one_dim(dim, input.ndim)
+    array = _index_array(index, op)
+    _check_index_shape(input._data, array, dim, op, None if src is None else src._data)
+    _check_bounds(array, input._data.shape[dim] if input.ndim else 1, dim, op)
+    return dim, index
+
+
+@public("gather", method=True)
+def gather(input, dim, index, *, sparse_grad=False):
+    if sparse_grad:
+        raise RuntimeError(
+            "gather(sparse_grad=True) is not supported: autograd_lab has no sparse tensors, so "
+            "the gradient is always dense. Fix: leave sparse_grad out (the values are the same)."
+        )
+    dim, index = _gather_args("gather", input, dim, index)
+    return Gather.apply(input, dim=dim, index=index)
+
+
+def _check_same_dtype(input, src, op):
+    if src._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"{op}(): Expected self.dtype to be equal to src.dtype (self is {input.dtype}, src is "
+            f"{src.dtype}). Fix: convert src with src.to(input.dtype)."
+        )
+
+
+@public("scatter", method=True, inplace=True)
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    if src is not None and not isinstance(src, Tensor):  # scatter(x, 0, i, 2.0): a value
+        src, value = None, src
+    if (src is None) == (value is None):
+        raise TypeError("scatter() takes either a src tensor or a value (a number), exactly one")
+    dim, index = _gather_args("scatter", input, dim, index, src)
+    if src is not None:
+        _check_same_dtype(input, src, "scatter")
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}.")
+        return ScatterReduce.apply(
+            input, dim=dim, index=index, src=src if src is not None else value, reduce=reduce
+        )
+    if src is None:
+        return ScatterValue.apply(input, dim=dim, index=index, value=value)
+    return Scatter.apply(input, src, dim=dim, index=index)
+
+
+@public("scatter_add", method=True, inplace=True)
+def scatter_add(input, dim, index, src):
+    dim, index = _gather_args("scatter_add", input, dim, index, src)
+    _check_same_dtype(input, src, "scatter_add")
+    return ScatterAdd.apply(input, src, dim=dim, index=index)
+
+
+@public("take_along_dim")
+def take_along_dim(input, indices, dim=None):
+    """gather, with index and input broadcast against each other in every dim but `dim`
+    (dim=None: both are flattened first)."""
+    _index_array(indices, "take_along_dim")
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    dim = _one_dim(dim, input.ndim)
+    if indices.ndim != input.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+        )
+    shape = np.broadcast_shapes(
+        tuple(1 if d == dim else s for d, s in enumerate(input.shape)),
+        tuple(1 if d == dim else s for d, s in enumerate(indices.shape)),
+    )
+    input_shape = tuple(input.shape[d] if d == dim else s for d, s in enumerate(shape))
+    index_shape = tuple(indices.shape[d] if d == dim else s for d, s in enumerate(shape))
+    input = input if tuple(input.shape) == input_shape else input.expand(input_shape)
+    indices = indices if tuple(indices.shape) == index_shape else indices.expand(index_shape)
+    return gather(input, dim, indices)
+
+
+# ---- index_select (and index_add, its gradient) -----------------------------------------------------
+
+
+class IndexSelect(Op):
+    node_name = "IndexSelectBackward0"
+    derivative = "the gradient is added back at the selected rows (repeats add up)"
+
+    @staticmethod
+    def forward(ctx, input, dim, index):
+        ctx.shape, ctx.dim, ctx.index = input._data.shape, dim, index
+        data = input._data.reshape(1) if input._data.ndim == 0 else input._data
+        out = np.take(data, index._data.reshape(-1), axis=dim)
+        return out.reshape(()) if input._data.ndim == 0 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(_zeros(ctx.shape, grad), grad, dim=ctx.dim, index=ctx.index)
+
+
+class IndexAdd(Op):
+    """input with source's slices added at the positions `index` names along `dim`."""
+
+    node_name = "IndexAddBackward0"
+    derivative = "1 for input; for source, the gradient at the rows it was added to"
+
+    @staticmethod
+    def forward(ctx, input, source, dim, index):
+        ctx.dim, ctx.index = dim, index
+        out = input._data.copy()
+        flat = out.reshape(1) if out.ndim == 0 else out
+        source = source._data.reshape(1) if source._data.ndim == 0 else source._data
+        np.add.at(flat, (slice(None),) * dim + (index._data.reshape(-1),), source)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, IndexSelect.apply(grad, dim=ctx.dim, index=ctx.index)
+
+
+@public("index_select", method=True)
+def index_select(input, dim, index):
+    dim = _one_dim(dim, input.ndim)
+    array = _index_array(index, "index_select")
+    if array.ndim > 1:
+        raise IndexError(
+            f"index_select(): Index is supposed to be a vector (1-D), got {array.ndim} dims. "
+            "Fix: flatten it with index.reshape(-1)."
+        )
+    size = input._data.shape[dim] if input.ndim else 1
+    if array.size and (int(np.min(array)) < 0 or int(np.max(array)) >= size):
+        raise IndexError(
+            f"index out of range in self: index_select() along dim {dim} of size {size} got "
+            f"indices from {int(np.min(array))} to {int(np.max(array))}; they must lie in "
+            f"0..{size - 1}"
+        )
+    return IndexSelect.apply(input, dim=dim, index=index)
+
+
+# ---- masks ------------------------------------------------------------------------------------------
+
+
+def _check_mask(mask, op):
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{op}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(
+            f"{op} only supports boolean masks, but got mask with dtype {mask.dtype}. "
+            "Fix: make it a bool tensor, e.g. mask.bool() or (x > 0)."
+        )
+
+
+class MaskedFill(Op):
+    node_name = "MaskedFillBackward0"
+    derivative = "0 where the mask is True (the value replaced it), 1 elsewhere"
+
+    @staticmethod
+    def forward(ctx, input, mask, value):
+        ctx.mask = mask
+        return np.where(mask._data, value, input._data).astype(input._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MaskedFill.apply(grad, mask=ctx.mask, value=0)
+
+
+class MaskedFillTensor(Op):
+    """masked_fill with a 0-d tensor as the value: the value gets the gradient of every place
+    it filled (summed)."""
+
+    node_name = "MaskedFillBackward1"
+    derivative = "input: 0 where the mask is True; value: the sum of the gradient there"
+
+    @staticmethod
+    def forward(ctx, input, value, mask):
+        ctx.mask = mask
+        return np.where(mask._data, value._data, input._data).astype(input._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_value = MaskedFill.apply(grad, mask=ctx.mask.logical_not(), value=0)
+        return MaskedFill.apply(grad, mask=ctx.mask, value=0), grad_value
+
+
+@public("masked_fill", method=True, inplace=True)
+def masked_fill(input, mask, value):
+    _check_mask(mask, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s). Fix: pass a number, or value.reshape(()) if it "
+                "holds one element."
+            )
+        return MaskedFillTensor.apply(input, value, mask=mask)
+    return MaskedFill.apply(input, mask=mask, value=value)
+
+
+class MaskedSelect(Op):
+    node_name = "MaskedSelectBackward0"
+    derivative = "the gradient goes back to the selected places, 0 elsewhere"
+
+    @staticmethod
+    def forward(ctx, input, mask):
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+        ctx.shape, ctx.mask = shape, mask.expand(shape)
+        return np.broadcast_to(input._data, shape)[ctx.mask._data]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MaskedScatter.apply(_zeros(ctx.shape, grad), grad, mask=ctx.mask)
+
+
+class MaskedScatter(Op):
+    """input with the places where mask is True filled, in order, by source's elements."""
+
+    node_name = "MaskedScatterBackward0"
+    derivative = "input: 0 where the mask is True; source: the gradient at the filled places"
+
+    @staticmethod
+    def forward(ctx, input, source, mask):
+        ctx.mask = mask
+        out = input._data.copy()
+        out[mask._data] = source._data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MaskedFill.apply(grad, mask=ctx.mask, value=0), MaskedSelect.apply(
+            grad, mask=ctx.mask
+        )
+
+
+@public("masked_select", method=True)
+def masked_select(input, mask):
+    _check_mask(mask, "masked_select")
+    try:
+        np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"masked_select(): the mask's shape {list(mask.shape)} does not broadcast with the "
+            f"input's {list(input.shape)}"
+        ) from None
+    return MaskedSelect.apply(input, mask=mask)
+
+
+# ---- where the non-zero elements are ----------------------------------------------------------------
+
+
+@public("nonzero", method=True)
+def nonzero(input, *, as_tuple=False):
+    """The indices of the non-zero elements: one row [i, j, ...] per element (int64, never
+    differentiable); as_tuple=True: one index tensor per dim, ready for x[...]."""
+    data = input._data
+    flat = data.reshape(1) if data.ndim == 0 else data  # a 0-d tensor counts as one element
+    places = np.nonzero(flat)
+    if as_tuple:
+        return tuple(_make(p.astype(np.int64, copy=False)) for p in places)
+    if data.ndim == 0:  # PyTorch: shape (1, 0) for a non-zero number, (0, 0) for zero
+        return _make(np.zeros_like(places[0], dtype=np.int64, shape=(places[0].shape[0], 0)))
+    return _make(np.stack(places, axis=1).astype(np.int64, copy=False))
+
+
+@public("argwhere", method=True)
+def argwhere(input):
+    return nonzero(input)

@@ -1,0 +1,92 @@
+"""In-place shape ops: `x.unsqueeze_(0)` makes x itself the unsqueezed view.
+
+An ordinary in-place op (`x.exp_()`) writes new values into x's storage. A shape op has no new
+values to write: x keeps its storage and gets a new shape (and strides) instead. For autograd, x
+then is the *result* of the shape op: its grad_fn becomes the op's node (PyTorch's names:
+UnsqueezeBackward1, TransposeBackward1, ...), whose edge leads to x's old history.
+
+    >>> y = x * 2              # y: (2, 3), grad_fn MulBackward0
+    >>> y.unsqueeze_(0)        # y: (1, 2, 3), grad_fn UnsqueezeBackward1 -> MulBackward0
+
+As with every in-place op, a leaf that requires grad is refused while autograd records.
+"""
+
+from ..autograd.grad_mode import is_grad_enabled
+from .rearrange import T, t
+from .registry import public
+from .shape import Squeeze, Transpose, Unsqueeze, _one_dim, squeeze, transpose, unsqueeze
+
+
+class UnsqueezeInPlace(Unsqueeze):
+    node_name = "UnsqueezeBackward1"
+
+
+class SqueezeInPlace(Squeeze):
+    node_name = "SqueezeBackward3"
+
+
+class SqueezeDimInPlace(Squeeze):
+    node_name = "SqueezeBackward4"
+
+
+class TransposeInPlace(Transpose):
+    node_name = "TransposeBackward1"
+
+
+class TInPlace(T):
+    node_name = "TBackward1"
+
+
+def _become(tensor, result):
+    """Make `tensor` itself what the shape op gave: the same storage seen through the new shape,
+    and (when recording) the op's node as its grad_fn. Its version goes up, as for any change."""
+    tensor._data = result._data
+    if result._grad_fn is not None:
+        tensor._grad_fn, tensor._output_nr = result._grad_fn, result._output_nr
+        tensor._requires_grad = True
+    tensor._shared_version_counter()[0] += 1
+    return tensor
+
+
+def _check_not_a_leaf_that_requires_grad(tensor, name):
+    if is_grad_enabled() and tensor.requires_grad and tensor.grad_fn is None:
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation "
+            f"({name}): autograd needs the leaf as it was. Fix: use the out-of-place "
+            f"{name.rstrip('_')}() (y = x.{name.rstrip('_')}(...)), or change it inside "
+            "`with no_grad():`."
+        )
+
+
+def _in_place(name, record, tensor, **arguments):
+    _check_not_a_leaf_that_requires_grad(tensor, name)
+    return _become(tensor, record.apply(tensor, **arguments))
+
+
+@public("unsqueeze_", method=True, function=False)
+def unsqueeze_(input, dim):
+    unsqueeze(input.detach(), dim)  # the checks of unsqueeze
+    return _in_place("unsqueeze_", UnsqueezeInPlace, input, dim=dim % (input.ndim + 1))
+
+
+@public("squeeze_", method=True, function=False)
+def squeeze_(input, dim=None):
+    squeeze(input.detach(), dim)  # the checks of squeeze
+    if dim is None:
+        return _in_place("squeeze_", SqueezeInPlace, input, dims=tuple(range(input.ndim)))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = tuple(_one_dim(d, input.ndim) for d in dims)
+    return _in_place("squeeze_", SqueezeDimInPlace, input, dims=dims)
+
+
+@public("transpose_", "swapaxes_", "swapdims_", method=True, function=False)
+def transpose_(input, dim0, dim1):
+    transpose(input.detach(), dim0, dim1)  # the checks of transpose
+    dim0, dim1 = _one_dim(dim0, input.ndim), _one_dim(dim1, input.ndim)
+    return _in_place("transpose_", TransposeInPlace, input, dim0=dim0, dim1=dim1)
+
+
+@public("t_", method=True, function=False)
+def t_(input):
+    t(input.detach())  # the checks of t
+    return _in_place("t_", TInPlace, input, dim0=0, dim1=1)
