@@ -18,3 +18,4 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module  # noqa: F401
 from .modules import Dropout, Flatten, Identity, Linear  # noqa: F401
 from .parameter import Parameter  # noqa: F401
+from .sparse import Embedding  # noqa: F401

@@ -21,6 +21,7 @@ from .. import random
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
 from ..ops.elementwise import check_broadcastable, mul, where
+from ..ops.embedding import Embedding
 from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
@@ -52,6 +53,8 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "nll_loss",
     "cross_entropy",
+    "embedding",
+    "one_hot",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -401,3 +404,113 @@ def _nll_loss(input, target, weight, ignore_index, reduction, fn):
         return View.apply(out, shape=t.shape) if reduction == "none" else out
     plan = NllPlan(t, w, ignore_index, reduction, input.shape, input._data.dtype)
     return (NllLoss2d if input.ndim == 4 else NllLoss).apply(input, plan=plan)
+
+
+# ---- embeddings ------------------------------------------------------------------------------------
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """Look up rows of `weight` (num_embeddings, embedding_dim): `weight[input]`, one vector per
+    integer index of `input`; the result has shape input.shape + (embedding_dim,).
+
+    >>> import autograd_lab as ag
+    >>> table = ag.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> embedding(ag.tensor([[2, 1]]), table)
+    tensor([[[3., 4.],
+             [1., 2.]]])
+
+    `padding_idx`: that row gets no gradient. `max_norm`: rows looked up whose norm is larger are
+    scaled down to it, in place, before the look-up (as PyTorch does).
+    """
+    _checks.check_tensors("embedding", indices=input, weight=weight)
+    _checks.cpu_only("embedding", input, weight)
+    if input._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.dtype} instead. Fix: the indices are token numbers, "
+            "integers: input.long()."
+        )
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"'weight' must be 2-D, got shape {list(weight.shape)}. Fix: an embedding table has "
+            "one row per token: shape (num_embeddings, embedding_dim)."
+        )
+    num_embeddings = weight.shape[0]
+    padding_idx = _checks.padding_index(padding_idx, num_embeddings)
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True) is not supported: autograd_lab has no sparse tensors, so it "
+            "cannot give the weight a sparse gradient. Fix: leave sparse out (a dense gradient "
+            "gives the same training steps with SGD and Adam)."
+        )
+    indices = input._data
+    if indices.size and (indices.min() < 0 or indices.max() >= num_embeddings):
+        raise IndexError(
+            f"index out of range in self: embedding indices go from 0 to {num_embeddings - 1} for "
+            f"a weight with {num_embeddings} rows, got {indices.min()}..{indices.max()}. Fix: "
+            "make num_embeddings larger than the largest token number."
+        )
+    if max_norm is not None:
+        _renormalize_rows(weight, indices, max_norm, norm_type)
+    return Embedding.apply(
+        weight,
+        indices=indices.astype(np.int64),
+        padding_idx=padding_idx,
+        scale_grad_by_freq=scale_grad_by_freq,
+    )
+
+
+def _renormalize_rows(weight, indices, max_norm, norm_type):
+    """Scale the looked-up rows whose norm exceeds max_norm down to it, in place and unrecorded
+    (PyTorch's embedding_renorm_, including its 1e-7 that keeps the new norm just below max_norm)."""
+    rows = np.unique(indices)
+    data = weight._data
+    norms = np.linalg.norm(data[rows].astype(np.float64), ord=norm_type, axis=1)
+    too_long = norms > max_norm
+    scale = max_norm / (norms[too_long] + 1e-7)
+    data[rows[too_long]] *= scale[:, None].astype(data.dtype)
+
+
+def one_hot(tensor, num_classes=-1):
+    """Class indices -> one-hot rows: shape tensor.shape + (num_classes,), int64, a 1 at each index.
+
+    >>> import autograd_lab as ag
+    >>> one_hot(ag.tensor([0, 2]), num_classes=3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+
+    num_classes=-1 (the default) takes the largest index + 1.
+    """
+    _checks.check_tensors("one_hot", tensor=tensor)
+    indices = tensor._data
+    if indices.dtype != np.int64:
+        raise RuntimeError(
+            f"one_hot is only applicable to index tensor of type LongTensor. Got {tensor.dtype}. "
+            "Fix: tensor.long()."
+        )
+    if num_classes == -1:
+        if indices.size == 0:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor. Fix: give num_classes."
+            )
+        num_classes = int(indices.max()) + 1
+    if indices.size and indices.min() < 0:
+        raise RuntimeError(
+            "Class values must be non-negative. Fix: one_hot takes class indices 0, 1, 2, ..."
+        )
+    if indices.size and indices.max() >= num_classes:
+        raise RuntimeError(
+            f"Class values must be smaller than num_classes ({num_classes}), got "
+            f"{indices.max()}. Fix: num_classes=<number of classes>, or leave it out to take "
+            "the largest index + 1."
+        )
+    # row k of the identity matrix is the one-hot vector of class k: look the rows up
+    return _make(np.eye(max(num_classes, 0), dtype=np.int64)[indices])

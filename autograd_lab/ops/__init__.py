@@ -15,7 +15,7 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 (table.py) the tests are generated from.
 """
 
-from . import compound, elementwise, linalg, loss, nn, reduction, shape  # noqa: F401 - the records
+from . import compound, elementwise, embedding, linalg, loss, nn, reduction, shape  # noqa: F401
 from .registry import functions as _functions
 
 globals().update(_functions())  # tan, exp, add, ...: autograd_lab.ops.tan is autograd_lab.tan
