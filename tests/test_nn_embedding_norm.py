@@ -173,3 +173,197 @@ def test_one_hot_values_and_dtype(torch):
 def test_one_hot_errors_are_pytorchs(lib, idx, num_classes, dtype, words):
     with pytest.raises(RuntimeError, match=words):
         lib.nn.functional.one_hot(lib.tensor(idx, dtype=getattr(lib, dtype)), num_classes)
+
+
+# ---- LayerNorm ------------------------------------------------------------------------------------
+
+
+def _run(layer, lib, x_np, weights_np):
+    """layer(x) and its backward with fixed upstream gradients: (output, input's gradient)."""
+    x = lib.tensor(x_np, requires_grad=True)
+    out = layer(x)
+    (out * lib.tensor(weights_np)).sum().backward()
+    return out, x.grad
+
+
+def _compare(torch, build, shape, dtype=np.float64, train=True, steps=1, rtol=1e-10, atol=1e-10):
+    """The same layer in both libraries, fed the same batches: outputs, input and parameter
+    gradients and buffers agree after every step."""
+    ours, theirs = both(torch, build)
+    if dtype == np.float64:
+        ours, theirs = ours.double(), theirs.double()
+    if not train:
+        ours.eval(), theirs.eval()
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        x_np = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+        w_np = rng.standard_normal(shape).astype(dtype)
+        (out, grad), (out_t, grad_t) = _run(ours, ag, x_np, w_np), _run(theirs, torch, x_np, w_np)
+        assert out.grad_fn.name() == out_t.grad_fn.name()
+        np.testing.assert_allclose(values(out), values(out_t), rtol=rtol, atol=atol)
+        np.testing.assert_allclose(values(grad), values(grad_t), rtol=rtol, atol=atol)
+        if any(p.requires_grad for p in theirs.parameters()):
+            assert_same_grads(ours, theirs, rtol=rtol, atol=atol)
+        for (name, b), (_, b_t) in zip(ours.named_buffers(), theirs.named_buffers()):
+            np.testing.assert_allclose(values(b), values(b_t), rtol=rtol, atol=atol, err_msg=name)
+        ours.zero_grad(), theirs.zero_grad()
+    return ours, theirs
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, shape",
+    [
+        ((5,), {}, (4, 5)),
+        ((5,), {}, (2, 3, 5)),
+        (((3, 5),), {"eps": 1e-3}, (2, 3, 5)),
+        ((5,), {"elementwise_affine": False}, (4, 5)),
+        ((5,), {"bias": False}, (4, 5)),
+        ((5,), {}, (5,)),
+    ],
+)
+def test_layer_norm_values_and_gradients(torch, args, kwargs, shape):
+    ours, theirs = _compare(torch, lambda lib: lib.nn.LayerNorm(*args, **kwargs), shape)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    # trained parameters (not ones and zeros) as well
+    with ag.no_grad(), torch.no_grad():
+        for p, q in zip(ours.parameters(), theirs.parameters()):
+            p.copy_(ag.randn(p.shape, dtype=ag.float64)), q.copy_(torch.tensor(values(p)))
+    rng = np.random.default_rng(1)
+    x_np, w_np = rng.standard_normal(shape), rng.standard_normal(shape)
+    for a, b in zip(_run(ours, ag, x_np, w_np), _run(theirs, torch, x_np, w_np)):
+        np.testing.assert_allclose(values(a), values(b), rtol=1e-10, atol=1e-10)
+    assert_same_grads(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_layer_norm_in_float32(torch):
+    _compare(torch, lambda lib: lib.nn.LayerNorm(8), (4, 8), np.float32, rtol=1e-5, atol=1e-5)
+
+
+def test_layer_norm_gradcheck_and_double_backward():
+    x = ag.randn(3, 4, dtype=ag.float64, requires_grad=True)
+    w = ag.randn(4, dtype=ag.float64, requires_grad=True)
+    b = ag.randn(4, dtype=ag.float64, requires_grad=True)
+    assert gradcheck(lambda x, w, b: F.layer_norm(x, (4,), w, b), (x, w, b))
+    assert gradgradcheck(lambda x, w, b: F.layer_norm(x, (4,), w, b), (x, w, b))
+    assert gradgradcheck(lambda x: F.layer_norm(x, (3, 4), eps=0.1), (x,))
+
+
+def test_layer_norm_errors_are_pytorchs(lib):
+    x = lib.randn(2, 3)
+    with pytest.raises(RuntimeError, match=r"expected input with shape \[\*, 4\]"):
+        lib.nn.functional.layer_norm(x, (4,))
+    with pytest.raises(RuntimeError, match="Expected weight to be of same shape"):
+        lib.nn.functional.layer_norm(x, (3,), lib.ones(4))
+    with pytest.raises(RuntimeError, match="Expected bias to be of same shape"):
+        lib.nn.functional.layer_norm(x, (3,), None, lib.ones(4))
+    with pytest.raises(TypeError, match="must be tuple of ints, not int"):
+        lib.nn.functional.layer_norm(x, 3)
+    with pytest.raises(RuntimeError, match=r"expected input with shape \[\*, 3\]"):
+        lib.nn.LayerNorm(3)(lib.randn(2, 4))
+
+
+# ---- BatchNorm ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "layer, kwargs, shape",
+    [
+        ("BatchNorm1d", {}, (6, 3)),
+        ("BatchNorm1d", {}, (4, 3, 5)),
+        ("BatchNorm2d", {}, (4, 3, 5, 2)),
+        ("BatchNorm1d", {"momentum": None}, (6, 3)),
+        ("BatchNorm1d", {"momentum": 0.3, "eps": 1e-3}, (6, 3)),
+        ("BatchNorm2d", {"affine": False}, (2, 3, 4, 4)),
+        ("BatchNorm1d", {"bias": False}, (6, 3)),
+        ("BatchNorm2d", {"track_running_stats": False}, (2, 3, 4, 4)),
+    ],
+)
+def test_batch_norm_training_updates_the_running_stats_as_pytorch(torch, layer, kwargs, shape):
+    build = lambda lib: getattr(lib.nn, layer)(3, **kwargs)  # noqa: E731
+    ours, theirs = _compare(torch, build, shape, steps=3)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    if ours.track_running_stats:
+        assert ours.num_batches_tracked.item() == 3 and ours.num_batches_tracked.dtype == ag.int64
+    # then evaluation: the running statistics, no update
+    ours.eval(), theirs.eval()
+    rng = np.random.default_rng(2)
+    x_np, w_np = rng.standard_normal(shape), rng.standard_normal(shape)
+    (out, grad), (out_t, grad_t) = _run(ours, ag, x_np, w_np), _run(theirs, torch, x_np, w_np)
+    np.testing.assert_allclose(values(out), values(out_t), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(values(grad), values(grad_t), rtol=1e-10, atol=1e-10)
+    for (name, b), (_, b_t) in zip(ours.named_buffers(), theirs.named_buffers()):
+        np.testing.assert_allclose(values(b), values(b_t), rtol=1e-10, err_msg=name)
+
+
+def test_batch_norm_in_float32(torch):
+    build = lambda lib: lib.nn.BatchNorm2d(4)  # noqa: E731
+    _compare(torch, build, (8, 4, 3, 3), np.float32, steps=2, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_norm_eval_gradients_of_trained_parameters(torch):
+    ours, theirs = _compare(torch, lambda lib: lib.nn.BatchNorm1d(3), (5, 3), steps=2)
+    with ag.no_grad(), torch.no_grad():
+        for p, q in zip(ours.parameters(), theirs.parameters()):
+            p.copy_(ag.randn(p.shape, dtype=ag.float64)), q.copy_(torch.tensor(values(p)))
+    ours.eval(), theirs.eval()
+    rng = np.random.default_rng(3)
+    x_np, w_np = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    for a, b in zip(_run(ours, ag, x_np, w_np), _run(theirs, torch, x_np, w_np)):
+        np.testing.assert_allclose(values(a), values(b), rtol=1e-10, atol=1e-10)
+    assert_same_grads(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_batch_norm_functional_with_momentum_and_no_running_stats(torch):
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((5, 3, 2))
+    outs = []
+    for lib in (ag, torch):
+        mean, var = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        f = lib.nn.functional.batch_norm
+        y = f(lib.tensor(x_np), mean, var, training=True, momentum=0.5)
+        z = f(lib.tensor(x_np), None, None, training=True)
+        outs.append([values(t) for t in (y, z, mean, var)])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_batch_norm_gradcheck_and_double_backward():
+    x = ag.randn(4, 3, 2, dtype=ag.float64, requires_grad=True)
+    w = ag.randn(3, dtype=ag.float64, requires_grad=True)
+    b = ag.randn(3, dtype=ag.float64, requires_grad=True)
+    mean, var = ag.randn(3, dtype=ag.float64), ag.rand(3, dtype=ag.float64) + 0.5
+    for training in (True, False):
+
+        def f(x, w, b):
+            return F.batch_norm(x, mean.clone(), var.clone(), w, b, training=training)
+
+        assert gradcheck(f, (x, w, b))
+        assert gradgradcheck(f, (x, w, b))
+
+
+def test_batch_norm_errors_are_pytorchs(lib):
+    f = lib.nn.functional.batch_norm
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        f(lib.randn(1, 3), None, None, training=True)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        lib.nn.BatchNorm2d(3)(lib.randn(1, 3, 1, 1))
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        f(lib.randn(2, 3), lib.zeros(4), lib.ones(4), training=True)
+    with pytest.raises(RuntimeError, match="weight should contain 3 elements not 4"):
+        f(lib.randn(2, 3), None, None, lib.ones(4), training=True)
+    with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+        f(lib.randn(2, 3), None, None, training=False)
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+        lib.nn.BatchNorm1d(3)(lib.randn(2, 3, 4, 5))
+    with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
+        lib.nn.BatchNorm2d(3)(lib.randn(2, 3, 4))
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        lib.nn.BatchNorm2d(4)(lib.randn(2, 3, 4, 4))
+
+
+def test_batch_norm_eval_without_running_stats_uses_the_batch(torch):
+    _compare(
+        torch, lambda lib: lib.nn.BatchNorm1d(3, track_running_stats=False), (4, 3), train=False
+    )

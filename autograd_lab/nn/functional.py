@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .. import random
+from ..autograd import no_grad
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
 from ..ops.elementwise import check_broadcastable, mul, where
@@ -33,6 +34,7 @@ from ..ops.loss import (
     NllPlan,
 )
 from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims, UnsafeView
+from ..ops.normalization import BatchNorm, LayerNorm
 from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
 from ..ops.shape import View, expand, unsqueeze
@@ -55,6 +57,8 @@ __all__ = [
     "cross_entropy",
     "embedding",
     "one_hot",
+    "layer_norm",
+    "batch_norm",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -514,3 +518,116 @@ def one_hot(tensor, num_classes=-1):
         )
     # row k of the identity matrix is the one-hot vector of class k: look the rows up
     return _make(np.eye(max(num_classes, 0), dtype=np.int64)[indices])
+
+
+# ---- normalization ---------------------------------------------------------------------------------
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Standardize each sample over its last dims (`normalized_shape`, e.g. the features) to
+    mean 0 and variance 1, then `* weight + bias` (both of shape normalized_shape, optional).
+
+    >>> import autograd_lab as ag
+    >>> layer_norm(ag.tensor([[1.0, 2.0, 3.0]]), (3,))
+    tensor([[-1.2247,  0.0000,  1.2247]])
+    """
+    _checks.check_tensors("layer_norm", input=input)
+    _checks.cpu_only("layer_norm", input, weight, bias)
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(
+            f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"{type(normalized_shape).__name__}. Fix: layer_norm(x, (features,)); nn.LayerNorm "
+            "also takes a plain int."
+        )
+    shape = [int(n) for n in normalized_shape]
+    if (
+        not shape
+        or list(input.shape[input.ndim - len(shape) :]) != shape
+        or input.ndim < len(shape)
+    ):
+        raise RuntimeError(
+            f"Given normalized_shape={shape}, expected input with shape [*, "
+            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}. Fix: "
+            "normalized_shape names the input's last dims (usually (features,))."
+        )
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and list(param.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(param.shape)} and normalized_shape = {shape}."
+            )
+    return LayerNorm.apply(input, weight, bias, normalized_ndim=len(shape), eps=eps)
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-05,
+):
+    """Standardize each channel (dim 1) over the batch (and the positions of an image), then
+    `* weight + bias`, per channel.
+
+    training=True: with the batch's mean and (biased) variance; the running statistics given are
+    updated in place: running = (1 - momentum)·running + momentum·batch statistic, with the
+    batch's *unbiased* variance, as PyTorch does. training=False: with the running statistics.
+    """
+    _checks.check_tensors("batch_norm", input=input)
+    _checks.cpu_only("batch_norm", input, weight, bias)
+    if input.ndim < 2:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got 1): batch_norm "
+            f"needs a channels dim 1, the input has shape {list(input.shape)}. Fix: a batch of "
+            "shape (N, C) or (N, C, ...)."
+        )
+    channels = input.shape[1]
+    for name, tensor in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if tensor is not None and tensor.numel() != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {tensor.numel()}. Fix: the layer "
+                f"is built for {tensor.numel()} channels but the input has {channels} in dim 1."
+            )
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "running_mean must be defined in evaluation mode. Fix: pass the running "
+                "statistics, or training=True to use the batch's own."
+            )
+        return BatchNorm.apply(
+            input,
+            weight,
+            bias,
+            running_mean=running_mean._data,
+            running_var=running_var._data,
+            eps=eps,
+        )
+    if input.numel() // channels <= 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}. "
+            "Fix: a batch of at least 2 samples (or model.eval() to use the running statistics)."
+        )
+    if running_mean is not None or running_var is not None:
+        _update_running_stats(input._data, running_mean, running_var, momentum)
+    return BatchNorm.apply(input, weight, bias, running_mean=None, running_var=None, eps=eps)
+
+
+def _update_running_stats(data, running_mean, running_var, momentum):
+    """running ← (1 - momentum)·running + momentum·(this batch's statistic), in place."""
+    dims = (0,) + tuple(range(2, data.ndim))
+    # the running variance estimates the population's, so it divides by n - 1 (ddof=1), while
+    # the batch itself is standardized with its biased variance (divided by n)
+    batch_stats = (data.mean(axis=dims), data.var(axis=dims, ddof=1))
+    with no_grad():
+        for running, batch in zip((running_mean, running_var), batch_stats):
+            if running is not None:
+                update = (1 - momentum) * running._data + momentum * batch
+                running.copy_(_make(update.astype(running._data.dtype)))

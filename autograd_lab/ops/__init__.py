@@ -6,6 +6,7 @@
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
+    embedding.py, normalization.py   the look-up table and layer/batch norm of nn layers
     scalar.py       what an elementwise op computes for one element (its `kernel`)
 
 An op's record is its class (autograd/function.py's `Op` lists what a record may say) and, where
@@ -15,7 +16,17 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 (table.py) the tests are generated from.
 """
 
-from . import compound, elementwise, embedding, linalg, loss, nn, reduction, shape  # noqa: F401
+from . import (  # noqa: F401 - the records
+    compound,
+    elementwise,
+    embedding,
+    linalg,
+    loss,
+    nn,
+    normalization,
+    reduction,
+    shape,
+)
 from .registry import functions as _functions
 
 globals().update(_functions())  # tan, exp, add, ...: autograd_lab.ops.tan is autograd_lab.tan
