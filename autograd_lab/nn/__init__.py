@@ -6,17 +6,26 @@
 Where things live: `parameter.py` (Parameter), `module.py` (Module: the base every layer is built
 on; `state.py` holds its state_dict/load_state_dict), `modules.py` (Linear, Identity, Flatten,
 Dropout), `container.py` (Sequential, ModuleList), `activation.py` (ReLU, Tanh, Sigmoid, GELU,
-Softmax, LogSoftmax), `loss.py` (MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss),
-`functional.py` (the stateless functions the modules call), `init.py` (weight initialisation,
-PyTorch's defaults), `sparse.py` (Embedding), `normalization.py` (LayerNorm), `batchnorm.py`
-(BatchNorm1d, BatchNorm2d).
+Softmax, LogSoftmax), `loss.py` (MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
+L1Loss, SmoothL1Loss, HuberLoss), `functional.py` (the stateless functions the modules call),
+`init.py` (weight initialisation, PyTorch's defaults), `sparse.py` (Embedding), `normalization.py`
+(LayerNorm), `batchnorm.py` (BatchNorm1d, BatchNorm2d).
 """
 
 from . import functional, init  # noqa: F401
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .container import ModuleList, Sequential  # noqa: F401
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module  # noqa: F401
 from .modules import Dropout, Flatten, Identity, Linear  # noqa: F401
 from .normalization import LayerNorm  # noqa: F401

@@ -27,11 +27,13 @@ from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
     DivScalar,
+    HuberLoss,
     MseLoss,
     MulScalar,
     NllLoss,
     NllLoss2d,
     NllPlan,
+    SmoothL1Loss,
 )
 from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims, UnsafeView
 from ..ops.normalization import BatchNorm, LayerNorm
@@ -59,6 +61,9 @@ __all__ = [
     "one_hot",
     "layer_norm",
     "batch_norm",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -631,3 +636,87 @@ def _update_running_stats(data, running_mean, running_var, momentum):
             if running is not None:
                 update = (1 - momentum) * running._data + momentum * batch
                 running.copy_(_make(update.astype(running._data.dtype)))
+
+
+# ---- robust regression losses: L1, smooth L1, Huber ------------------------------------------------
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error: |input - target|, averaged (reduction="mean"), summed, or per element.
+    Recorded as PyTorch records it, from plain ops: (input - target).abs().mean()."""
+    reduction = _checks.reduction_of(reduction, size_average, reduce)
+    _checks.check_tensors("l1_loss", input=input, target=target)
+    input, target = _same_shape(input, target)
+    errors = (input - target).abs()
+    if weight is not None:
+        _check_weight(weight, input)
+        errors = errors * weight
+        if reduction == "mean":  # a weighted mean: divided by the total weight
+            return errors.sum() / weight.sum()
+    return _reduced(errors, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """½(input - target)²/beta where |input - target| < beta, else |input - target| - ½beta:
+    squared for small errors, absolute for large ones (beta=0 is l1_loss)."""
+    reduction = _checks.reduction_of(reduction, size_average, reduce)
+    _checks.check_tensors("smooth_l1_loss", input=input, target=target)
+    if beta < 0:
+        raise RuntimeError(
+            f"smooth_l1_loss does not support negative values for beta (got {beta}). Fix: beta is "
+            "where the loss changes from squared to absolute, e.g. beta=1.0."
+        )
+    input, target = _same_shape(input, target)
+    if beta == 0.0:  # no squared part left: PyTorch computes the L1 loss
+        return _reduced((input - target).abs(), reduction)
+    return SmoothL1Loss.apply(input, target, reduction=reduction, beta=beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """½(input - target)² where |input - target| < delta, else delta·(|input - target| - ½delta):
+    smooth_l1_loss times delta (its slope far away is delta instead of 1)."""
+    reduction = _checks.reduction_of(reduction, None, None)
+    _checks.check_tensors("huber_loss", input=input, target=target)
+    if delta <= 0:
+        raise RuntimeError(
+            f"huber_loss does not support non-positive values for delta (got {delta}). Fix: delta "
+            "is where the loss changes from squared to absolute, e.g. delta=1.0."
+        )
+    input, target = _same_shape(input, target)
+    if weight is None:
+        return HuberLoss.apply(input, target, reduction=reduction, delta=delta)
+    _check_weight(weight, input)
+    losses = HuberLoss.apply(input, target, reduction="none", delta=delta) * weight
+    return _reduced(losses, reduction)
+
+
+def _same_shape(input, target):
+    """input and target broadcast to one shape, with PyTorch's warning when they differ (a
+    target of shape (N,) against predictions (N, 1) silently compares every pair)."""
+    if input.shape == target.shape:
+        return input, target
+    warnings.warn(
+        f"Using a target size ({target.shape}) that is different to the input size "
+        f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+        "Please ensure they have the same size.",
+        stacklevel=3,
+    )
+    check_broadcastable(input.shape, target.shape)
+    shape = np.broadcast_shapes(input.shape, target.shape)
+    input = input if input.shape == shape else expand(input, shape)
+    return input, target if target.shape == shape else expand(target, shape)
+
+
+def _check_weight(weight, input):
+    _checks.check_tensors("loss", weight=weight)
+    if weight.shape != input.shape:
+        raise ValueError(
+            f"Weights and input must have the same size: weight {list(weight.shape)}, input "
+            f"{list(input.shape)}. Fix: one weight per element."
+        )
+
+
+def _reduced(losses, reduction):
+    if reduction == "none":
+        return losses
+    return losses.mean() if reduction == "mean" else losses.sum()

@@ -230,6 +230,16 @@ OPS = from_records() + [
         "nn", "MseLossBackward0", arity=2, shapes=(((3, 4), (3, 4)), ((2, 1, 3), (2, 1, 3)))),
     _op("mse_loss_weight", lambda lib, a, b, w: lib.nn.functional.mse_loss(a, b, weight=w), "nn",
         "DivBackward0", arity=3, shapes=(((3, 4), (3, 4), (3, 4)),), domain="positive"),
+    _op("l1_loss", lambda lib, a, b: lib.nn.functional.l1_loss(a, b), "nn", "MeanBackward0",
+        arity=2, shapes=(((3, 4), (3, 4)), ((), ())), second_order=False),
+    _op("smooth_l1_loss", lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b, beta=0.5),
+        "nn", "SmoothL1LossBackward0", arity=2, shapes=(((3, 4), (3, 4)), ((5,), (5,)))),
+    _op("smooth_l1_loss_none", lambda lib, a, b: lib.nn.functional.smooth_l1_loss(
+        a, b, reduction="none"), "nn", "SmoothL1LossBackward0", arity=2, shapes=(((3, 4), (3, 4)),)),
+    _op("huber_loss", lambda lib, a, b: lib.nn.functional.huber_loss(a, b, delta=0.7), "nn",
+        "HuberLossBackward0", arity=2, shapes=(((3, 4), (3, 4)), ((), ()))),
+    _op("huber_loss_sum", lambda lib, a, b: lib.nn.functional.huber_loss(a, b, reduction="sum"),
+        "nn", "HuberLossBackward0", arity=2, shapes=(((3, 4), (3, 4)),)),
     _op("binary_cross_entropy", lambda lib, a, b: lib.nn.functional.binary_cross_entropy(
         a.sigmoid(), b.sigmoid()), "nn", "BinaryCrossEntropyBackward0", arity=2,
         shapes=(((3, 4), (3, 4)), ((5,), (5,)))),
