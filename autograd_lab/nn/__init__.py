@@ -12,7 +12,7 @@ L1Loss, SmoothL1Loss, HuberLoss), `functional.py` (the stateless functions the m
 (LayerNorm), `batchnorm.py` (BatchNorm1d, BatchNorm2d).
 """
 
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .container import ModuleList, Sequential  # noqa: F401
