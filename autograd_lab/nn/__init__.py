@@ -9,13 +9,15 @@ Dropout), `container.py` (Sequential, ModuleList), `activation.py` (ReLU, Tanh, 
 Softmax, LogSoftmax), `loss.py` (MSELoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
 L1Loss, SmoothL1Loss, HuberLoss), `functional.py` (the stateless functions the modules call),
 `init.py` (weight initialisation, PyTorch's defaults), `sparse.py` (Embedding), `normalization.py`
-(LayerNorm), `batchnorm.py` (BatchNorm1d, BatchNorm2d).
+(LayerNorm), `batchnorm.py` (BatchNorm1d, BatchNorm2d), `conv.py` (Conv1d, Conv2d), `pooling.py`
+(MaxPool2d, AvgPool2d), `utils/` (clip_grad_norm_, ...).
 """
 
 from . import functional, init, utils  # noqa: F401
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: F401
 from .container import ModuleList, Sequential  # noqa: F401
+from .conv import Conv1d, Conv2d  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
@@ -30,4 +32,5 @@ from .module import Module  # noqa: F401
 from .modules import Dropout, Flatten, Identity, Linear  # noqa: F401
 from .normalization import LayerNorm  # noqa: F401
 from .parameter import Parameter  # noqa: F401
+from .pooling import AvgPool2d, MaxPool2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401

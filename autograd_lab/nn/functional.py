@@ -16,11 +16,13 @@ ops/loss.py. This module checks the arguments: PyTorch's exception classes, mess
 import warnings
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import random
 from ..autograd import no_grad
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
+from ..ops.conv import Convolution, Geometry
 from ..ops.elementwise import check_broadcastable, mul, where
 from ..ops.embedding import Embedding
 from ..ops.loss import (
@@ -37,11 +39,12 @@ from ..ops.loss import (
 )
 from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims, UnsafeView
 from ..ops.normalization import BatchNorm, LayerNorm
+from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
 from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
 from ..ops.shape import View, expand, unsqueeze
 from ..tensor import _make
-from . import _checks
+from . import _checks, _conv_args
 
 __all__ = [
     "relu",
@@ -64,6 +67,10 @@ __all__ = [
     "l1_loss",
     "smooth_l1_loss",
     "huber_loss",
+    "conv1d",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -720,3 +727,135 @@ def _reduced(losses, reduction):
     if reduction == "none":
         return losses
     return losses.mean() if reduction == "mean" else losses.sum()
+
+
+# ---- convolution and pooling -----------------------------------------------------------------------
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Slide `weight` (C_out, C_in/groups, k) along signals (N, C_in, L) -> (N, C_out, L_out):
+    each output is a weighted sum of a k-long window of every input channel, plus bias."""
+    return _convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Slide `weight` (C_out, C_in/groups, k_h, k_w) over images (N, C_in, H, W): each output
+    pixel is a weighted sum of a k_h × k_w window of every input channel, plus bias.
+
+    >>> import autograd_lab as ag
+    >>> image = ag.arange(16.0).reshape(1, 1, 4, 4)
+    >>> conv2d(image, ag.ones(1, 1, 2, 2))            # the sum of each 2×2 window
+    tensor([[[[10., 14., 18.],
+              [26., 30., 34.],
+              [42., 46., 50.]]]])
+
+    `padding`: zeros added around (a number, or 'same' to keep the size, 'valid' for none),
+    `stride`: the step between windows, `dilation`: the step inside a window, `groups`: split
+    the channels into groups convolved separately.
+    """
+    return _convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def _convolution(fn, input, weight, bias, stride, padding, dilation, groups, spatial):
+    _checks.check_tensors(fn, input=input, weight=weight)
+    _checks.cpu_only(fn, input, weight, bias)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {fn}, but "
+            f"got input of size: {list(input.shape)}. Fix: a batch (N, C, ...) or one sample "
+            "(C, ...)."
+        )
+    if weight.ndim != spatial + 2:
+        raise RuntimeError(
+            f"{fn}() needs a {spatial + 2}-D weight (out_channels, in_channels / groups, kernel "
+            f"size{'s' if spatial > 1 else ''}), got shape {list(weight.shape)}."
+        )
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"expected scalar type {weight.dtype} but found {input.dtype}: the input and the "
+            "weight must have the same dtype. Fix: input.to(weight.dtype) (or model.double())."
+        )
+    if bias is not None:
+        if bias.shape != (weight.shape[0],):
+            raise RuntimeError(
+                f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+                f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} "
+                "instead. Fix: one bias per output channel."
+            )
+        if bias.dtype != weight.dtype:
+            raise RuntimeError(
+                f"Input type ({input.dtype}) and bias type ({bias.dtype}) should be the same. "
+                "Fix: bias.to(input.dtype)."
+            )
+    stride, pairs, dilation = _conv_args.conv_geometry(
+        input, weight, stride, padding, dilation, groups, spatial
+    )
+    if spatial == 1:  # conv1d is conv2d over images of height 1
+        stride, pairs, dilation = (1,) + stride, ((0, 0),) + pairs, (1,) + dilation
+    geometry = Geometry(stride, pairs, dilation, groups)
+    if input.ndim == spatial + 1:  # one sample: as a batch of one, as PyTorch does
+        return Convolution.apply(unsqueeze(input, 0), weight, bias, geometry=geometry).squeeze(0)
+    return Convolution.apply(input, weight, bias, geometry=geometry)
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """The largest value of each kernel_size window (the step `stride` defaults to kernel_size:
+    windows side by side). `return_indices=True` also returns where each maximum was, as a flat
+    position h·W + w in its input plane (int64).
+
+    >>> import autograd_lab as ag
+    >>> max_pool2d(ag.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    _checks.check_tensors("max_pool2d", input=input)
+    _checks.cpu_only("max_pool2d", input)
+    kernel, stride, pairs, dilation = _conv_args.pool_geometry(
+        input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
+    )
+    indices = max_pool2d_indices(input._data, kernel, stride, pairs, dilation)
+    out = MaxPool2d.apply(input, indices=indices)
+    return (out, _make(indices)) if return_indices else out
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """The mean of each kernel_size window (`stride` defaults to kernel_size). Zero padding
+    counts in the mean unless count_include_pad=False; divisor_override divides by that instead."""
+    _checks.check_tensors("avg_pool2d", input=input)
+    _checks.cpu_only("avg_pool2d", input)
+    kernel, stride, pairs, _ = _conv_args.pool_geometry(
+        input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
+    )
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero. Fix: leave divisor_override out.")
+        divisor = divisor_override
+    else:
+        divisor = _window_sizes(input.shape[-2:], kernel, stride, pairs, count_include_pad)
+        divisor = divisor.astype(input._data.dtype)
+    return AvgPool2d.apply(input, kernel=kernel, stride=stride, padding=pairs, divisor=divisor)
+
+
+def _window_sizes(size, kernel, stride, pairs, count_include_pad):
+    """How many elements each window averages: the window sums of an image of ones (the padding
+    counted, as PyTorch does, except where ceil_mode's last window hangs over the edge)."""
+    (top, bottom), (left, right) = pairs
+    h, w = size
+    if count_include_pad:  # ones over the image and its padding, zeros beyond
+        pad_h, pad_w = (top, top), (left, left)
+        ones = np.pad(np.ones((h + 2 * top, w + 2 * left)), ((0, bottom - top), (0, right - left)))
+    else:  # ones over the image only
+        pad_h, pad_w = (top, bottom), (left, right)
+        ones = np.pad(np.ones((h, w)), (pad_h, pad_w))
+    patches = sliding_window_view(ones, kernel)[:: stride[0], :: stride[1]]
+    return patches.sum(axis=(-2, -1))
