@@ -22,6 +22,7 @@ from .. import random
 from ..autograd import no_grad
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
+from ..ops.activation import Elu, LeakyRelu, Silu, Softplus
 from ..ops.conv import Convolution, Geometry
 from ..ops.elementwise import check_broadcastable, mul, where
 from ..ops.embedding import Embedding
@@ -48,6 +49,10 @@ from . import _checks, _conv_args
 
 __all__ = [
     "relu",
+    "leaky_relu",
+    "silu",
+    "softplus",
+    "elu",
     "sigmoid",
     "tanh",
     "gelu",
@@ -79,6 +84,41 @@ __all__ = [
 def relu(input, inplace=False):
     """max(input, 0). `inplace=True` overwrites input (not allowed on a leaf that requires grad)."""
     return input._inplace(_relu) if inplace else _relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope·x: a relu whose negative side keeps a small slope."""
+    _checks.check_tensors("leaky_relu", input=input)
+    return _activation(input, inplace, LeakyRelu, negative_slope=negative_slope)
+
+
+def silu(input, inplace=False):
+    """x·sigmoid(x) (also called swish)."""
+    _checks.check_tensors("silu", input=input)
+    return _activation(input, inplace, Silu)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta·x)) / beta: a smooth relu; x itself where beta·x > threshold."""
+    _checks.check_tensors("softplus", input=input)
+    return Softplus.apply(input, beta=beta, threshold=threshold)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha·(exp(x) - 1)."""
+    _checks.check_tensors("elu", input=input)
+    return _activation(input, inplace, Elu, alpha=alpha)
+
+
+def _activation(input, inplace, op, **options):
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"{op.node_name[: -len('Backward0')].lower()}() needs a floating-point tensor, got "
+            f"{input.dtype}. Fix: input.float()."
+        )
+    if inplace:  # x.op_(): the result is written into input (not allowed on a leaf needing grad)
+        return input._inplace(lambda x: op.apply(x, **options))
+    return op.apply(input, **options)
 
 
 def gelu(input, *, approximate="none"):

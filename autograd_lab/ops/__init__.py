@@ -8,6 +8,7 @@
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
     embedding.py, normalization.py   the look-up table and layer/batch norm of nn layers
     windows.py, conv.py, pooling.py  sliding windows (im2col), convolution, max/avg pooling
+    activation.py   leaky_relu, silu, softplus, elu
     scalar.py       what an elementwise op computes for one element (its `kernel`)
 
 An op's record is its class (autograd/function.py's `Op` lists what a record may say) and, where
@@ -18,6 +19,7 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 """
 
 from . import (  # noqa: F401 - the records
+    activation,
     compound,
     conv,
     elementwise,
