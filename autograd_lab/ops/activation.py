@@ -13,7 +13,6 @@ the same formula for one element, for the fusion compiler.
 import numpy as np
 
 from ..autograd.function import Op
-from ..tensor import _make
 from . import scalar
 from .elementwise import _float, _sigmoid, where
 
@@ -47,6 +46,11 @@ class LeakyReluGrad(Op):
     1 or negative_slope. Its derivative in x is 0, so a second backward reaches x with zeros."""
 
     node_name = "LeakyReluBackwardBackward0"
+    kernel = staticmethod(
+        lambda grad, input, negative_slope=0.01: scalar.where(
+            input > 0, grad, grad * negative_slope
+        )
+    )
 
     @staticmethod
     def forward(ctx, grad, input, negative_slope):
@@ -108,12 +112,38 @@ class Softplus(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        scaled = x._data * ctx.beta
-        # the slope σ(βx), differentiable where βx < threshold; a constant elsewhere: 1 on the
-        # linear piece, and σ(threshold) exactly at it (where PyTorch's second derivative is 0)
-        constant = np.where(scaled > ctx.threshold, 1.0, _sigmoid(_float(scaled)))
-        constant = _make(constant.astype(x._data.dtype, copy=False))
-        return grad * where(_make(scaled < ctx.threshold), (x * ctx.beta).sigmoid(), constant)
+        return SoftplusGrad.apply(grad, x, beta=ctx.beta, threshold=ctx.threshold)
+
+
+def _softplus_slope(x, beta, threshold):
+    """σ(βx), and 1 on the linear piece (numpy arrays and kernel expressions alike)."""
+    return scalar.where(x * beta > threshold, 1.0, _sigmoid(x * beta))
+
+
+class SoftplusGrad(Op):
+    """softplus's backward as one op (PyTorch's `softplus_backward`): grad·σ(βx)."""
+
+    node_name = "SoftplusBackwardBackward0"
+    kernel = staticmethod(
+        lambda grad, input, beta=1.0, threshold=20.0: grad * _softplus_slope(input, beta, threshold)
+    )
+
+    @staticmethod
+    def forward(ctx, grad, input, beta, threshold):
+        ctx.save_for_backward(grad, input)
+        ctx.beta, ctx.threshold = beta, threshold
+        g = grad._data
+        return (g * _softplus_slope(_float(input._data), beta, threshold)).astype(g.dtype)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, x = ctx.saved_tensors
+        beta, threshold = ctx.beta, ctx.threshold
+        d_grad = SoftplusGrad.apply(grad2, x, beta=beta, threshold=threshold)
+        s = (x * beta).sigmoid()  # the slope's own slope, β·σ(1 - σ), only where βx < threshold
+        # (PyTorch's second derivative is 0 on the linear piece and at the threshold itself)
+        d_x = where(x * beta < threshold, grad2 * grad * s * (1 - s) * beta, 0.0)
+        return d_grad, d_x
 
 
 class Elu(Op):
@@ -137,7 +167,31 @@ class Elu(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        # the slope α·e^x, differentiable where x < 0; a constant elsewhere: 1 for x > 0, and α
-        # exactly at 0 (where PyTorch's second derivative is 0)
-        constant = _make(np.where(x._data > 0, 1.0, ctx.alpha).astype(x._data.dtype))
-        return grad * where(_make(x._data < 0), x.exp() * ctx.alpha, constant)
+        return EluGrad.apply(grad, x, alpha=ctx.alpha)
+
+
+class EluGrad(Op):
+    """elu's backward as one op (PyTorch's `elu_backward`): grad, or grad·α·e^x where x <= 0."""
+
+    node_name = "EluBackwardBackward0"
+    kernel = staticmethod(
+        lambda grad, input, alpha=1.0: scalar.where(
+            input > 0, grad, grad * alpha * scalar.exp(input)
+        )
+    )
+
+    @staticmethod
+    def forward(ctx, grad, input, alpha):
+        ctx.save_for_backward(grad, input)
+        ctx.alpha = alpha
+        g, x = grad._data, input._data
+        slope = np.where(x > 0, 1.0, alpha * np.exp(np.minimum(x, 0)))
+        return (g * slope).astype(g.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, x = ctx.saved_tensors
+        d_grad = EluGrad.apply(grad2, x, alpha=ctx.alpha)
+        # α·e^x's own slope, only where x < 0 (PyTorch's second derivative is 0 at x = 0)
+        d_x = where(x < 0, grad2 * grad * ctx.alpha * x.exp(), 0.0)
+        return d_grad, d_x
