@@ -40,6 +40,7 @@ from ..ops.loss import (
 )
 from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims, UnsafeView
 from ..ops.normalization import BatchNorm, LayerNorm
+from ..ops.padding import ConstantPad
 from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
 from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
@@ -76,6 +77,7 @@ __all__ = [
     "conv2d",
     "max_pool2d",
     "avg_pool2d",
+    "pad",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -899,3 +901,45 @@ def _window_sizes(size, kernel, stride, pairs, count_include_pad):
         ones = np.pad(np.ones((h, w)), (pad_h, pad_w))
     patches = sliding_window_view(ones, kernel)[:: stride[0], :: stride[1]]
     return patches.sum(axis=(-2, -1))
+
+
+# ---- padding ---------------------------------------------------------------------------------------
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Add a border of `value` (default 0) around the last dims: `pad` gives (before, after)
+    amounts from the last dim backwards, e.g. (1, 1) for a column on each side, (1, 1, 2, 0)
+    also 2 rows on top. Negative amounts cut elements off.
+
+    >>> import autograd_lab as ag
+    >>> pad(ag.tensor([[1, 2]]), (1, 2), value=9)
+    tensor([[9, 1, 2, 9, 9]])
+    """
+    _checks.check_tensors("pad", input=input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError(
+            f"Padding length must be divisible by 2, got {len(pad)} amounts. Fix: a (before, "
+            "after) pair per dim, e.g. pad=(1, 1)."
+        )
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(
+            f"Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}."
+        )
+    if mode != "constant":
+        if mode in ("reflect", "replicate", "circular"):
+            raise NotImplementedError(
+                f"pad(mode={mode!r}) is not supported by autograd_lab yet: only mode='constant'."
+            )
+        raise NotImplementedError(
+            f"Unrecognised padding mode {mode}. Fix: mode='constant', 'reflect', 'replicate' or "
+            "'circular' (autograd_lab has 'constant')."
+        )
+    for size, (before, after) in zip(input.shape[::-1], zip(pad[::2], pad[1::2])):
+        if size + before + after < 0:
+            raise RuntimeError(
+                f"narrow(): length must be non-negative: padding ({before}, {after}) would cut "
+                f"more than the {size} elements of a dim. Fix: smaller negative amounts."
+            )
+    return ConstantPad.apply(input, pad=pad, value=0 if value is None else value)

@@ -8,7 +8,7 @@
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
     embedding.py, normalization.py   the look-up table and layer/batch norm of nn layers
     windows.py, conv.py, pooling.py  sliding windows (im2col), convolution, max/avg pooling
-    activation.py   leaky_relu, silu, softplus, elu
+    activation.py   leaky_relu, silu, softplus, elu         padding.py  F.pad's constant border
     scalar.py       what an elementwise op computes for one element (its `kernel`)
 
 An op's record is its class (autograd/function.py's `Op` lists what a record may say) and, where
@@ -28,6 +28,7 @@ from . import (  # noqa: F401 - the records
     loss,
     nn,
     normalization,
+    padding,
     pooling,
     reduction,
     shape,
