@@ -78,22 +78,16 @@ class _BatchNorm(Module):
 
     def forward(self, input):
         self._check_input_dim(input)
-        momentum = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # no momentum: the plain average over all batches so far
-                momentum = 1.0 / float(self.num_batches_tracked.item())
-        # the batch's own statistics in training, and also in evaluation when none were kept
-        use_batch_stats = self.training or self.running_mean is None
-        keep_stats = not self.training or self.track_running_stats
-        return F.batch_norm(
+        return F._batch_norm_layer(
             input,
-            self.running_mean if keep_stats else None,
-            self.running_var if keep_stats else None,
+            self.running_mean,
+            self.running_var,
+            self.num_batches_tracked,
             self.weight,
             self.bias,
-            use_batch_stats,
-            momentum,
+            self.training,
+            self.track_running_stats,
+            self.momentum,
             self.eps,
         )
 

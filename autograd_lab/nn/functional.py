@@ -674,6 +674,42 @@ def batch_norm(
     return BatchNorm.apply(input, weight, bias, running_mean=None, running_var=None, eps=eps)
 
 
+def _batch_norm_layer(
+    input,
+    running_mean,
+    running_var,
+    num_batches_tracked,
+    weight,
+    bias,
+    training,
+    track_running_stats,
+    momentum,
+    eps,
+):
+    """What nn.BatchNorm1d/2d do: count the batch, choose the momentum, then batch_norm.
+
+    One function (not the layer's forward), its buffers passed in, so that autograd_lab.compile
+    replays all of it on every call: the count and the running statistics change in place."""
+    factor = 0.0 if momentum is None else momentum
+    if training and track_running_stats:
+        num_batches_tracked.add_(1)
+        if momentum is None:  # no momentum: the plain average over all batches so far
+            factor = 1.0 / float(num_batches_tracked.item())
+    # the batch's own statistics in training, and also in evaluation when none were kept
+    use_batch_stats = training or running_mean is None
+    keep_stats = not training or track_running_stats
+    return batch_norm(
+        input,
+        running_mean if keep_stats else None,
+        running_var if keep_stats else None,
+        weight,
+        bias,
+        use_batch_stats,
+        factor,
+        eps,
+    )
+
+
 def _update_running_stats(data, running_mean, running_var, momentum):
     """running ← (1 - momentum)·running + momentum·(this batch's statistic), in place."""
     dims = (0,) + tuple(range(2, data.ndim))
