@@ -30,7 +30,8 @@ Comparisons (`x > 0`, `&`, `~`), which autograd never records, and indexing with
 from the inputs (`x[x > 0]`) are recorded by the tracer itself, so masks follow new inputs.
 nll_loss / cross_entropy with an integer target that is an input are recorded as one call (their
 target is read in Python to plan the gather), so new targets give new losses; so is dropout, so
-every call draws a new mask.
+every call draws a new mask; so are embedding, one_hot and max_pool2d (they read indices or
+maxima in Python) and batch_norm (it updates the running statistics in place).
 """
 
 import threading
