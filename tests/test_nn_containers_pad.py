@@ -122,3 +122,32 @@ def test_parameter_list_behaves_as_a_list(lib):
     assert p[-1].numel() == 1 and len(p[1:]) == 2
     p[0] = lib.nn.Parameter(lib.zeros(5))
     assert p[0].numel() == 5 and len(list(p.parameters())) == 3
+
+
+# ---- F.normalize ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "p, dim", [(2.0, 1), (2.0, 0), (1.0, 1), (3.0, 1), (float("inf"), 1), (2, (0, 1))]
+)
+def test_normalize_values_and_gradients_incl_zero_rows_and_ties(torch, p, dim):
+    x_np = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, -2.0], [0.5, -3.0, 1.5]])  # zeros, a tie
+    results = []
+    for lib in (ag, torch):
+        x = lib.tensor(x_np, requires_grad=True)
+        out = lib.nn.functional.normalize(x, p=p, dim=dim)
+        (out * lib.tensor(np.arange(9.0).reshape(3, 3))).sum().backward()
+        results.append((out, x.grad))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(values(a), values(b), rtol=1e-10, atol=1e-12)
+
+
+def test_normalize_float32_and_errors(torch):
+    x_np = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    ours = F.normalize(ag.tensor(x_np))
+    np.testing.assert_allclose(
+        values(ours), values(torch.nn.functional.normalize(torch.tensor(x_np))), rtol=1e-6
+    )
+    assert ours.dtype == ag.float32
+    with pytest.raises(RuntimeError, match="Expected a floating point"):
+        F.normalize(ag.tensor([3, 4]), dim=0)

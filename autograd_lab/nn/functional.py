@@ -78,6 +78,7 @@ __all__ = [
     "max_pool2d",
     "avg_pool2d",
     "pad",
+    "normalize",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -979,3 +980,44 @@ def pad(input, pad, mode="constant", value=None):
                 f"more than the {size} elements of a dim. Fix: smaller negative amounts."
             )
     return ConstantPad.apply(input, pad=pad, value=0 if value is None else value)
+
+
+# ---- normalize -------------------------------------------------------------------------------------
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(‖input‖_p, eps) along `dim`: every slice becomes a unit vector (a slice of
+    zeros stays zeros: eps keeps the division finite).
+
+    >>> import autograd_lab as ag
+    >>> normalize(ag.tensor([3.0, 4.0]), dim=0)
+    tensor([0.6000, 0.8000])
+    """
+    _checks.check_tensors("normalize", input=input)
+    if out is not None:
+        raise NotImplementedError(
+            "normalize(out=...) is not supported by autograd_lab. Fix: y = F.normalize(x), or "
+            "out.copy_(F.normalize(x))."
+        )
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{input.dtype}. Fix: input.float()."
+        )
+    if p == float("inf"):
+        size = input.abs()
+        # the largest |x|; several equal largest share its gradient, as in PyTorch
+        ties = size == size.max(dim, keepdim=True).values
+        norm = (size * ties).sum(dim, keepdim=True) / ties.sum(dim, keepdim=True)
+        return input / norm.clamp(min=eps)
+    if not p > 0:
+        raise NotImplementedError(
+            f"normalize(p={p}) is not supported by autograd_lab: p must be positive or inf. "
+            "Fix: p=2 (the default), p=1 or p=float('inf')."
+        )
+    if p == 1:
+        return input / input.abs().sum(dim, keepdim=True).clamp(min=eps)
+    powers = input * input if p == 2 else input.abs() ** p
+    # max(‖x‖, eps) as max(Σ|x|^p, eps^p)^(1/p): the same number, but the root is never taken
+    # of 0, so a slice of zeros gets PyTorch's finite gradient 1/eps instead of nan
+    return input / powers.sum(dim, keepdim=True).clamp(min=eps**p) ** (1 / p)
