@@ -30,7 +30,8 @@ Comparisons (`x > 0`, `&`, `~`), which autograd never records, and indexing with
 from the inputs (`x[x > 0]`) are recorded by the tracer itself, so masks follow new inputs.
 nll_loss / cross_entropy with an integer target that is an input are recorded as one call (their
 target is read in Python to plan the gather), so new targets give new losses; so is dropout, so
-every call draws a new mask.
+every call draws a new mask; so are embedding, one_hot and max_pool2d (they read indices or
+maxima in Python) and batch_norm (it updates the running statistics in place).
 """
 
 import threading
@@ -50,8 +51,20 @@ from .ir import Call, Graph, Value, map_values
 
 # Functions of nn.functional recorded as one call (see whole_function), and when: the losses when
 # an integer tensor (the target) is traced, as they read it in Python to plan their gather;
-# dropout always, as it draws its mask in Python, which must be new on every call.
-_WHOLE_FUNCTIONS = {"nll_loss": "integer", "cross_entropy": "integer", "dropout": "any"}
+# dropout always, as it draws its mask in Python, which must be new on every call. So are the nn
+# functions that read values in Python (where the maxima are, which rows to look up) and those
+# that update buffers in place (batch norm's running statistics and batch count: "stateful", run
+# on copies of the buffers while tracing, so that the first call does not count twice).
+_WHOLE_FUNCTIONS = {
+    "nll_loss": "integer",
+    "cross_entropy": "integer",
+    "dropout": "any",
+    "embedding": "integer",
+    "one_hot": "any",
+    "max_pool2d": "any",
+    "batch_norm": "stateful",
+    "_batch_norm_layer": "stateful",
+}
 # one trace at a time: tracing swaps these functions of nn.functional. Reentrant: finding a fusion
 # rule traces an op's backward (compile/rules.py), maybe while a function calling a compiled one
 # is being traced itself.
@@ -318,8 +331,9 @@ class Tracer:
                 results.append(None)
                 continue
             value = self._new_value(out, producer=call, requires_grad=True)
-            if out._data.dtype.kind != "f":
-                out._requires_grad = True  # integer results of traced values: keep recording
+            if out._data.dtype.kind != "f" or (fn is WholeCall and not out._requires_grad):
+                out._requires_grad = True  # integer results of traced values (and a whole call's
+                # results from inputs without grad): keep recording what is computed from them
             if type(out) is Tensor:
                 out.__class__ = TracedTensor
             self._bind(out, value)
@@ -329,7 +343,7 @@ class Tracer:
 
     def whole_function(self, function, when):
         """nn.functional's `function`, recorded as one WholeCall when it gets a traced tensor
-        (`when` = "any") or a traced integer tensor ("integer")."""
+        (`when` = "any" or "stateful") or a traced integer tensor ("integer")."""
 
         def traced(*args, **kwargs):
             tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
@@ -337,8 +351,8 @@ class Tracer:
                 tensors = [t for t in tensors if t._data.dtype.kind != "f"]
             if self._inside_whole_call or not any(self.holds_traced(t) for t in tensors):
                 return function(*args, **kwargs)
-            plain = [self._plain(a) for a in args]
-            plain_kwargs = {k: self._plain(v) for k, v in kwargs.items()}
+            plain = [self._plain(a, when) for a in args]
+            plain_kwargs = {k: self._plain(v, when) for k, v in kwargs.items()}
             return self.record(
                 WholeCall,
                 args,
@@ -348,12 +362,14 @@ class Tracer:
 
         return traced
 
-    def _plain(self, obj):
+    def _plain(self, obj, when="any"):
         """What the function would see eagerly: integer tensors without the tracing flag, inputs
-        with the caller's requires_grad (nll_loss refuses a class weight that requires grad)."""
+        with the caller's requires_grad (nll_loss refuses a class weight that requires grad);
+        for a "stateful" function, copies of the buffers it would update (the replay does)."""
         value = self.lookup(obj) if isinstance(obj, Tensor) else None
         if value is None or value.const is not None:
-            return obj
+            stateful_buffer = when == "stateful" and isinstance(obj, Tensor)
+            return _make(obj._data.copy()) if stateful_buffer and not obj.requires_grad else obj
         if obj._data.dtype.kind != "f" or (value.producer is None and not value.requires_grad):
             return _make(obj._data)
         return obj

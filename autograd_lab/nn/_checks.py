@@ -119,3 +119,25 @@ def class_targets(input, target, fn):
             "per position: the input's shape without its class dim (dim 1)."
         )
     return t
+
+
+def cpu_only(fn, *tensors):
+    """Refuse, by name, what the CUDA backend cannot run yet (instead of failing deep inside)."""
+    for tensor in tensors:
+        if tensor is not None and tensor.is_cuda:
+            raise NotImplementedError(
+                f"{fn}() is not implemented on the CUDA backend yet (a tensor is on "
+                f"{tensor.device}). Fix: run this layer on the CPU: .cpu() the model and inputs."
+            )
+
+
+def padding_index(padding_idx, num_embeddings):
+    """padding_idx as a row number (a negative one counts from the end), or None; checked."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(
+            f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
+            f"num_embeddings={num_embeddings}. Fix: a row number from 0 to {num_embeddings - 1}."
+        )
+    return padding_idx % num_embeddings

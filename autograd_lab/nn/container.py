@@ -1,4 +1,5 @@
-"""Containers: Sequential (a chain of layers) and ModuleList (a list of layers you call yourself).
+"""Containers: Sequential (a chain of layers), ModuleList (a list of layers you call yourself),
+ModuleDict (layers by name) and ParameterList (a list of Parameters).
 
     >>> import autograd_lab as ag
     >>> from autograd_lab import nn
@@ -14,6 +15,7 @@ import operator
 from collections import OrderedDict
 
 from .module import Module, _indent
+from .parameter import Parameter
 
 
 def _position(container, idx):
@@ -151,3 +153,124 @@ class ModuleList(_Numbered):
             for first, last, text in runs
         ]
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """A dict of modules that registers them under their keys (state_dict keys 'key.weight').
+
+    >>> import autograd_lab as ag
+    >>> heads = ag.nn.ModuleDict({"cls": ag.nn.Linear(4, 3), "box": ag.nn.Linear(4, 2)})
+    >>> list(heads), heads["box"].out_features
+    (['cls', 'box'], 2)
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        """Add (or replace) modules from a dict, a ModuleDict or (key, module) pairs."""
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for j, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(
+                    f"ModuleDict update sequence element #{j} has length {len(pair)}; 2 is "
+                    "required. Fix: (name, module) pairs, or a dict."
+                )
+            self[pair[0]] = pair[1]
+
+
+class ParameterList(Module):
+    """A list of Parameters, registered under "0", "1", ... (a plain list would hide them from
+    `model.parameters()` and the optimizer). A tensor put in becomes a Parameter.
+
+    >>> import autograd_lab as ag
+    >>> weights = ag.nn.ParameterList([ag.ones(2, 3), ag.zeros(3)])
+    >>> [name for name, _ in weights.named_parameters()]
+    ['0', '1']
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._parameters.values())[idx])
+        return self._parameters[str(_position(self, idx))]
+
+    def __setitem__(self, idx, param):
+        self.register_parameter(str(_position(self, idx)), _as_parameter(param))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        self.register_parameter(str(len(self)), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        if not hasattr(values, "__iter__"):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                f"{type(values).__name__}"
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        lines = []
+        for name, p in self._parameters.items():
+            size = "x".join(str(n) for n in p.shape)
+            device = "" if p.device.type == "cpu" else f" ({p.device})"
+            lines.append(f"  ({name}): Parameter containing: [{p.dtype} of size {size}{device}]")
+        return "\n".join(lines)
+
+
+def _as_parameter(value):
+    """A Parameter as is; a tensor wrapped into one (as PyTorch's ParameterList does)."""
+    return value if isinstance(value, Parameter) else Parameter(value)

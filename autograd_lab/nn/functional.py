@@ -16,30 +16,44 @@ ops/loss.py. This module checks the arguments: PyTorch's exception classes, mess
 import warnings
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import random
+from ..autograd import no_grad
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
+from ..ops.activation import Elu, LeakyRelu, Silu, Softplus
+from ..ops.conv import Convolution, Geometry
 from ..ops.elementwise import check_broadcastable, mul, where
+from ..ops.embedding import Embedding
 from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
     DivScalar,
+    HuberLoss,
     MseLoss,
     MulScalar,
     NllLoss,
     NllLoss2d,
     NllPlan,
+    SmoothL1Loss,
 )
 from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims, UnsafeView
+from ..ops.normalization import BatchNorm, LayerNorm
+from ..ops.padding import ConstantPad
+from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
 from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
 from ..ops.shape import View, expand, unsqueeze
 from ..tensor import _make
-from . import _checks
+from . import _checks, _conv_args
 
 __all__ = [
     "relu",
+    "leaky_relu",
+    "silu",
+    "softplus",
+    "elu",
     "sigmoid",
     "tanh",
     "gelu",
@@ -52,6 +66,19 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "nll_loss",
     "cross_entropy",
+    "embedding",
+    "one_hot",
+    "layer_norm",
+    "batch_norm",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "conv1d",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "pad",
+    "normalize",
 ]
 
 # ---- activations ------------------------------------------------------------------------------------
@@ -60,6 +87,41 @@ __all__ = [
 def relu(input, inplace=False):
     """max(input, 0). `inplace=True` overwrites input (not allowed on a leaf that requires grad)."""
     return input._inplace(_relu) if inplace else _relu(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope·x: a relu whose negative side keeps a small slope."""
+    _checks.check_tensors("leaky_relu", input=input)
+    return _activation(input, inplace, LeakyRelu, negative_slope=negative_slope)
+
+
+def silu(input, inplace=False):
+    """x·sigmoid(x) (also called swish)."""
+    _checks.check_tensors("silu", input=input)
+    return _activation(input, inplace, Silu)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta·x)) / beta: a smooth relu; x itself where beta·x > threshold."""
+    _checks.check_tensors("softplus", input=input)
+    return Softplus.apply(input, beta=beta, threshold=threshold)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha·(exp(x) - 1)."""
+    _checks.check_tensors("elu", input=input)
+    return _activation(input, inplace, Elu, alpha=alpha)
+
+
+def _activation(input, inplace, op, **options):
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"{op.node_name[: -len('Backward0')].lower()}() needs a floating-point tensor, got "
+            f"{input.dtype}. Fix: input.float()."
+        )
+    if inplace:  # x.op_(): the result is written into input (not allowed on a leaf needing grad)
+        return input._inplace(lambda x: op.apply(x, **options))
+    return op.apply(input, **options)
 
 
 def gelu(input, *, approximate="none"):
@@ -401,3 +463,561 @@ def _nll_loss(input, target, weight, ignore_index, reduction, fn):
         return View.apply(out, shape=t.shape) if reduction == "none" else out
     plan = NllPlan(t, w, ignore_index, reduction, input.shape, input._data.dtype)
     return (NllLoss2d if input.ndim == 4 else NllLoss).apply(input, plan=plan)
+
+
+# ---- embeddings ------------------------------------------------------------------------------------
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """Look up rows of `weight` (num_embeddings, embedding_dim): `weight[input]`, one vector per
+    integer index of `input`; the result has shape input.shape + (embedding_dim,).
+
+    >>> import autograd_lab as ag
+    >>> table = ag.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> embedding(ag.tensor([[2, 1]]), table)
+    tensor([[[3., 4.],
+             [1., 2.]]])
+
+    `padding_idx`: that row gets no gradient. `max_norm`: rows looked up whose norm is larger are
+    scaled down to it, in place, before the look-up (as PyTorch does).
+    """
+    _checks.check_tensors("embedding", indices=input, weight=weight)
+    _checks.cpu_only("embedding", input, weight)
+    if input._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.dtype} instead. Fix: the indices are token numbers, "
+            "integers: input.long()."
+        )
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"'weight' must be 2-D, got shape {list(weight.shape)}. Fix: an embedding table has "
+            "one row per token: shape (num_embeddings, embedding_dim)."
+        )
+    num_embeddings = weight.shape[0]
+    padding_idx = _checks.padding_index(padding_idx, num_embeddings)
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True) is not supported: autograd_lab has no sparse tensors, so it "
+            "cannot give the weight a sparse gradient. Fix: leave sparse out (a dense gradient "
+            "gives the same training steps with SGD and Adam)."
+        )
+    indices = input._data
+    if indices.size and (indices.min() < 0 or indices.max() >= num_embeddings):
+        raise IndexError(
+            f"index out of range in self: embedding indices go from 0 to {num_embeddings - 1} for "
+            f"a weight with {num_embeddings} rows, got {indices.min()}..{indices.max()}. Fix: "
+            "make num_embeddings larger than the largest token number."
+        )
+    if max_norm is not None:
+        _renormalize_rows(weight, indices, max_norm, norm_type)
+    return Embedding.apply(
+        weight,
+        indices=indices.astype(np.int64),
+        padding_idx=padding_idx,
+        scale_grad_by_freq=scale_grad_by_freq,
+    )
+
+
+def _renormalize_rows(weight, indices, max_norm, norm_type):
+    """Scale the looked-up rows whose norm exceeds max_norm down to it, in place and unrecorded
+    (PyTorch's embedding_renorm_, including its 1e-7 that keeps the new norm just below max_norm)."""
+    rows = np.unique(indices)
+    data = weight._data
+    norms = np.linalg.norm(data[rows].astype(np.float64), ord=norm_type, axis=1)
+    too_long = norms > max_norm
+    scale = max_norm / (norms[too_long] + 1e-7)
+    data[rows[too_long]] *= scale[:, None].astype(data.dtype)
+
+
+def one_hot(tensor, num_classes=-1):
+    """Class indices -> one-hot rows: shape tensor.shape + (num_classes,), int64, a 1 at each index.
+
+    >>> import autograd_lab as ag
+    >>> one_hot(ag.tensor([0, 2]), num_classes=3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+
+    num_classes=-1 (the default) takes the largest index + 1.
+    """
+    _checks.check_tensors("one_hot", tensor=tensor)
+    indices = tensor._data
+    if indices.dtype != np.int64:
+        raise RuntimeError(
+            f"one_hot is only applicable to index tensor of type LongTensor. Got {tensor.dtype}. "
+            "Fix: tensor.long()."
+        )
+    if num_classes == -1:
+        if indices.size == 0:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor. Fix: give num_classes."
+            )
+        num_classes = int(indices.max()) + 1
+    if indices.size and indices.min() < 0:
+        raise RuntimeError(
+            "Class values must be non-negative. Fix: one_hot takes class indices 0, 1, 2, ..."
+        )
+    if indices.size and indices.max() >= num_classes:
+        raise RuntimeError(
+            f"Class values must be smaller than num_classes ({num_classes}), got "
+            f"{indices.max()}. Fix: num_classes=<number of classes>, or leave it out to take "
+            "the largest index + 1."
+        )
+    # row k of the identity matrix is the one-hot vector of class k: look the rows up
+    return _make(np.eye(max(num_classes, 0), dtype=np.int64)[indices])
+
+
+# ---- normalization ---------------------------------------------------------------------------------
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Standardize each sample over its last dims (`normalized_shape`, e.g. the features) to
+    mean 0 and variance 1, then `* weight + bias` (both of shape normalized_shape, optional).
+
+    >>> import autograd_lab as ag
+    >>> layer_norm(ag.tensor([[1.0, 2.0, 3.0]]), (3,))
+    tensor([[-1.2247,  0.0000,  1.2247]])
+    """
+    _checks.check_tensors("layer_norm", input=input)
+    _checks.cpu_only("layer_norm", input, weight, bias)
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(
+            f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"{type(normalized_shape).__name__}. Fix: layer_norm(x, (features,)); nn.LayerNorm "
+            "also takes a plain int."
+        )
+    shape = [int(n) for n in normalized_shape]
+    if (
+        not shape
+        or list(input.shape[input.ndim - len(shape) :]) != shape
+        or input.ndim < len(shape)
+    ):
+        raise RuntimeError(
+            f"Given normalized_shape={shape}, expected input with shape [*, "
+            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}. Fix: "
+            "normalized_shape names the input's last dims (usually (features,))."
+        )
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and list(param.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(param.shape)} and normalized_shape = {shape}."
+            )
+    return LayerNorm.apply(input, weight, bias, normalized_ndim=len(shape), eps=eps)
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-05,
+):
+    """Standardize each channel (dim 1) over the batch (and the positions of an image), then
+    `* weight + bias`, per channel.
+
+    training=True: with the batch's mean and (biased) variance; the running statistics given are
+    updated in place: running = (1 - momentum)·running + momentum·batch statistic, with the
+    batch's *unbiased* variance, as PyTorch does. training=False: with the running statistics.
+    """
+    _checks.check_tensors("batch_norm", input=input)
+    _checks.cpu_only("batch_norm", input, weight, bias)
+    if input.ndim < 2:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got 1): batch_norm "
+            f"needs a channels dim 1, the input has shape {list(input.shape)}. Fix: a batch of "
+            "shape (N, C) or (N, C, ...)."
+        )
+    channels = input.shape[1]
+    for name, tensor in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if tensor is not None and tensor.numel() != channels:
+            raise RuntimeError(
+                f"{name} should contain {channels} elements not {tensor.numel()}. Fix: the layer "
+                f"is built for {tensor.numel()} channels but the input has {channels} in dim 1."
+            )
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "running_mean must be defined in evaluation mode. Fix: pass the running "
+                "statistics, or training=True to use the batch's own."
+            )
+        return BatchNorm.apply(
+            input,
+            weight,
+            bias,
+            running_mean=running_mean._data,
+            running_var=running_var._data,
+            eps=eps,
+        )
+    if input.numel() // channels <= 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}. "
+            "Fix: a batch of at least 2 samples (or model.eval() to use the running statistics)."
+        )
+    if running_mean is not None or running_var is not None:
+        _update_running_stats(input._data, running_mean, running_var, momentum)
+    return BatchNorm.apply(input, weight, bias, running_mean=None, running_var=None, eps=eps)
+
+
+def _batch_norm_layer(
+    input,
+    running_mean,
+    running_var,
+    num_batches_tracked,
+    weight,
+    bias,
+    training,
+    track_running_stats,
+    momentum,
+    eps,
+):
+    """What nn.BatchNorm1d/2d do: count the batch, choose the momentum, then batch_norm.
+
+    One function (not the layer's forward), its buffers passed in, so that autograd_lab.compile
+    replays all of it on every call: the count and the running statistics change in place."""
+    factor = 0.0 if momentum is None else momentum
+    if training and track_running_stats:
+        num_batches_tracked.add_(1)
+        if momentum is None:  # no momentum: the plain average over all batches so far
+            factor = 1.0 / float(num_batches_tracked.item())
+    # the batch's own statistics in training, and also in evaluation when none were kept
+    use_batch_stats = training or running_mean is None
+    keep_stats = not training or track_running_stats
+    return batch_norm(
+        input,
+        running_mean if keep_stats else None,
+        running_var if keep_stats else None,
+        weight,
+        bias,
+        use_batch_stats,
+        factor,
+        eps,
+    )
+
+
+def _update_running_stats(data, running_mean, running_var, momentum):
+    """running ← (1 - momentum)·running + momentum·(this batch's statistic), in place."""
+    dims = (0,) + tuple(range(2, data.ndim))
+    # the running variance estimates the population's, so it divides by n - 1 (ddof=1), while
+    # the batch itself is standardized with its biased variance (divided by n)
+    batch_stats = (data.mean(axis=dims), data.var(axis=dims, ddof=1))
+    with no_grad():
+        for running, batch in zip((running_mean, running_var), batch_stats):
+            if running is not None:
+                update = (1 - momentum) * running._data + momentum * batch
+                running.copy_(_make(update.astype(running._data.dtype)))
+
+
+# ---- robust regression losses: L1, smooth L1, Huber ------------------------------------------------
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error: |input - target|, averaged (reduction="mean"), summed, or per element.
+    Recorded as PyTorch records it, from plain ops: (input - target).abs().mean()."""
+    reduction = _checks.reduction_of(reduction, size_average, reduce)
+    _checks.check_tensors("l1_loss", input=input, target=target)
+    input, target = _same_shape(input, target)
+    errors = (input - target).abs()
+    if weight is not None:
+        _check_weight(weight, input)
+        errors = errors * weight
+        if reduction == "mean":  # a weighted mean: divided by the total weight
+            return errors.sum() / weight.sum()
+    return _reduced(errors, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """½(input - target)²/beta where |input - target| < beta, else |input - target| - ½beta:
+    squared for small errors, absolute for large ones (beta=0 is l1_loss)."""
+    reduction = _checks.reduction_of(reduction, size_average, reduce)
+    _checks.check_tensors("smooth_l1_loss", input=input, target=target)
+    if beta < 0:
+        raise RuntimeError(
+            f"smooth_l1_loss does not support negative values for beta (got {beta}). Fix: beta is "
+            "where the loss changes from squared to absolute, e.g. beta=1.0."
+        )
+    input, target = _same_shape(input, target)
+    if beta == 0.0:  # no squared part left: PyTorch computes the L1 loss
+        return _reduced((input - target).abs(), reduction)
+    return SmoothL1Loss.apply(input, target, reduction=reduction, beta=beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """½(input - target)² where |input - target| < delta, else delta·(|input - target| - ½delta):
+    smooth_l1_loss times delta (its slope far away is delta instead of 1)."""
+    reduction = _checks.reduction_of(reduction, None, None)
+    _checks.check_tensors("huber_loss", input=input, target=target)
+    if delta <= 0:
+        raise RuntimeError(
+            f"huber_loss does not support non-positive values for delta (got {delta}). Fix: delta "
+            "is where the loss changes from squared to absolute, e.g. delta=1.0."
+        )
+    input, target = _same_shape(input, target)
+    if weight is None:
+        return HuberLoss.apply(input, target, reduction=reduction, delta=delta)
+    _check_weight(weight, input)
+    losses = HuberLoss.apply(input, target, reduction="none", delta=delta) * weight
+    return _reduced(losses, reduction)
+
+
+def _same_shape(input, target):
+    """input and target broadcast to one shape, with PyTorch's warning when they differ (a
+    target of shape (N,) against predictions (N, 1) silently compares every pair)."""
+    if input.shape == target.shape:
+        return input, target
+    warnings.warn(
+        f"Using a target size ({target.shape}) that is different to the input size "
+        f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+        "Please ensure they have the same size.",
+        stacklevel=3,
+    )
+    check_broadcastable(input.shape, target.shape)
+    shape = np.broadcast_shapes(input.shape, target.shape)
+    input = input if input.shape == shape else expand(input, shape)
+    return input, target if target.shape == shape else expand(target, shape)
+
+
+def _check_weight(weight, input):
+    _checks.check_tensors("loss", weight=weight)
+    if weight.shape != input.shape:
+        raise ValueError(
+            f"Weights and input must have the same size: weight {list(weight.shape)}, input "
+            f"{list(input.shape)}. Fix: one weight per element."
+        )
+
+
+def _reduced(losses, reduction):
+    if reduction == "none":
+        return losses
+    return losses.mean() if reduction == "mean" else losses.sum()
+
+
+# ---- convolution and pooling -----------------------------------------------------------------------
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Slide `weight` (C_out, C_in/groups, k) along signals (N, C_in, L) -> (N, C_out, L_out):
+    each output is a weighted sum of a k-long window of every input channel, plus bias."""
+    return _convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Slide `weight` (C_out, C_in/groups, k_h, k_w) over images (N, C_in, H, W): each output
+    pixel is a weighted sum of a k_h × k_w window of every input channel, plus bias.
+
+    >>> import autograd_lab as ag
+    >>> image = ag.arange(16.0).reshape(1, 1, 4, 4)
+    >>> conv2d(image, ag.ones(1, 1, 2, 2))            # the sum of each 2×2 window
+    tensor([[[[10., 14., 18.],
+              [26., 30., 34.],
+              [42., 46., 50.]]]])
+
+    `padding`: zeros added around (a number, or 'same' to keep the size, 'valid' for none),
+    `stride`: the step between windows, `dilation`: the step inside a window, `groups`: split
+    the channels into groups convolved separately.
+    """
+    return _convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def _convolution(fn, input, weight, bias, stride, padding, dilation, groups, spatial):
+    _checks.check_tensors(fn, input=input, weight=weight)
+    _checks.cpu_only(fn, input, weight, bias)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {fn}, but "
+            f"got input of size: {list(input.shape)}. Fix: a batch (N, C, ...) or one sample "
+            "(C, ...)."
+        )
+    if weight.ndim != spatial + 2:
+        raise RuntimeError(
+            f"{fn}() needs a {spatial + 2}-D weight (out_channels, in_channels / groups, kernel "
+            f"size{'s' if spatial > 1 else ''}), got shape {list(weight.shape)}."
+        )
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"expected scalar type {weight.dtype} but found {input.dtype}: the input and the "
+            "weight must have the same dtype. Fix: input.to(weight.dtype) (or model.double())."
+        )
+    if bias is not None:
+        if bias.shape != (weight.shape[0],):
+            raise RuntimeError(
+                f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+                f"with {weight.shape[0]} elements, but got bias of size {list(bias.shape)} "
+                "instead. Fix: one bias per output channel."
+            )
+        if bias.dtype != weight.dtype:
+            raise RuntimeError(
+                f"Input type ({input.dtype}) and bias type ({bias.dtype}) should be the same. "
+                "Fix: bias.to(input.dtype)."
+            )
+    stride, pairs, dilation = _conv_args.conv_geometry(
+        input, weight, stride, padding, dilation, groups, spatial
+    )
+    if spatial == 1:  # conv1d is conv2d over images of height 1
+        stride, pairs, dilation = (1,) + stride, ((0, 0),) + pairs, (1,) + dilation
+    geometry = Geometry(stride, pairs, dilation, groups)
+    if input.ndim == spatial + 1:  # one sample: as a batch of one, as PyTorch does
+        return Convolution.apply(unsqueeze(input, 0), weight, bias, geometry=geometry).squeeze(0)
+    return Convolution.apply(input, weight, bias, geometry=geometry)
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """The largest value of each kernel_size window (the step `stride` defaults to kernel_size:
+    windows side by side). `return_indices=True` also returns where each maximum was, as a flat
+    position h·W + w in its input plane (int64).
+
+    >>> import autograd_lab as ag
+    >>> max_pool2d(ag.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    _checks.check_tensors("max_pool2d", input=input)
+    _checks.cpu_only("max_pool2d", input)
+    kernel, stride, pairs, dilation = _conv_args.pool_geometry(
+        input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
+    )
+    indices = max_pool2d_indices(input._data, kernel, stride, pairs, dilation)
+    out = MaxPool2d.apply(input, indices=indices)
+    return (out, _make(indices)) if return_indices else out
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """The mean of each kernel_size window (`stride` defaults to kernel_size). Zero padding
+    counts in the mean unless count_include_pad=False; divisor_override divides by that instead."""
+    _checks.check_tensors("avg_pool2d", input=input)
+    _checks.cpu_only("avg_pool2d", input)
+    kernel, stride, pairs, _ = _conv_args.pool_geometry(
+        input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
+    )
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero. Fix: leave divisor_override out.")
+        divisor = divisor_override
+    else:
+        divisor = _window_sizes(input.shape[-2:], kernel, stride, pairs, count_include_pad)
+        divisor = divisor.astype(input._data.dtype)
+    return AvgPool2d.apply(input, kernel=kernel, stride=stride, padding=pairs, divisor=divisor)
+
+
+def _window_sizes(size, kernel, stride, pairs, count_include_pad):
+    """How many elements each window averages: the window sums of an image of ones (the padding
+    counted, as PyTorch does, except where ceil_mode's last window hangs over the edge)."""
+    (top, bottom), (left, right) = pairs
+    h, w = size
+    if count_include_pad:  # ones over the image and its padding, zeros beyond
+        pad_h, pad_w = (top, top), (left, left)
+        ones = np.pad(np.ones((h + 2 * top, w + 2 * left)), ((0, bottom - top), (0, right - left)))
+    else:  # ones over the image only
+        pad_h, pad_w = (top, bottom), (left, right)
+        ones = np.pad(np.ones((h, w)), (pad_h, pad_w))
+    patches = sliding_window_view(ones, kernel)[:: stride[0], :: stride[1]]
+    return patches.sum(axis=(-2, -1))
+
+
+# ---- padding ---------------------------------------------------------------------------------------
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Add a border of `value` (default 0) around the last dims: `pad` gives (before, after)
+    amounts from the last dim backwards, e.g. (1, 1) for a column on each side, (1, 1, 2, 0)
+    also 2 rows on top. Negative amounts cut elements off.
+
+    >>> import autograd_lab as ag
+    >>> pad(ag.tensor([[1, 2]]), (1, 2), value=9)
+    tensor([[9, 1, 2, 9, 9]])
+    """
+    _checks.check_tensors("pad", input=input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError(
+            f"Padding length must be divisible by 2, got {len(pad)} amounts. Fix: a (before, "
+            "after) pair per dim, e.g. pad=(1, 1)."
+        )
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(
+            f"Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}."
+        )
+    if mode != "constant":
+        if mode in ("reflect", "replicate", "circular"):
+            raise NotImplementedError(
+                f"pad(mode={mode!r}) is not supported by autograd_lab yet: only mode='constant'."
+            )
+        raise NotImplementedError(
+            f"Unrecognised padding mode {mode}. Fix: mode='constant', 'reflect', 'replicate' or "
+            "'circular' (autograd_lab has 'constant')."
+        )
+    for size, (before, after) in zip(input.shape[::-1], zip(pad[::2], pad[1::2])):
+        if size + before + after < 0:
+            raise RuntimeError(
+                f"narrow(): length must be non-negative: padding ({before}, {after}) would cut "
+                f"more than the {size} elements of a dim. Fix: smaller negative amounts."
+            )
+    return ConstantPad.apply(input, pad=pad, value=0 if value is None else value)
+
+
+# ---- normalize -------------------------------------------------------------------------------------
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(‖input‖_p, eps) along `dim`: every slice becomes a unit vector (a slice of
+    zeros stays zeros: eps keeps the division finite).
+
+    >>> import autograd_lab as ag
+    >>> normalize(ag.tensor([3.0, 4.0]), dim=0)
+    tensor([0.6000, 0.8000])
+    """
+    _checks.check_tensors("normalize", input=input)
+    if out is not None:
+        raise NotImplementedError(
+            "normalize(out=...) is not supported by autograd_lab. Fix: y = F.normalize(x), or "
+            "out.copy_(F.normalize(x))."
+        )
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{input.dtype}. Fix: input.float()."
+        )
+    if p == float("inf"):
+        size = input.abs()
+        # the largest |x|; several equal largest share its gradient, as in PyTorch
+        ties = size == size.max(dim, keepdim=True).values
+        norm = (size * ties).sum(dim, keepdim=True) / ties.sum(dim, keepdim=True)
+        return input / norm.clamp(min=eps)
+    if not p > 0:
+        raise NotImplementedError(
+            f"normalize(p={p}) is not supported by autograd_lab: p must be positive or inf. "
+            "Fix: p=2 (the default), p=1 or p=float('inf')."
+        )
+    if p == 1:
+        return input / input.abs().sum(dim, keepdim=True).clamp(min=eps)
+    powers = input * input if p == 2 else input.abs() ** p
+    # max(‖x‖, eps) as max(Σ|x|^p, eps^p)^(1/p): the same number, but the root is never taken
+    # of 0, so a slice of zeros gets PyTorch's finite gradient 1/eps instead of nan
+    return input / powers.sum(dim, keepdim=True).clamp(min=eps**p) ** (1 / p)

@@ -10,6 +10,9 @@
     inplace_shape.py  x.unsqueeze_(0), x.t_(), ...: x itself takes the new shape
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
+    embedding.py, normalization.py   the look-up table and layer/batch norm of nn layers
+    windows.py, conv.py, pooling.py  sliding windows (im2col), convolution, max/avg pooling
+    activation.py   leaky_relu, silu, softplus, elu         padding.py  F.pad's constant border
     scalar.py       what an elementwise op computes for one element (its `kernel`)
 
 An op's record is its class (autograd/function.py's `Op` lists what a record may say) and, where
@@ -20,13 +23,19 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 """
 
 from . import (  # noqa: F401 - the records
+    activation,
     compound,
+    conv,
     elementwise,
+    embedding,
     indexing,
     inplace_shape,
     linalg,
     loss,
     nn,
+    normalization,
+    padding,
+    pooling,
     rearrange,
     reduction,
     shape,

@@ -90,6 +90,65 @@ class MseLossGrad(Op):
         return grad_grad, grad_input if ctx.needs_input_grad[1] else None, grad_target
 
 
+# ---- Huber and smooth L1 ------------------------------------------------------------------------
+
+
+def _huber_losses(ctx, input, target, reduction, delta):
+    """The Huber loss of each element (numpy); saves what the backward needs."""
+    ctx.save_for_backward(input, target)
+    ctx.reduction, ctx.delta = reduction, delta
+    x, t = operands(input, target)
+    diff = x - t
+    absolute = np.abs(diff)
+    losses = np.where(absolute < delta, 0.5 * diff * diff, delta * (absolute - 0.5 * delta))
+    return losses.astype(diff.dtype, copy=False)
+
+
+def _huber_grads(ctx, grad, scale):
+    """clamp(input - target, -delta, delta)·scale times the gradient of each element's loss."""
+    input, target = ctx.saved_tensors
+    slope = (input - target).clamp(-ctx.delta, ctx.delta)
+    if scale != 1.0:
+        slope = slope * scale
+    grad_input = _spread(grad, ctx.reduction, input._data.size) * slope
+    return grad_input, -grad_input if ctx.needs_input_grad[1] else None
+
+
+class HuberLoss(Op):
+    """Squared near the target, absolute far from it: with d = input - target,
+    ½d² where |d| < delta, else delta·(|d| - ½delta). The two pieces meet at |d| = delta with
+    the same value and slope, so the gradient, clamp(d, -delta, delta), has no jump: a large
+    error pulls with a bounded force (robust to outliers), a small one as in mse_loss."""
+
+    node_name = "HuberLossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, input, target, reduction, delta):
+        return _reduce(_huber_losses(ctx, input, target, reduction, delta), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _huber_grads(ctx, grad, 1.0)
+
+
+class SmoothL1Loss(Op):
+    """The Huber loss divided by its threshold (here called beta): ½d²/beta where |d| < beta,
+    else |d| - ½beta; its gradient is clamp(d / beta, -1, 1)."""
+
+    node_name = "SmoothL1LossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, input, target, reduction, beta):
+        losses = _huber_losses(ctx, input, target, reduction, beta)
+        return _reduce(losses / losses.dtype.type(beta), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _huber_grads(ctx, grad, 1 / ctx.delta)
+
+
 # ---- binary cross-entropy ---------------------------------------------------------------------------
 
 

@@ -1,0 +1,165 @@
+"""The Functions behind `F.conv1d` and `F.conv2d`.
+
+A convolution is a matrix product in disguise. With the windows of ops/windows.py,
+
+    out[n, o, i, j] = bias[o] + Σ_c,a,b  window[n, c, i, j, a, b] · weight[o, c, a, b]
+
+one `np.einsum` over the channel and kernel indices. With `groups` = G the channels are split in
+G groups convolved separately (each output channel sees C_in / G input channels).
+
+Its gradients are two more products of the same three arrays (input, weight, output gradient):
+
+    grad_input  = the output gradient times the weight, patches added back   (`conv_input_grad`)
+    grad_weight = every window times the output gradient, summed             (`conv_weight_grad`)
+
+Each of the three is linear in each of its two tensor inputs, so the derivative of each is again
+made of the three: `Convolution`, `ConvInputGrad` and `ConvWeightGrad` are each other's backward,
+and double backward (create_graph=True) works all the way down.
+
+Conv1d runs as conv2d over images of height 1 (`as_images`). NB: PyTorch shows one node,
+ConvolutionBackward0, and one node ConvolutionBackwardBackward0 for both gradients in a double
+backward; here the two gradients are two nodes of that name.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..autograd.function import Op
+from .windows import add_windows_back, as_images, crop, pad, windows
+
+# stride, dilation: (h, w) pairs; padding: ((top, bottom), (left, right)); groups: an int
+Geometry = namedtuple("Geometry", ["stride", "padding", "dilation", "groups"])
+
+
+def _grouped_windows(x, kernel, geometry):
+    """The windows of the padded input (N, G, C/G, out_h, out_w, k_h, k_w), by channel group."""
+    patches = windows(pad(x, geometry.padding), kernel, geometry.stride, geometry.dilation)
+    n, c = x.shape[:2]
+    return patches.reshape((n, geometry.groups, c // geometry.groups) + patches.shape[2:])
+
+
+def convolve(x, w, geometry):
+    """numpy: (N, C_in, H, W) images ⊛ (C_out, C_in/G, k_h, k_w) kernels -> (N, C_out, h, w)."""
+    g = geometry.groups
+    patches = _grouped_windows(x, w.shape[2:], geometry)
+    kernels = w.reshape((g, w.shape[0] // g) + w.shape[1:])
+    out = np.einsum("ngchwab,gocab->ngohw", patches, kernels, optimize=True)
+    return out.reshape((x.shape[0], w.shape[0]) + out.shape[3:])
+
+
+def conv_input_grad(grad, w, input_shape, geometry):
+    """numpy: the gradient of convolve(x, w) with respect to x (of `input_shape`)."""
+    n, c_out, out_h, out_w = grad.shape
+    g = geometry.groups
+    grads = grad.reshape(n, g, c_out // g, out_h, out_w)
+    kernels = w.reshape((g, c_out // g) + w.shape[1:])
+    patches = np.einsum("ngohw,gocab->ngchwab", grads, kernels, optimize=True)
+    patches = patches.reshape((n, input_shape[1], out_h, out_w) + w.shape[2:])
+    (top, bottom), (left, right) = geometry.padding
+    padded_shape = (n, input_shape[1], input_shape[2] + top + bottom, input_shape[3] + left + right)
+    padded = add_windows_back(patches, padded_shape, geometry.stride, geometry.dilation)
+    return crop(padded, geometry.padding)
+
+
+def conv_weight_grad(x, grad, weight_shape, geometry):
+    """numpy: the gradient of convolve(x, w) with respect to w (of `weight_shape`)."""
+    n, c_out = grad.shape[:2]
+    g = geometry.groups
+    patches = _grouped_windows(x, weight_shape[2:], geometry)
+    grads = grad.reshape((n, g, c_out // g) + grad.shape[2:])
+    out = np.einsum("ngchwab,ngohw->gocab", patches, grads, optimize=True)
+    return out.reshape(weight_shape)
+
+
+class Convolution(Op):
+    """conv(input, weight) + bias over 1-D signals (N, C, L) or images (N, C, H, W)."""
+
+    node_name = "ConvolutionBackward0"
+    saved_names = ("input", "weight")
+    derivative = "grad_input: the kernels slid back over grad; grad_weight: Σ windows × grad"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, geometry):
+        ctx.save_for_backward(input, weight)
+        ctx.geometry = geometry
+        x, w = as_images(input._data), as_images(weight._data)
+        out = convolve(x, w, geometry)
+        if bias is not None:
+            out += bias._data.reshape(1, -1, 1, 1)
+        return out[:, :, 0] if input._data.ndim == 3 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        needs_input, needs_weight, needs_bias = ctx.needs_input_grad
+        grad_input = grad_weight = grad_bias = None
+        if needs_input:
+            grad_input = ConvInputGrad.apply(
+                grad, weight, input_shape=input.shape, geometry=ctx.geometry
+            )
+        if needs_weight:
+            grad_weight = ConvWeightGrad.apply(
+                input, grad, weight_shape=weight.shape, geometry=ctx.geometry
+            )
+        if needs_bias:  # each output channel's bias was added at every position of every sample
+            grad_bias = grad.sum([0] + list(range(2, grad.ndim)))
+        return grad_input, grad_weight, grad_bias
+
+
+class ConvInputGrad(Op):
+    """The input gradient of a convolution: linear in the output gradient and in the weight."""
+
+    node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, weight, input_shape, geometry):
+        ctx.save_for_backward(grad, weight)
+        ctx.geometry = geometry
+        shape = (input_shape[0], input_shape[1], 1, input_shape[2])
+        shape = shape if len(input_shape) == 3 else input_shape
+        g, w = as_images(grad._data), as_images(weight._data)
+        return conv_input_grad(g, w, shape, geometry).reshape(input_shape)
+
+    @staticmethod
+    def backward(ctx, upstream):  # upstream has the input's shape
+        grad, weight = ctx.saved_tensors
+        needs_grad, needs_weight = ctx.needs_input_grad
+        d_grad = (
+            Convolution.apply(upstream, weight, None, geometry=ctx.geometry) if needs_grad else None
+        )
+        d_weight = None
+        if needs_weight:
+            d_weight = ConvWeightGrad.apply(
+                upstream, grad, weight_shape=weight.shape, geometry=ctx.geometry
+            )
+        return d_grad, d_weight
+
+
+class ConvWeightGrad(Op):
+    """The weight gradient of a convolution: linear in the input and in the output gradient."""
+
+    node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, input, grad, weight_shape, geometry):
+        ctx.save_for_backward(input, grad)
+        ctx.geometry = geometry
+        kernel_shape = tuple(weight_shape[:2]) + (1,) + tuple(weight_shape[2:])
+        kernel_shape = kernel_shape if len(weight_shape) == 3 else weight_shape
+        x, g = as_images(input._data), as_images(grad._data)
+        return conv_weight_grad(x, g, kernel_shape, geometry).reshape(weight_shape)
+
+    @staticmethod
+    def backward(ctx, upstream):  # upstream has the weight's shape
+        input, grad = ctx.saved_tensors
+        needs_input, needs_grad = ctx.needs_input_grad
+        d_input = None
+        if needs_input:
+            d_input = ConvInputGrad.apply(
+                grad, upstream, input_shape=input.shape, geometry=ctx.geometry
+            )
+        d_grad = (
+            Convolution.apply(input, upstream, None, geometry=ctx.geometry) if needs_grad else None
+        )
+        return d_input, d_grad

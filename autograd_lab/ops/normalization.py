@@ -1,0 +1,142 @@
+"""The Functions behind `F.layer_norm` and `F.batch_norm`: standardize, then scale and shift.
+
+Both compute, over some dims of x,
+
+    mean, var = x.mean(dims), x.var(dims, unbiased=False)
+    x_hat = (x - mean) / sqrt(var + eps)          y = x_hat * weight + bias
+
+layer norm over the last dims of each sample (its features), batch norm over every dim but the
+channels (dim 1): each channel is standardized with the statistics of the whole batch.
+
+The gradient flows through the statistics too (they are functions of x). With g = grad·weight:
+
+    grad_x = (g - mean(g) - x_hat·mean(g·x_hat)) / sqrt(var + eps)      (means over `dims`)
+    grad_weight = sum(grad·x_hat)        grad_bias = sum(grad)          (sums over the rest)
+
+In evaluation, batch norm uses fixed running statistics instead: x_hat is then an affine
+function of x and grad_x is simply g / sqrt(running_var + eps).
+
+The backwards are written with Tensor ops, x_hat recomputed from x, so they can be
+differentiated again (create_graph=True). NB: PyTorch's nodes are NativeLayerNormBackward0 and
+NativeBatchNormBackward0; both save the mean and 1/sqrt(var + eps) instead of recomputing them.
+"""
+
+import numpy as np
+
+from ..autograd.function import Op
+from ..tensor import _make
+
+
+def standardized(data, dims, eps):
+    """(data - mean) / sqrt(var + eps) over `dims` in numpy, with mean and 1/sqrt(var + eps)."""
+    mean = data.mean(axis=dims, keepdims=True)
+    centered = data - mean
+    var = (centered * centered).mean(axis=dims, keepdims=True)
+    inverse_std = 1 / np.sqrt(var + eps)
+    return centered * inverse_std, mean, inverse_std
+
+
+def _scale_and_shift(x_hat, weight, bias, shape):
+    """x_hat·weight + bias, the (per-feature or per-channel) parameters viewed as `shape`."""
+    out = x_hat
+    if weight is not None:
+        out = out * weight._data.reshape(shape)
+    if bias is not None:
+        out = out + bias._data.reshape(shape)
+    return out
+
+
+def _standardized_tensor(input, dims, eps):
+    """x_hat and 1/sqrt(var + eps) in Tensor ops, so that the backward is differentiable."""
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    inverse_std = ((centered * centered).mean(dims, keepdim=True) + eps) ** -0.5
+    return centered * inverse_std, inverse_std
+
+
+def _grads(ctx, grad, x_hat, inverse_std, dims, other_dims, param_shape, through_stats):
+    """The three gradients (input, weight, bias); see the module docstring."""
+    input, weight = ctx.saved_tensors
+    needs_input, needs_weight, needs_bias = ctx.needs_input_grad[:3]
+    grad_input = grad_weight = grad_bias = None
+    if needs_input:
+        g = grad if weight is None else grad * weight.reshape(param_shape)
+        if through_stats:  # the mean and variance depend on x: two more terms
+            g = g - g.mean(dims, keepdim=True) - x_hat * (g * x_hat).mean(dims, keepdim=True)
+        grad_input = g * inverse_std
+    if needs_weight:  # summed over the dims the parameters are shared along
+        grad_weight = (grad * x_hat).sum(other_dims) if other_dims else grad * x_hat
+    if needs_bias:
+        grad_bias = grad.sum(other_dims) if other_dims else grad
+    return grad_input, grad_weight, grad_bias
+
+
+class LayerNorm(Op):
+    """Standardize each sample over its last `normalized_ndim` dims, then ·weight + bias."""
+
+    node_name = "NativeLayerNormBackward0"
+    saved_names = ("input", "weight")
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, normalized_ndim, eps):
+        data = input._data
+        ctx.save_for_backward(input, weight)
+        ctx.eps, ctx.ndim = eps, normalized_ndim
+        dims = tuple(range(data.ndim - normalized_ndim, data.ndim))
+        x_hat, _, _ = standardized(data, dims, eps)
+        shape = data.shape[data.ndim - normalized_ndim :]
+        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input = ctx.saved_tensors[0]
+        ndim = input.ndim
+        dims = tuple(range(ndim - ctx.ndim, ndim))
+        other_dims = tuple(range(ndim - ctx.ndim))
+        x_hat, inverse_std = _standardized_tensor(input, dims, ctx.eps)
+        shape = tuple(input.shape[ndim - ctx.ndim :])
+        return _grads(ctx, grad, x_hat, inverse_std, dims, other_dims, shape, through_stats=True)
+
+
+def channel_shape(ndim, channels):
+    """(1, C, 1, ...): a per-channel vector viewed to broadcast along dim 1 of an ndim-D input."""
+    return (1, channels) + (1,) * (ndim - 2)
+
+
+class BatchNorm(Op):
+    """Standardize each channel (dim 1) with the batch's statistics (`running_mean` and
+    `running_var` None) or with the running ones given (numpy arrays), then ·weight + bias."""
+
+    node_name = "NativeBatchNormBackward0"
+    saved_names = ("input", "weight")
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, eps):
+        data = input._data
+        ctx.save_for_backward(input, weight)
+        ctx.eps, ctx.running_mean, ctx.running_var = eps, running_mean, running_var
+        shape = channel_shape(data.ndim, data.shape[1])
+        if running_mean is None:  # training: the statistics of this batch
+            dims = (0,) + tuple(range(2, data.ndim))
+            x_hat, _, _ = standardized(data, dims, eps)
+        else:  # evaluation: the statistics gathered during training
+            mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+            x_hat = (data - mean) / np.sqrt(var + eps)
+        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input = ctx.saved_tensors[0]
+        dims = (0,) + tuple(range(2, input.ndim))
+        shape = channel_shape(input.ndim, input.shape[1])
+        if ctx.running_mean is None:
+            x_hat, inverse_std = _standardized_tensor(input, dims, ctx.eps)
+        else:  # fixed statistics: constants of the graph
+            dtype = input._data.dtype
+            mean = _make(ctx.running_mean.reshape(shape).astype(dtype))
+            inverse_std = _make(
+                (1 / np.sqrt(ctx.running_var + ctx.eps)).reshape(shape).astype(dtype)
+            )
+            x_hat = (input - mean) * inverse_std
+        through_stats = ctx.running_mean is None
+        return _grads(ctx, grad, x_hat, inverse_std, dims, dims, shape, through_stats)

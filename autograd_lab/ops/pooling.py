@@ -1,0 +1,130 @@
+"""The Functions behind `F.max_pool2d` and `F.avg_pool2d`: one number per window.
+
+Max pooling keeps the largest value of each window (ops/windows.py). Where it was found is all
+the backward needs: `max_pool2d_indices` finds, for every output, the flat position h·W + w of
+its maximum in the input plane (PyTorch's `indices`, what return_indices=True returns), and
+
+    forward:  out = input.flatten(2)[..., indices]          (a gather)
+    backward: grad_input = zeros, grad added at indices     (a scatter; repeats add up)
+
+a gather and a scatter, each the other's backward (double backward included).
+
+Average pooling sums each window and divides by its `divisor` (the window's size, or how much
+of it lies inside the image); its backward spreads grad / divisor back over each window
+(`add_windows_back`), and these two are again each other's backward.
+
+Both take (N, C, H, W) images or a single (C, H, W) image.
+"""
+
+import numpy as np
+
+from ..autograd.function import Op
+from .windows import add_windows_back, crop, pad, windows
+
+
+def _as_batch(array):
+    """(C, H, W) -> (1, C, H, W); (N, C, H, W) unchanged."""
+    return array[None] if array.ndim == 3 else array
+
+
+def max_pool2d_indices(data, kernel, stride, padding, dilation):
+    """For each window, the flat index (h·W + w in its input plane) of its largest element
+    (the first one on ties, as PyTorch; a nan counts as the largest, so nan propagates)."""
+    images = _as_batch(data)
+    height, width = images.shape[2:]
+    patches = windows(pad(images, padding, -np.inf), kernel, stride, dilation)
+    n, c, out_h, out_w, k_h, k_w = patches.shape
+    best = patches.reshape(n, c, out_h, out_w, k_h * k_w).argmax(axis=-1)
+    (dh, dw), (sh, sw), ((top, _), (left, _)) = dilation, stride, padding
+    rows = np.arange(out_h)[:, None] * sh + (best // k_w) * dh - top
+    cols = np.arange(out_w)[None, :] * sw + (best % k_w) * dw - left
+    indices = rows * width + cols
+    return indices[0] if data.ndim == 3 else indices
+
+
+class MaxPool2d(Op):
+    """The input's values at `indices` (one per window): max pooling, once the maxima are found."""
+
+    node_name = "MaxPool2DWithIndicesBackward0"
+    saved_names = ("indices",)
+    derivative = "the gradient goes to the maximum of each window, 0 elsewhere"
+
+    @staticmethod
+    def forward(ctx, input, indices):
+        ctx.indices, ctx.input_shape = indices, input._data.shape
+        images, where = _as_batch(input._data), _as_batch(indices)
+        n, c = images.shape[:2]
+        flat = images.reshape(n, c, -1)
+        out = np.take_along_axis(flat, where.reshape(n, c, -1), axis=2).reshape(where.shape)
+        return out[0] if input._data.ndim == 3 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MaxPool2dGrad.apply(grad, indices=ctx.indices, input_shape=ctx.input_shape)
+
+
+class MaxPool2dGrad(Op):
+    """max pooling's backward: `grad` added into a zero input at the maxima's positions."""
+
+    node_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, indices, input_shape):
+        ctx.indices = indices
+        g, where = _as_batch(grad._data), _as_batch(indices)
+        n, c = g.shape[:2]
+        out = np.zeros((n, c, int(np.prod(input_shape[-2:]))), dtype=g.dtype)
+        batch = np.arange(n)[:, None, None, None]
+        channel = np.arange(c)[None, :, None, None]
+        np.add.at(out, (batch, channel, where), g)  # overlapping windows may share a maximum
+        return out.reshape(input_shape)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        return MaxPool2d.apply(grad2, indices=ctx.indices)
+
+
+class AvgPool2d(Op):
+    """The sum of each window of the zero-padded input, divided by `divisor` (a number, or one
+    per output position)."""
+
+    node_name = "AvgPool2DBackward0"
+    derivative = "each window's elements get grad / divisor"
+
+    @staticmethod
+    def forward(ctx, input, kernel, stride, padding, divisor):
+        ctx.shape, ctx.geometry = input._data.shape, (kernel, stride, padding, divisor)
+        images = _as_batch(input._data)
+        patches = windows(pad(images, padding), kernel, stride, (1, 1))
+        out = (patches.sum(axis=(-2, -1)) / divisor).astype(images.dtype, copy=False)
+        return out[0] if input._data.ndim == 3 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPool2dGrad.apply(grad, input_shape=ctx.shape, geometry=ctx.geometry)
+
+
+class AvgPool2dGrad(Op):
+    """average pooling's backward: grad / divisor spread over each window, added back."""
+
+    node_name = "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input_shape, geometry):
+        ctx.geometry = geometry
+        kernel, stride, padding, divisor = geometry
+        g = _as_batch(grad._data)
+        shares = (g / divisor).astype(g.dtype, copy=False)
+        patches = np.broadcast_to(shares[..., None, None], shares.shape + tuple(kernel))
+        (top, bottom), (left, right) = padding
+        n, c = g.shape[:2]
+        padded_shape = (n, c, input_shape[-2] + top + bottom, input_shape[-1] + left + right)
+        padded = add_windows_back(patches, padded_shape, stride, (1, 1))
+        return crop(padded, padding).reshape(input_shape)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        kernel, stride, padding, divisor = ctx.geometry
+        return AvgPool2d.apply(
+            grad2, kernel=kernel, stride=stride, padding=padding, divisor=divisor
+        )
