@@ -8,11 +8,15 @@
         opt.step()                       # update the parameters in place
 
 Where things live: `optimizer.py` (Optimizer: parameter groups, state, zero_grad, state_dict),
-`sgd.py` (SGD, with momentum and Nesterov), `adam.py` (Adam, AdamW).
+`sgd.py` (SGD, with momentum and Nesterov), `adam.py` (Adam, AdamW), `rmsprop.py` (RMSprop),
+`adagrad.py` (Adagrad), `adadelta.py` (Adadelta).
 """
 
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Adam", "AdamW", "Optimizer", "SGD"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD"]

@@ -256,3 +256,9 @@ def add_scaled(target, values, alpha):
 def bump_version(p):
     """Bump p's version counter after writing its storage, as every in-place op does."""
     p._shared_version_counter()[0] += 1
+
+
+def check_at_least_zero(what, value, hint):
+    """The options check every optimizer makes: `value` must be >= 0 (PyTorch's ValueError)."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {what}: {value}. It must be >= 0 ({hint}).")
