@@ -9,9 +9,11 @@
 
 Where things live: `optimizer.py` (Optimizer: parameter groups, state, zero_grad, state_dict),
 `sgd.py` (SGD, with momentum and Nesterov), `adam.py` (Adam, AdamW), `rmsprop.py` (RMSprop),
-`adagrad.py` (Adagrad), `adadelta.py` (Adadelta).
+`adagrad.py` (Adagrad), `adadelta.py` (Adadelta); `lr_scheduler/` changes the learning rate as
+training goes on (StepLR, CosineAnnealingLR, ReduceLROnPlateau, ...).
 """
 
+from . import lr_scheduler  # noqa: F401 - optim.lr_scheduler.StepLR, as in PyTorch
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
