@@ -1,0 +1,58 @@
+"""What a load may build: tensors, and the few plain values a weights-only load accepts.
+
+Both readers (archive.py for our files, pytorch_files.py for PyTorch's) unpickle with a
+`find_class` that looks names up in SAFE_GLOBALS, and make their tensors with `rebuild_tensor`.
+"""
+
+import codecs
+import pickle
+from collections import Counter, OrderedDict
+
+from .. import storage, types
+from ..nn.parameter import Parameter
+from ..tensor import _make
+
+# What a weights-only load may rebuild besides tensors: plain containers and values (PyTorch's list,
+# less its own classes, plus ours). Each only builds data and can call nothing else.
+SAFE_GLOBALS = {
+    ("collections", "OrderedDict"): OrderedDict,
+    ("collections", "Counter"): Counter,  # MultiStepLR's milestones
+    ("builtins", "set"): set,
+    ("builtins", "complex"): complex,
+    ("builtins", "bytearray"): bytearray,
+    ("_codecs", "encode"): codecs.encode,  # how pickle protocol 2 writes bytes
+    ("autograd_lab.types", "to_dtype"): types.to_dtype,  # autograd_lab.float32 & co
+    ("autograd_lab.types", "device"): types.device,
+    ("autograd_lab.types", "Size"): types.Size,
+}
+
+
+def refuse_global(module, name):
+    """The error of a weights-only load that met a name it will not call."""
+    return pickle.UnpicklingError(
+        f"Weights only load failed: Unsupported global: GLOBAL {module}.{name} was not an allowed "
+        "global. With weights_only=True (the default) loading only rebuilds tensors, numbers, "
+        "strings and plain containers, so that a file cannot run code on your machine; this file "
+        f"needs {module}.{name} to be called. If you trust where the file came from, load it with "
+        "weights_only=False. To share a model, save its numbers instead: "
+        "save(model.state_dict(), path), then model.load_state_dict(load(path))."
+    )
+
+
+def rebuild_tensor(values, requires_grad, is_parameter, saved_device, map_location):
+    """A loaded tensor: a leaf holding `values` on the device map_location picks."""
+    device = storage.resolve_device(target_device(saved_device, map_location))
+    tensor = _make(storage.move(values, device))
+    if is_parameter:
+        return Parameter(tensor, bool(requires_grad))
+    tensor._requires_grad = bool(requires_grad)
+    return tensor
+
+
+def target_device(saved, map_location):
+    """Where a tensor saved on device `saved` (a string, e.g. 'cuda:0') loads."""
+    if map_location is None:
+        return saved
+    if isinstance(map_location, dict):  # {saved device: new device}; others stay where they were
+        return map_location.get(saved, saved)
+    return map_location
