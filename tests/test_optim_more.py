@@ -1,4 +1,4 @@
-"""RMSprop, Adagrad and Adadelta against torch.optim: the same steps give the same parameters.
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam against torch.optim: the same steps give the same parameters.
 
 The harness is test_optim.py's: leaf tensors of a few shapes (0-d included) take N steps from the
 same start in both libraries, driven by a fixed sequence of gradients or by a small loss, in float64
@@ -21,7 +21,7 @@ from test_optim import (
 
 import autograd_lab as ag
 
-NAMES = ["RMSprop", "Adagrad", "Adadelta"]
+NAMES = ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
 CASES = [
     ("RMSprop", dict()),
     ("RMSprop", dict(lr=0.05, alpha=0.5, eps=1e-3)),
@@ -40,6 +40,18 @@ CASES = [
     ("Adadelta", dict(lr=0.5, rho=0.5, eps=1e-3)),
     ("Adadelta", dict(weight_decay=0.3)),
     ("Adadelta", dict(lr=2.0, rho=0.8, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.1, betas=(0.5, 0.6), eps=1e-3)),
+    ("Adamax", dict(lr=0.1, weight_decay=0.3, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.1, betas=(0.5, 0.6), eps=1e-3, momentum_decay=0.1)),
+    ("NAdam", dict(lr=0.1, weight_decay=0.3)),
+    ("NAdam", dict(lr=0.1, weight_decay=0.3, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict()),  # 6 steps: plain momentum steps, then the first rectified one
+    ("RAdam", dict(lr=0.1, betas=(0.5, 0.9), eps=1e-3)),
+    ("RAdam", dict(lr=0.1, weight_decay=0.3)),
+    ("RAdam", dict(lr=0.1, betas=(0.8, 0.95), weight_decay=0.3, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.1, maximize=True)),
 ]
 CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in options.items()) or 'defaults'}"
             for name, options in CASES]  # fmt: skip
@@ -96,11 +108,23 @@ def test_adadelta_by_hand():
     np.testing.assert_allclose(optimizer.state[w]["acc_delta"].item(), 0.5 * delta**2, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("options", [dict(lr=0.05), dict(lr=0.05, betas=(0.8, 0.95), eps=1e-4)])
+def test_radam_rectified_steps_over_a_longer_run(torch, options, dtype):
+    """RAdam switches its adaptive step on once rho_t > 5 (from step 6 for these betas)."""
+    ours, _ = train(ag, "RAdam", options, dtype, steps=20)
+    theirs, _ = train(torch, "RAdam", options, dtype, steps=20)
+    assert_same(ours, theirs, dtype)
+
+
 # ---- the state they keep -------------------------------------------------------------------------
 STATE_OPTIONS = {
     "RMSprop": dict(lr=0.1, momentum=0.9, centered=True),
     "Adagrad": dict(lr=0.1),
     "Adadelta": dict(lr=0.1),
+    "Adamax": dict(lr=0.1),
+    "NAdam": dict(lr=0.1),
+    "RAdam": dict(lr=0.1),
 }
 
 
@@ -186,21 +210,27 @@ def test_per_group_options(torch, name):
 
 
 @pytest.mark.parametrize(("name", "options"), [(n, STATE_OPTIONS[n]) for n in NAMES])
-def test_state_dict_round_trip_continues_training_exactly(name, options):
+def test_state_dict_round_trip_continues_training_as_torch(torch, name, options):
+    """Stop after 3 steps, load the state into a new optimizer over copies, go on: as PyTorch."""
     gradients = fixed_gradients()
-    uninterrupted, _ = train(ag, name, options, "float64", gradients)
 
-    params, optimizer = train(ag, name, options, "float64", gradients, steps=3)
-    saved = copy.deepcopy(optimizer.state_dict())
-    copies = [ag.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
-    resumed = getattr(ag.optim, name)(copies, lr=123.0)  # the loaded options replace these
-    resumed.load_state_dict(saved)
-    assert resumed.param_groups[0]["lr"] == 0.1
-    for k in range(3, STEPS):
-        for p, g in zip(copies, gradients[k]):
-            p.grad = ag.tensor(g)
-        resumed.step()
-    assert_same(copies, uninterrupted, "float64")
+    def resumed(lib):
+        params, optimizer = train(lib, name, options, "float64", gradients, steps=3)
+        saved = copy.deepcopy(optimizer.state_dict())
+        copies = [lib.tensor(p.detach().numpy().copy(), requires_grad=True) for p in params]
+        resumed = getattr(lib.optim, name)(copies, lr=123.0)  # the loaded options replace these
+        resumed.load_state_dict(saved)
+        assert resumed.param_groups[0]["lr"] == 0.1
+        for k in range(3, STEPS):
+            for p, g in zip(copies, gradients[k]):
+                p.grad = lib.tensor(g)
+            resumed.step()
+        return copies
+
+    ours = resumed(ag)
+    assert_same(ours, resumed(torch), "float64")
+    if name != "NAdam":  # loading casts NAdam's float32 mu_product to float64, as PyTorch does
+        assert_same(ours, train(ag, name, options, "float64", gradients)[0], "float64")
 
 
 # ---- what every optimizer does -------------------------------------------------------------------
@@ -283,6 +313,12 @@ BAD_OPTIONS = [
     ("Adadelta", dict(rho=1.5), "Invalid rho value: 1.5", "[0, 1]"),
     ("Adadelta", dict(eps=-1.0), "Invalid epsilon value: -1.0", "default is 1e-6"),
     ("Adadelta", dict(weight_decay=-1.0), "Invalid weight_decay value: -1.0", "weight_decay="),
+    ("Adamax", dict(lr=-1.0), "Invalid learning rate: -1.0", "lr=2e-3"),
+    ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0", "[0, 1)"),
+    ("NAdam", dict(betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1", "[0, 1)"),
+    ("NAdam", dict(momentum_decay=-1.0), "Invalid momentum_decay value: -1.0", "4e-3"),
+    ("RAdam", dict(eps=-1.0), "Invalid epsilon value: -1.0", "default is 1e-8"),
+    ("RAdam", dict(weight_decay=-1.0), "Invalid weight_decay value: -1.0", "weight_decay="),
 ]
 
 

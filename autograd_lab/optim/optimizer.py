@@ -262,3 +262,13 @@ def check_at_least_zero(what, value, hint):
     """The options check every optimizer makes: `value` must be >= 0 (PyTorch's ValueError)."""
     if not 0.0 <= value:
         raise ValueError(f"Invalid {what}: {value}. It must be >= 0 ({hint}).")
+
+
+def check_betas(betas):
+    """Both averaging factors in betas=(beta1, beta2) must be in [0, 1) (PyTorch's ValueError)."""
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(
+                f"Invalid beta parameter at index {i}: {betas[i]}. Both averaging factors in "
+                "betas=(beta1, beta2) must be in [0, 1); the default is betas=(0.9, 0.999)."
+            )
