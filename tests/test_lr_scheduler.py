@@ -5,7 +5,9 @@ both libraries; the rates (and OneCycleLR's momentum) must be equal to the last 
 compute them with the same Python float arithmetic in the same order.
 """
 
+import copy
 import math
+import pickle
 
 import pytest
 
@@ -256,6 +258,19 @@ def test_the_right_order_does_not_warn(lib, recwarn):
     opt.step()
     scheduler.step()
     assert not [w for w in recwarn if "lr_scheduler" in str(w.message)]
+
+
+def test_a_copy_of_a_watched_optimizer_steps_its_own_parameters(lib):
+    """The scheduler's watch on optimizer.step() stays with the optimizer it was put on."""
+    w = lib.tensor([1.0], requires_grad=True)
+    optimizer = lib.optim.SGD([w], lr=0.5)
+    lib.optim.lr_scheduler.StepLR(optimizer, 2)
+    twin = copy.deepcopy(optimizer)
+    (twin_w,) = twin.param_groups[0]["params"]
+    twin_w.grad = lib.ones(1)
+    twin.step()
+    assert w.tolist() == [1.0] and twin_w.tolist() == [0.5]
+    assert pickle.loads(pickle.dumps(optimizer)).param_groups[0]["lr"] == 0.5
 
 
 def test_get_lr_outside_step_warns(lib):

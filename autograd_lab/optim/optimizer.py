@@ -187,6 +187,12 @@ class Optimizer:
             saved["params"] = group["params"]
         self.state, self.param_groups = state, saved_groups
 
+    def __getstate__(self):
+        # A scheduler replaces `step` on this object by a wrapper that watches it (see
+        # lr_scheduler/scheduler.py): a copy or a pickle must not take the wrapper along, or the
+        # copy's step() would update the original's parameters.
+        return {key: value for key, value in self.__dict__.items() if key != "step"}
+
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
