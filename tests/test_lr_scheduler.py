@@ -60,6 +60,8 @@ CASES = [
     ("LinearLR", (), dict(start_factor=1.0, end_factor=0.0, total_iters=12)),
     ("ConstantLR", (), dict()),
     ("ConstantLR", (), dict(factor=0.5, total_iters=4)),
+    ("PolynomialLR", (), dict()),
+    ("PolynomialLR", (), dict(total_iters=12, power=2.0)),
     ("OneCycleLR", (1.0,), dict(total_steps=STEPS)),
     ("OneCycleLR", ([1.0, 0.5],), dict(epochs=3, steps_per_epoch=10, anneal_strategy="linear")),
     ("OneCycleLR", (0.8,), dict(total_steps=STEPS, three_phase=True, pct_start=0.25)),
@@ -117,7 +119,8 @@ def test_two_schedulers_on_one_optimizer_chain(torch):
     ("schedule", "kwargs"),
     [("StepLR", dict(step_size=3)), ("MultiStepLR", dict(milestones=[2, 6])),
      ("ExponentialLR", dict(gamma=0.8)), ("CosineAnnealingLR", dict(T_max=6, eta_min=0.001)),
-     ("LinearLR", dict(start_factor=0.3, total_iters=7)), ("ConstantLR", dict(total_iters=3))],
+     ("LinearLR", dict(start_factor=0.3, total_iters=7)), ("ConstantLR", dict(total_iters=3)),
+     ("PolynomialLR", dict(total_iters=8, power=0.5))],
 )  # fmt: skip
 def test_step_with_an_epoch_uses_the_closed_form(torch, schedule, kwargs):
     def run(lib):
@@ -155,6 +158,53 @@ def test_resuming_at_an_epoch(torch, schedule, kwargs):
         return rates
 
     assert run(ag) == run(torch)
+
+
+# ---- schedulers of schedulers ------------------------------------------------------------------
+COMPOSITES = {
+    "warmup-then-cosine": lambda s, opt: (
+        [s.LinearLR(opt, start_factor=0.1, total_iters=4), s.CosineAnnealingLR(opt, T_max=10)],
+        [5],
+    ),
+    "three-phases": lambda s, opt: (
+        [s.ConstantLR(opt, factor=0.5, total_iters=2), s.ExponentialLR(opt, gamma=0.9),
+         s.StepLR(opt, step_size=4, gamma=0.5)],
+        [3, 10],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+@pytest.mark.parametrize("kind", ["SequentialLR", "ChainedScheduler"])
+def test_schedulers_of_schedulers_equal_torchs(torch, kind, name):
+    def run(lib):
+        opt = make_optimizer(lib)
+        schedulers, milestones = COMPOSITES[name](lib.optim.lr_scheduler, opt)
+        if kind == "SequentialLR":
+            scheduler = lib.optim.lr_scheduler.SequentialLR(opt, schedulers, milestones)
+        else:
+            scheduler = lib.optim.lr_scheduler.ChainedScheduler(schedulers)
+        rates = []
+        for _ in range(STEPS):
+            rates.append((scheduler.get_last_lr(), [g["lr"] for g in opt.param_groups]))
+            opt.step()
+            scheduler.step()
+        state = scheduler.state_dict()
+        return rates, {k: v for k, v in state.items() if k != "_schedulers"}, state["_schedulers"]
+
+    assert run(ag) == run(torch)
+
+
+def test_schedulers_of_schedulers_refuse_what_torch_refuses(lib):
+    opt = make_optimizer(lib)
+    schedulers = lib.optim.lr_scheduler
+    warmup, decay = schedulers.LinearLR(opt), schedulers.ExponentialLR(opt, 0.9)
+    with pytest.raises(ValueError, match="number of milestone points"):
+        schedulers.SequentialLR(opt, [warmup, decay], milestones=[2, 4])
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
+        schedulers.ChainedScheduler([warmup, schedulers.ReduceLROnPlateau(opt)])
+    with pytest.raises(ValueError, match="same optimizer"):
+        schedulers.SequentialLR(make_optimizer(lib), [warmup, decay], milestones=[2])
 
 
 # ---- state_dict ----------------------------------------------------------------------------------

@@ -10,20 +10,23 @@
     0.05
 
 Where things live: `scheduler.py` (LRScheduler: the constructor's step, initial_lr, chained vs
-closed form, state_dict), `decay.py` (StepLR, MultiStepLR, ExponentialLR), `by_function.py`
-(LambdaLR, MultiplicativeLR), `warmup.py` (LinearLR, ConstantLR), `cosine.py`
-(CosineAnnealingLR), `plateau.py` (ReduceLROnPlateau), `one_cycle.py` (OneCycleLR).
+closed form, state_dict), `decay.py` (StepLR, MultiStepLR, ExponentialLR, PolynomialLR),
+`by_function.py` (LambdaLR, MultiplicativeLR), `warmup.py` (LinearLR, ConstantLR), `cosine.py`
+(CosineAnnealingLR), `plateau.py` (ReduceLROnPlateau), `one_cycle.py` (OneCycleLR), `combine.py`
+(SequentialLR, ChainedScheduler).
 """
 
 from .by_function import LambdaLR, MultiplicativeLR
+from .combine import ChainedScheduler, SequentialLR
 from .cosine import CosineAnnealingLR
-from .decay import ExponentialLR, MultiStepLR, StepLR
+from .decay import ExponentialLR, MultiStepLR, PolynomialLR, StepLR
 from .one_cycle import OneCycleLR
 from .plateau import ReduceLROnPlateau
 from .scheduler import LRScheduler
 from .warmup import ConstantLR, LinearLR
 
 __all__ = [
+    "ChainedScheduler",
     "ConstantLR",
     "CosineAnnealingLR",
     "ExponentialLR",
@@ -33,6 +36,8 @@ __all__ = [
     "MultiStepLR",
     "MultiplicativeLR",
     "OneCycleLR",
+    "PolynomialLR",
     "ReduceLROnPlateau",
+    "SequentialLR",
     "StepLR",
 ]

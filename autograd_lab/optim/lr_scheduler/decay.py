@@ -1,4 +1,4 @@
-"""StepLR, MultiStepLR, ExponentialLR: the rate multiplied by gamma on a fixed timetable.
+"""StepLR, MultiStepLR, ExponentialLR, PolynomialLR: the rate decays on a fixed timetable.
 
     >>> import autograd_lab as ag
     >>> w = ag.zeros(1, requires_grad=True)
@@ -17,9 +17,11 @@ Closed forms (the rate at epoch e, used by the deprecated `step(epoch)`):
 - StepLR:         initial_lr * gamma ** (e // step_size)                every step_size epochs
 - MultiStepLR:    initial_lr * gamma ** (number of milestones <= e)     at chosen epochs
 - ExponentialLR:  initial_lr * gamma ** e                               every epoch
+- PolynomialLR:   initial_lr * (1 - min(e, total_iters) / total_iters) ** power   to 0, then stays
 
-`step()` computes them chained instead, multiplying the current rate by gamma when the timetable
-says so (see scheduler.py); both agree unless something else changes the rate.
+`step()` computes them chained instead, multiplying the current rate by this epoch's factor over
+the last one's (gamma, when the timetable says so; see scheduler.py); both agree unless something
+else changes the rate.
 """
 
 from bisect import bisect_right
@@ -86,3 +88,26 @@ class ExponentialLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """`PolynomialLR(optimizer, total_iters=5, power=1.0, last_epoch=-1)`: the rate falls to 0 at
+    epoch total_iters along (1 - e / total_iters) ** power (power=1: a straight line)."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        warn_if_called_outside_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return group_rates(self.optimizer)
+        now = 1.0 - self.last_epoch / self.total_iters
+        before = 1.0 - (self.last_epoch - 1) / self.total_iters
+        factor = (now / before) ** self.power
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base_lr * left**self.power for base_lr in self.base_lrs]

@@ -103,6 +103,10 @@ class LRScheduler:
                 UserWarning,
                 stacklevel=2,
             )
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """The rates of the next epoch (chained), or of `epoch` (closed form), into the groups."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
