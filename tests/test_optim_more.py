@@ -329,3 +329,33 @@ def test_invalid_options_raise_torchs_error(lib, name, options, message, fix):
         getattr(lib.optim, name)([w], **options)
     if lib is ag:  # and ours says what a good value looks like
         assert fix in str(error.value)
+
+
+# ---- on the GPU ------------------------------------------------------------------------------------
+GPU_CASES = [(n, o) for n, o in CASES if n in ("RMSprop", "Adagrad") or o == {}] + [
+    ("NAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.1, weight_decay=0.1)),
+]
+
+
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
+@pytest.mark.parametrize(("name", "options"), GPU_CASES)
+def test_steps_on_cuda_parameters_stay_on_the_gpu(name, options):
+    """The same numbers as on the CPU, and no copy between host and GPU during step()."""
+    from autograd_lab.backend.cuda import count_transfers
+
+    results = {}
+    for device in ("cpu", "cuda"):
+        w = ag.tensor([[0.5, -1.0], [2.0, 0.25]], device=device, requires_grad=True)
+        optimizer = getattr(ag.optim, name)([w], **options)
+        for _ in range(7):  # RAdam's rectified steps start at step 6
+            optimizer.zero_grad()
+            (w * w * w).sum().backward()
+            with count_transfers() as moved:
+                optimizer.step()
+        results[device] = w
+    assert results["cuda"].is_cuda
+    assert (moved.host_to_device, moved.device_to_host) == (0, 0)
+    np.testing.assert_allclose(
+        results["cuda"].detach().cpu().numpy(), results["cpu"].detach().numpy(), rtol=1e-5
+    )
