@@ -1,4 +1,4 @@
-"""Optimizer: the base class of SGD and Adam, as `torch.optim.Optimizer`.
+"""Optimizer: the base class of every optimizer (SGD, Adam, RMSprop...), as `torch.optim.Optimizer`.
 
 An optimizer holds the tensors to train in *parameter groups* (a list of dicts: the tensors under
 "params" plus that group's options, e.g. "lr") and a per-tensor *state* (momentum buffers, running

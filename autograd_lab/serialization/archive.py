@@ -33,6 +33,7 @@ NB: PyTorch also keeps *shared storage* (a view and its base still share memory 
 here every tensor's values are stored separately, so they load as independent tensors.
 """
 
+import contextlib
 import io
 import os
 import pickle
@@ -158,26 +159,19 @@ class _TensorUnpickler(pickle.Unpickler):
 
 
 # ---- files and what is not ours -------------------------------------------------------------------
-class _opened:
+@contextlib.contextmanager
+def _opened(f, mode):
     """`with _opened(f, mode) as file:` for f a path (opened and closed here) or a file object."""
-
-    def __init__(self, f, mode):
-        self.f, self.mode, self.file = f, mode, None
-
-    def __enter__(self):
-        if isinstance(self.f, (str, os.PathLike)):
-            self.file = open(self.f, self.mode)  # closed in __exit__
-            return self.file
-        if isinstance(self.f, io.TextIOBase):
-            raise TypeError(
-                "the file was opened in text mode; autograd_lab.save and load write bytes. Fix: "
-                f"open it with mode '{self.mode}', or pass the path itself."
-            )
-        return self.f
-
-    def __exit__(self, *exc_info):
-        if self.file is not None:
-            self.file.close()
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, mode) as file:
+            yield file
+        return
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(
+            "the file was opened in text mode; autograd_lab.save and load write bytes. Fix: "
+            f"open it with mode '{mode}', or pass the path itself."
+        )
+    yield f
 
 
 def _check_pickle_module(pickle_module):
