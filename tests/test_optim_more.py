@@ -1,4 +1,5 @@
-"""RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam against torch.optim: the same steps give the same parameters.
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam against torch.optim: the same steps give the
+same parameters.
 
 The harness is test_optim.py's: leaf tensors of a few shapes (0-d included) take N steps from the
 same start in both libraries, driven by a fixed sequence of gradients or by a small loss, in float64
@@ -292,7 +293,7 @@ def test_repr_lists_each_group_like_torch(torch):
         assert ours[0] == f"{name} (" and ours[-1] == ")"
 
 
-# ---- errors ---------------------------------------------------------------------------------------
+# ---- errors --------------------------------------------------------------------------------------
 BAD_OPTIONS = [
     ("RMSprop", dict(lr=-1), "Invalid learning rate: -1", "lr="),
     ("RMSprop", dict(eps=-1.0), "Invalid epsilon value: -1.0", "default is 1e-8"),
@@ -331,7 +332,7 @@ def test_invalid_options_raise_torchs_error(lib, name, options, message, fix):
         assert fix in str(error.value)
 
 
-# ---- on the GPU ------------------------------------------------------------------------------------
+# ---- on the GPU ----------------------------------------------------------------------------------
 GPU_CASES = [(n, o) for n, o in CASES if n in ("RMSprop", "Adagrad") or o == {}] + [
     ("NAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.1, weight_decay=0.1)),

@@ -4,7 +4,7 @@
     >>> w = ag.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = ag.optim.Adagrad([w], lr=0.1)
     >>> (w * w).sum().backward()
-    >>> opt.step()              # the first step moves every entry by about lr, whatever its gradient
+    >>> opt.step()              # the first step moves each entry by about lr, whatever its gradient
     >>> w
     tensor([ 0.9000, -1.9000], requires_grad=True)
 

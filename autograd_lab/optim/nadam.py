@@ -120,7 +120,8 @@ class NAdam(Optimizer):
                 denom = np.empty_like(param)
                 np.sqrt(np.divide(v, 1 - beta2**t, out=denom), out=denom)
                 np.add(denom, eps, out=denom)
-                # p <- p - lr (1 - mu) / (1 - prod) g / denom - lr mu_next / (1 - prod_next) m / denom
+                # p <- p - lr (1 - mu) / (1 - prod) g / denom         (the gradient's part)
+                # p <- p - lr mu_next / (1 - prod_next) m / denom      (the momentum's part)
                 gradient_part = np.multiply(g, -lr * (1.0 - mu) / (1.0 - float(product)), out=g_buf)
                 np.add(param, np.divide(gradient_part, denom, out=work), out=param)
                 momentum_part = np.multiply(m, (-lr * mu_next) / (1.0 - product_next), out=work)

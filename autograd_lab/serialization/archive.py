@@ -158,7 +158,7 @@ class _TensorUnpickler(pickle.Unpickler):
         return self.loaded[key]
 
 
-# ---- files and what is not ours -------------------------------------------------------------------
+# ---- files and what is not ours ------------------------------------------------------------------
 @contextlib.contextmanager
 def _opened(f, mode):
     """`with _opened(f, mode) as file:` for f a path (opened and closed here) or a file object."""

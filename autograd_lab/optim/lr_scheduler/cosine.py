@@ -16,9 +16,9 @@ The closed form (Loshchilov & Hutter, SGDR, 2017, without the restarts), at epoc
 
     lr(e) = eta_min + (initial_lr - eta_min) * (1 + cos(pi * e / T_max)) / 2
 
-`step()` computes it chained, from the current rate, as PyTorch does:
+`step()` computes it chained, from the current rate, as PyTorch does (T = T_max):
 
-    lr(e) = eta_min + (lr(e - 1) - eta_min) * (1 + cos(pi * e / T_max)) / (1 + cos(pi * (e-1) / T_max))
+    lr(e) = eta_min + (lr(e-1) - eta_min) * (1 + cos(pi * e / T)) / (1 + cos(pi * (e-1) / T))
 
 NB: past T_max the wave goes on (back up towards initial_lr, with period 2 * T_max); the one
 epoch where the ratio above would divide by zero, e = T_max + 1 (mod 2 T_max), adds the step

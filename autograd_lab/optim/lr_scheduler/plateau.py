@@ -111,7 +111,7 @@ class ReduceLROnPlateau(LRScheduler):
         return metric > best + self.threshold
 
     def step(self, metrics, epoch=None):
-        """Record this epoch's metric (a number or a 0-d tensor) and lower the rate if it is time."""
+        """Record this epoch's metric (a number or a 0-d tensor); lower the rate if it is time."""
         current = float(metrics)
         if epoch is not None:
             warnings.warn(
