@@ -61,6 +61,8 @@ CASES = [
     ("ConstantLR", (), dict()),
     ("ConstantLR", (), dict(factor=0.5, total_iters=4)),
     ("PolynomialLR", (), dict()),
+    ("CosineAnnealingWarmRestarts", (5,), dict()),
+    ("CosineAnnealingWarmRestarts", (), dict(T_0=3, T_mult=2, eta_min=0.001)),
     ("PolynomialLR", (), dict(total_iters=12, power=2.0)),
     ("OneCycleLR", (1.0,), dict(total_steps=STEPS)),
     ("OneCycleLR", ([1.0, 0.5],), dict(epochs=3, steps_per_epoch=10, anneal_strategy="linear")),
@@ -191,6 +193,24 @@ def test_schedulers_of_schedulers_equal_torchs(torch, kind, name):
             scheduler.step()
         state = scheduler.state_dict()
         return rates, {k: v for k, v in state.items() if k != "_schedulers"}, state["_schedulers"]
+
+    assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("T_mult", [1, 2, 3])
+def test_warm_restarts_with_fractional_epochs(torch, T_mult):
+    """Annealing within an epoch: step(epoch + batch / batches), as PyTorch's docs show."""
+
+    def run(lib):
+        opt = make_optimizer(lib)
+        scheduler = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=T_mult)
+        rates = []
+        for epoch in range(12):
+            for batch in range(4):
+                opt.step()
+                scheduler.step(epoch + batch / 4)
+                rates.append((scheduler.last_epoch, scheduler.T_i, scheduler.get_last_lr()))
+        return rates, scheduler.state_dict()
 
     assert run(ag) == run(torch)
 
@@ -356,6 +376,10 @@ def test_errors_as_torch_raises_them(lib):
         schedulers.OneCycleLR(opt, 1.0)
     with pytest.raises(ValueError, match="max_lr must have the same length"):
         schedulers.OneCycleLR(opt, [1.0], total_steps=5)
+    with pytest.raises(ValueError, match="Expected positive integer T_0"):
+        schedulers.CosineAnnealingWarmRestarts(opt, T_0=0)
+    with pytest.raises(ValueError, match="Expected integer T_mult >= 1"):
+        schedulers.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=1.5)
     with pytest.raises(ValueError, match="pct_start"):
         schedulers.OneCycleLR(opt, 1.0, total_steps=5, pct_start=2.0)
     adadelta = make_optimizer(lib, "Adadelta", lr=1.0)

@@ -12,13 +12,13 @@
 Where things live: `scheduler.py` (LRScheduler: the constructor's step, initial_lr, chained vs
 closed form, state_dict), `decay.py` (StepLR, MultiStepLR, ExponentialLR, PolynomialLR),
 `by_function.py` (LambdaLR, MultiplicativeLR), `warmup.py` (LinearLR, ConstantLR), `cosine.py`
-(CosineAnnealingLR), `plateau.py` (ReduceLROnPlateau), `one_cycle.py` (OneCycleLR), `combine.py`
-(SequentialLR, ChainedScheduler).
+(CosineAnnealingLR, CosineAnnealingWarmRestarts), `plateau.py` (ReduceLROnPlateau),
+`one_cycle.py` (OneCycleLR), `combine.py` (SequentialLR, ChainedScheduler).
 """
 
 from .by_function import LambdaLR, MultiplicativeLR
 from .combine import ChainedScheduler, SequentialLR
-from .cosine import CosineAnnealingLR
+from .cosine import CosineAnnealingLR, CosineAnnealingWarmRestarts
 from .decay import ExponentialLR, MultiStepLR, PolynomialLR, StepLR
 from .one_cycle import OneCycleLR
 from .plateau import ReduceLROnPlateau
@@ -29,6 +29,7 @@ __all__ = [
     "ChainedScheduler",
     "ConstantLR",
     "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
