@@ -256,15 +256,24 @@ def test_map_location_cpu_and_dict():
     assert round_trip(ag, t, map_location={"cuda:0": "cpu"}).device == ag.device("cpu")
 
 
+def test_map_location_as_pytorchs_old_function_idioms(lib, tmp_path):
+    lib.save(lib.ones(2), tmp_path / "t.pt")
+    for function in (lambda storage, loc: storage, lambda storage, loc: None):
+        loaded = lib.load(tmp_path / "t.pt", map_location=function)
+        assert loaded.device == lib.device("cpu") and loaded.tolist() == [1.0, 1.0]
+
+
 @pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
 def test_cuda_tensors_load_on_cuda_or_where_map_location_says():
     t = ag.tensor([1.0, 2.0], device="cuda", requires_grad=True)
     same = round_trip(ag, t)
     assert same.device == t.device and same.requires_grad and same.cpu().tolist() == [1.0, 2.0]
-    for where in ("cpu", {"cuda:0": "cpu"}):
+    for where in ("cpu", {"cuda:0": "cpu"}, lambda storage, loc: storage):
         moved = round_trip(ag, t, map_location=where)
         assert moved.device == ag.device("cpu") and moved.tolist() == [1.0, 2.0]
     assert round_trip(ag, ag.ones(1), map_location="cuda").device == t.device
+    to_gpu = round_trip(ag, ag.ones(1), map_location=lambda storage, loc: storage.cuda())
+    assert to_gpu.device == t.device
 
 
 # ---- errors ------------------------------------------------------------------------------------
@@ -283,8 +292,8 @@ def test_files_that_are_not_archives(tmp_path):
 
 def test_unsupported_arguments_say_so(tmp_path):
     ag.save(ag.ones(1), tmp_path / "t.pt")
-    with pytest.raises(TypeError, match="map_location as a function"):
-        ag.load(tmp_path / "t.pt", map_location=lambda storage, location: storage)
+    with pytest.raises(TypeError, match="map_location returned int"):
+        ag.load(tmp_path / "t.pt", map_location=lambda storage, location: 0)
     with pytest.raises(ValueError, match="mmap=True"):
         ag.load(tmp_path / "t.pt", mmap=True)
     with pytest.raises(ValueError, match="pickle_module"):

@@ -41,7 +41,6 @@ import zipfile
 
 import numpy as np
 
-from .. import types
 from ..nn.parameter import Parameter
 from ..tensor import Tensor
 from .pytorch_files import load_pytorch_archive
@@ -69,8 +68,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2):
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
     """Read what `save` wrote to `f` (a path or a binary file); returns the saved object.
 
-    `map_location` moves tensors: "cpu", a device, or a dict {saved device: new device}, e.g.
-    {"cuda:0": "cpu"}. `weights_only` (None means True, as in PyTorch) refuses every object that is
+    `map_location` moves tensors: "cpu", a device, a dict {saved device: new device}, e.g.
+    {"cuda:0": "cpu"}, or PyTorch's old `lambda storage, loc: storage` (see rebuild.HostStorage). `weights_only` (None means True, as in PyTorch) refuses every object that is
     not a tensor, a number or a plain container, so loading cannot run code hidden in the file.
     """
     _check_pickle_module(pickle_module)
@@ -78,12 +77,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise ValueError(
             "mmap=True is not supported by autograd_lab.load: it reads the whole file into "
             "memory. Fix: leave mmap out."
-        )
-    if callable(map_location) and not isinstance(map_location, (str, types.device)):
-        raise TypeError(
-            "map_location as a function is not supported by autograd_lab.load (PyTorch calls it "
-            "with its storages, which autograd_lab does not have). Fix: pass 'cpu', a device, or "
-            "a dict such as {'cuda:0': 'cpu'}."
         )
     weights_only = True if weights_only is None else weights_only
     with _opened(f, "rb") as file:

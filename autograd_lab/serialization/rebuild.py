@@ -55,4 +55,36 @@ def target_device(saved, map_location):
         return saved
     if isinstance(map_location, dict):  # {saved device: new device}; others stay where they were
         return map_location.get(saved, saved)
+    if callable(map_location) and not isinstance(map_location, types.device):
+        return _ask_function(map_location, saved)
     return map_location
+
+
+class HostStorage:
+    """What a map_location function receives here, in place of PyTorch's storage on the CPU.
+
+    PyTorch calls `map_location(storage, location)` and uses the storage it returns. The old idiom
+    `lambda storage, loc: storage` (keep it on the CPU) and `lambda storage, loc: storage.cuda()`
+    work with this stand-in; the numbers themselves are never handed to the function.
+    """
+
+    def cpu(self):
+        return "cpu"
+
+    def cuda(self, device=None):
+        return "cuda" if device is None else str(types.device(device))
+
+
+def _ask_function(map_location, saved):
+    answer = map_location(HostStorage(), saved)
+    if answer is None:  # PyTorch's rule: None leaves the tensor where it was saved
+        return saved
+    if isinstance(answer, HostStorage):
+        return "cpu"
+    if isinstance(answer, (str, types.device)):
+        return answer
+    raise TypeError(
+        f"map_location returned {type(answer).__name__}; autograd_lab understands a function "
+        "that returns its storage argument (the CPU), storage.cuda(), storage.cpu() or None. "
+        "Fix: pass map_location='cpu' (or a device, or a dict such as {'cuda:0': 'cpu'})."
+    )
