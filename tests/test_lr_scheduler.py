@@ -62,6 +62,11 @@ CASES = [
     ("ConstantLR", (), dict(factor=0.5, total_iters=4)),
     ("PolynomialLR", (), dict()),
     ("CosineAnnealingWarmRestarts", (5,), dict()),
+    ("CyclicLR", (0.01, 0.1), dict(step_size_up=4)),
+    ("CyclicLR", ([0.01, 0.02], 0.1), dict(step_size_up=3, step_size_down=5, mode="triangular2")),
+    ("CyclicLR", (0.01, 0.1), dict(step_size_up=2, mode="exp_range", gamma=0.97)),
+    ("CyclicLR", (0.01, 0.1), dict(step_size_up=3, scale_fn=lambda x: 1 / x, scale_mode="cycle")),
+    ("CyclicLR", (0.01, 0.1), dict(step_size_up=3, cycle_momentum=False, base_momentum=0.5)),
     ("CosineAnnealingWarmRestarts", (), dict(T_0=3, T_mult=2, eta_min=0.001)),
     ("PolynomialLR", (), dict(total_iters=12, power=2.0)),
     ("OneCycleLR", (1.0,), dict(total_steps=STEPS)),
@@ -228,7 +233,12 @@ def test_schedulers_of_schedulers_refuse_what_torch_refuses(lib):
 
 
 # ---- state_dict ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(("schedule", "args", "kwargs"), CASES[:2] + CASES[8:10] + CASES[15:16])
+STATE_CASES = [
+    c for c in CASES if c[0] in ("StepLR", "CosineAnnealingLR", "OneCycleLR", "CyclicLR")
+]
+
+
+@pytest.mark.parametrize(("schedule", "args", "kwargs"), STATE_CASES)
 def test_state_dict_matches_torchs_and_resumes(torch, schedule, args, kwargs):
     def state_after(lib, steps):
         opt = make_optimizer(lib)
@@ -380,6 +390,8 @@ def test_errors_as_torch_raises_them(lib):
         schedulers.CosineAnnealingWarmRestarts(opt, T_0=0)
     with pytest.raises(ValueError, match="Expected integer T_mult >= 1"):
         schedulers.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=1.5)
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        schedulers.CyclicLR(opt, 0.01, 0.1, mode="sawtooth")
     with pytest.raises(ValueError, match="pct_start"):
         schedulers.OneCycleLR(opt, 1.0, total_steps=5, pct_start=2.0)
     adadelta = make_optimizer(lib, "Adadelta", lr=1.0)

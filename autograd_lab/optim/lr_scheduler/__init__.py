@@ -13,12 +13,14 @@ Where things live: `scheduler.py` (LRScheduler: the constructor's step, initial_
 closed form, state_dict), `decay.py` (StepLR, MultiStepLR, ExponentialLR, PolynomialLR),
 `by_function.py` (LambdaLR, MultiplicativeLR), `warmup.py` (LinearLR, ConstantLR), `cosine.py`
 (CosineAnnealingLR, CosineAnnealingWarmRestarts), `plateau.py` (ReduceLROnPlateau),
-`one_cycle.py` (OneCycleLR), `combine.py` (SequentialLR, ChainedScheduler).
+`one_cycle.py` (OneCycleLR), `cyclic.py` (CyclicLR), `combine.py` (SequentialLR,
+ChainedScheduler).
 """
 
 from .by_function import LambdaLR, MultiplicativeLR
 from .combine import ChainedScheduler, SequentialLR
 from .cosine import CosineAnnealingLR, CosineAnnealingWarmRestarts
+from .cyclic import CyclicLR
 from .decay import ExponentialLR, MultiStepLR, PolynomialLR, StepLR
 from .one_cycle import OneCycleLR
 from .plateau import ReduceLROnPlateau
@@ -30,6 +32,7 @@ __all__ = [
     "ConstantLR",
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
