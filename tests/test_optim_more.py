@@ -1,5 +1,5 @@
-"""RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam against torch.optim: the same steps give the
-same parameters.
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop against torch.optim: the same steps
+give the same parameters.
 
 The harness is test_optim.py's: leaf tensors of a few shapes (0-d included) take N steps from the
 same start in both libraries, driven by a fixed sequence of gradients or by a small loss, in float64
@@ -22,7 +22,7 @@ from test_optim import (
 
 import autograd_lab as ag
 
-NAMES = ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+NAMES = ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop"]
 CASES = [
     ("RMSprop", dict()),
     ("RMSprop", dict(lr=0.05, alpha=0.5, eps=1e-3)),
@@ -53,6 +53,9 @@ CASES = [
     ("RAdam", dict(lr=0.1, weight_decay=0.3)),
     ("RAdam", dict(lr=0.1, betas=(0.8, 0.95), weight_decay=0.3, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.1, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.1, etas=(0.3, 1.7), step_sizes=(0.02, 0.25))),  # both bounds reached
+    ("Rprop", dict(lr=0.1, maximize=True)),
 ]
 CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in options.items()) or 'defaults'}"
             for name, options in CASES]  # fmt: skip
@@ -126,6 +129,7 @@ STATE_OPTIONS = {
     "Adamax": dict(lr=0.1),
     "NAdam": dict(lr=0.1),
     "RAdam": dict(lr=0.1),
+    "Rprop": dict(lr=0.1),
 }
 
 
@@ -194,12 +198,17 @@ def test_adagrad_groups_start_their_sums_as_torch_does(torch):
         np.testing.assert_allclose(mine, other, rtol=1e-12)
 
 
+def another_option(name):
+    """An option every optimizer but Rprop has (Rprop has no weight decay)."""
+    return dict(maximize=True) if name == "Rprop" else dict(weight_decay=0.5)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_per_group_options(torch, name):
     def run(lib):
         a, b, c = (lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in starting_values())
         optimizer = getattr(lib.optim, name)(
-            [{"params": [a, b], "lr": 0.3}, {"params": c, "weight_decay": 0.5}], lr=0.1
+            [{"params": [a, b], "lr": 0.3}, {"params": c, **another_option(name)}], lr=0.1
         )
         for _ in range(STEPS):
             optimizer.zero_grad()
@@ -239,7 +248,7 @@ def test_state_dict_round_trip_continues_training_as_torch(torch, name, options)
 def test_parameters_without_grad_are_left_alone(lib, name):
     a = lib.tensor([1.0, 2.0], requires_grad=True)
     b = lib.tensor([3.0, 4.0], requires_grad=True)
-    optimizer = getattr(lib.optim, name)([a, b], lr=0.1, weight_decay=0.1)
+    optimizer = getattr(lib.optim, name)([a, b], lr=0.1, **another_option(name))
     a.grad = lib.ones(2)
     optimizer.step()
     assert b.tolist() == [3.0, 4.0] and b.grad is None
@@ -320,6 +329,8 @@ BAD_OPTIONS = [
     ("NAdam", dict(momentum_decay=-1.0), "Invalid momentum_decay value: -1.0", "4e-3"),
     ("RAdam", dict(eps=-1.0), "Invalid epsilon value: -1.0", "default is 1e-8"),
     ("RAdam", dict(weight_decay=-1.0), "Invalid weight_decay value: -1.0", "weight_decay="),
+    ("Rprop", dict(lr=-1.0), "Invalid learning rate: -1.0", "step size starts"),
+    ("Rprop", dict(etas=(1.5, 1.2)), "Invalid eta values: 1.5, 1.2", "0 < eta_minus < 1"),
 ]
 
 

@@ -10,7 +10,7 @@
 Where things live: `optimizer.py` (Optimizer: parameter groups, state, zero_grad, state_dict),
 `sgd.py` (SGD, with momentum and Nesterov), `adam.py` (Adam, AdamW), `rmsprop.py` (RMSprop),
 `adagrad.py` (Adagrad), `adadelta.py` (Adadelta), `adamax.py` (Adamax), `nadam.py` (NAdam),
-`radam.py` (RAdam); `lr_scheduler/` changes the learning rate as training goes on (StepLR,
+`radam.py` (RAdam), `rprop.py` (Rprop); `lr_scheduler/` changes the learning rate as training goes on (StepLR,
 CosineAnnealingLR, ReduceLROnPlateau, ...).
 """
 
@@ -23,6 +23,7 @@ from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
@@ -35,5 +36,6 @@ __all__ = [
     "Optimizer",
     "RAdam",
     "RMSprop",
+    "Rprop",
     "SGD",
 ]
