@@ -96,6 +96,28 @@ def test_one_cycle_moves_momentum_or_beta1_as_torch(torch, optimizer):
     assert ours[1] == [0.95, 0.95]  # the cycle starts at max_momentum
 
 
+def test_a_schedule_of_your_own(torch):
+    """Subclassing (also under the old name _LRScheduler): write get_lr(), the rest is given."""
+
+    def run(lib):
+        class HalveEveryThird(lib.optim.lr_scheduler._LRScheduler):
+            def get_lr(self):
+                factor = 0.5 if self.last_epoch > 0 and self.last_epoch % 3 == 0 else 1.0
+                return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+        opt = make_optimizer(lib)
+        scheduler = HalveEveryThird(opt)
+        rates = []
+        for _ in range(10):
+            opt.step()
+            scheduler.step()
+            rates.append(scheduler.get_last_lr())
+        assert isinstance(scheduler, lib.optim.lr_scheduler.LRScheduler)
+        return rates, scheduler.state_dict()
+
+    assert run(ag) == run(torch)
+
+
 def test_the_constructor_takes_step_zero(lib):
     opt = make_optimizer(lib)
     scheduler = lib.optim.lr_scheduler.LinearLR(opt, start_factor=0.5)

@@ -24,7 +24,7 @@ from .cyclic import CyclicLR
 from .decay import ExponentialLR, MultiStepLR, PolynomialLR, StepLR
 from .one_cycle import OneCycleLR
 from .plateau import ReduceLROnPlateau
-from .scheduler import LRScheduler
+from .scheduler import LRScheduler, _LRScheduler  # noqa: F401 - the old name, as in PyTorch
 from .warmup import ConstantLR, LinearLR
 
 __all__ = [

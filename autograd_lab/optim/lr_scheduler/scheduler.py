@@ -179,3 +179,7 @@ def _watch_optimizer_steps(optimizer):
     watched_step._watched_by_lr_scheduler = True
     watched_step.__doc__ = step.__doc__
     optimizer.step = watched_step
+
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's old name for LRScheduler, kept there (and here) for scripts that subclass it."""
