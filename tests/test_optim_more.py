@@ -1,5 +1,5 @@
-"""RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop against torch.optim: the same steps
-give the same parameters.
+"""RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD against torch.optim: the same
+steps give the same parameters.
 
 The harness is test_optim.py's: leaf tensors of a few shapes (0-d included) take N steps from the
 same start in both libraries, driven by a fixed sequence of gradients or by a small loss, in float64
@@ -22,7 +22,7 @@ from test_optim import (
 
 import autograd_lab as ag
 
-NAMES = ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop"]
+NAMES = ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"]
 CASES = [
     ("RMSprop", dict()),
     ("RMSprop", dict(lr=0.05, alpha=0.5, eps=1e-3)),
@@ -56,6 +56,9 @@ CASES = [
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.1, etas=(0.3, 1.7), step_sizes=(0.02, 0.25))),  # both bounds reached
     ("Rprop", dict(lr=0.1, maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.1, lambd=0.1, alpha=0.5, t0=2)),  # averaging from step 3 on
+    ("ASGD", dict(lr=0.1, lambd=0.01, t0=0, weight_decay=0.3, maximize=True)),
 ]
 CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in options.items()) or 'defaults'}"
             for name, options in CASES]  # fmt: skip
@@ -130,6 +133,7 @@ STATE_OPTIONS = {
     "NAdam": dict(lr=0.1),
     "RAdam": dict(lr=0.1),
     "Rprop": dict(lr=0.1),
+    "ASGD": dict(lr=0.1, t0=1),
 }
 
 
@@ -239,7 +243,9 @@ def test_state_dict_round_trip_continues_training_as_torch(torch, name, options)
 
     ours = resumed(ag)
     assert_same(ours, resumed(torch), "float64")
-    if name != "NAdam":  # loading casts NAdam's float32 mu_product to float64, as PyTorch does
+    # Loading casts the float32 numbers NAdam (mu_product) and ASGD (eta, mu) keep to the
+    # parameter's dtype, as PyTorch does: only the others go on exactly as before the stop.
+    if name not in ("NAdam", "ASGD"):
         assert_same(ours, train(ag, name, options, "float64", gradients)[0], "float64")
 
 
@@ -331,6 +337,8 @@ BAD_OPTIONS = [
     ("RAdam", dict(weight_decay=-1.0), "Invalid weight_decay value: -1.0", "weight_decay="),
     ("Rprop", dict(lr=-1.0), "Invalid learning rate: -1.0", "step size starts"),
     ("Rprop", dict(etas=(1.5, 1.2)), "Invalid eta values: 1.5, 1.2", "0 < eta_minus < 1"),
+    ("ASGD", dict(lr=-1.0), "Invalid learning rate: -1.0", "lr=1e-2"),
+    ("ASGD", dict(weight_decay=-1.0), "Invalid weight_decay value: -1.0", "weight_decay="),
 ]
 
 

@@ -10,7 +10,7 @@
 Where things live: `optimizer.py` (Optimizer: parameter groups, state, zero_grad, state_dict),
 `sgd.py` (SGD, with momentum and Nesterov), `adam.py` (Adam, AdamW), `rmsprop.py` (RMSprop),
 `adagrad.py` (Adagrad), `adadelta.py` (Adadelta), `adamax.py` (Adamax), `nadam.py` (NAdam),
-`radam.py` (RAdam), `rprop.py` (Rprop); `lr_scheduler/` changes the learning rate as training goes on (StepLR,
+`radam.py` (RAdam), `rprop.py` (Rprop), `asgd.py` (ASGD); `lr_scheduler/` changes the learning rate as training goes on (StepLR,
 CosineAnnealingLR, ReduceLROnPlateau, ...).
 """
 
@@ -19,6 +19,7 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .asgd import ASGD
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -27,6 +28,7 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
+    "ASGD",
     "Adadelta",
     "Adagrad",
     "Adam",
