@@ -53,6 +53,7 @@ from .random import (  # noqa: F401 - autograd_lab.random is torch.random (it bi
     seed,
     set_rng_state,
 )
+from .serialization import load, save  # noqa: F401 - torch.save / torch.load
 from .tensor import Tensor  # noqa: F401
 from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
 from .viz import record  # noqa: F401 - `with autograd_lab.record() as r: ...`: see a graph

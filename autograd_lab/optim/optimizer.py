@@ -1,4 +1,4 @@
-"""Optimizer: the base class of SGD and Adam, as `torch.optim.Optimizer`.
+"""Optimizer: the base class of every optimizer (SGD, Adam, RMSprop...), as `torch.optim.Optimizer`.
 
 An optimizer holds the tensors to train in *parameter groups* (a list of dicts: the tensors under
 "params" plus that group's options, e.g. "lr") and a per-tensor *state* (momentum buffers, running
@@ -187,6 +187,12 @@ class Optimizer:
             saved["params"] = group["params"]
         self.state, self.param_groups = state, saved_groups
 
+    def __getstate__(self):
+        # A scheduler replaces `step` on this object by a wrapper that watches it (see
+        # lr_scheduler/scheduler.py): a copy or a pickle must not take the wrapper along, or the
+        # copy's step() would update the original's parameters.
+        return {key: value for key, value in self.__dict__.items() if key != "step"}
+
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
@@ -256,3 +262,19 @@ def add_scaled(target, values, alpha):
 def bump_version(p):
     """Bump p's version counter after writing its storage, as every in-place op does."""
     p._shared_version_counter()[0] += 1
+
+
+def check_at_least_zero(what, value, hint):
+    """The options check every optimizer makes: `value` must be >= 0 (PyTorch's ValueError)."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {what}: {value}. It must be >= 0 ({hint}).")
+
+
+def check_betas(betas):
+    """Both averaging factors in betas=(beta1, beta2) must be in [0, 1) (PyTorch's ValueError)."""
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(
+                f"Invalid beta parameter at index {i}: {betas[i]}. Both averaging factors in "
+                "betas=(beta1, beta2) must be in [0, 1); the default is betas=(0.9, 0.999)."
+            )
