@@ -21,6 +21,8 @@ class _State(threading.local):
     scope = ()  # the names of the enclosing `scope(...)` blocks, outermost first
     on_node = None  # observe(): called with (node, outputs, args, kwargs) for every node recorded
     on_backward = None  # observe(): called with (event, node, detail) as backward runs
+    saved_hooks = ()  # saved_tensors_hooks(): the (pack, unpack) pairs in force, innermost last
+    saved_hooks_disabled = None  # disable_saved_tensors_hooks(): its error message
 
 
 _state = _State()
