@@ -289,6 +289,9 @@ class Function:
         arguments are constants of the operation (like `dim=`). What forward computes is this
         one node's work, so nothing inside forward is recorded.
         """
+        profiler = _state.profiler
+        if profiler is not None:  # a profiler is timing every op (profiler.py)
+            event = profiler.begin_op(cls, args)
         recording = False  # only while grad mode is on, and only if some input wants a gradient
         if _state.enabled:
             for arg in args:
@@ -313,6 +316,8 @@ class Function:
             outputs = _as_tensor(out, args)
         if recording:
             _record(node, args, kwargs, outputs)
+        if profiler is not None:
+            profiler.end(event)
         return outputs
 
 

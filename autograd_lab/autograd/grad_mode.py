@@ -23,6 +23,7 @@ class _State(threading.local):
     on_backward = None  # observe(): called with (event, node, detail) as backward runs
     saved_hooks = ()  # saved_tensors_hooks(): the (pack, unpack) pairs in force, innermost last
     saved_hooks_disabled = None  # disable_saved_tensors_hooks(): its error message
+    profiler = None  # profiler.profile(): times every op and backward node while active
 
 
 _state = _State()
