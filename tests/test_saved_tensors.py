@@ -3,6 +3,7 @@ with its own hooks, and `autograd.graph.saved_tensors_hooks` / `save_on_cpu` /
 `disable_saved_tensors_hooks`. The pack and unpack calls are recorded in both libraries: their
 number, order and arguments must be PyTorch's."""
 
+import contextlib
 import threading
 
 import numpy as np
@@ -431,3 +432,27 @@ def test_the_graph_viewer_shows_what_was_saved_even_when_hooks_packed_it():
             y = x.exp()
     exp = next(n for n in recording.graph(y).nodes if n.get("op") == "ExpBackward0")
     assert exp["saved"] == [{"name": "result", "shape": [1, 2]}]
+
+
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
+def test_save_on_cpu_keeps_cuda_tensors_on_the_host_until_backward():
+    """The packed values are CPU tensors; backward gets them back on the GPU, with the gradients
+    of an unhooked run (in numba's CUDA simulator unless AUTOGRAD_LAB_REAL_CUDA=1)."""
+
+    def run(hooks):
+        x = ag.tensor([0.5, 1.5, -1.0], device="cuda", requires_grad=True)
+        with hooks:
+            y = (x.exp() * x.sin()).sum()
+        mul = y.grad_fn.next_functions[0][0]  # MulBackward0 saved exp(x) and sin(x)
+        places = [
+            saved.packed[1].device if hasattr(saved, "packed") else "kept" for saved in mul._saved
+        ]
+        y.backward()
+        assert x.grad.device == ag.device("cuda", 0)
+        return places, x.grad.cpu().numpy()
+
+    places, plain = run(contextlib.nullcontext())
+    assert places == ["kept", "kept"]
+    places, hooked = run(ag.autograd.graph.save_on_cpu())
+    assert places == [ag.device("cpu"), ag.device("cpu")]
+    np.testing.assert_allclose(hooked, plain, rtol=1e-6)
