@@ -4,6 +4,7 @@ with its own hooks, and `autograd.graph.saved_tensors_hooks` / `save_on_cpu` /
 number, order and arguments must be PyTorch's."""
 
 import contextlib
+import io
 import threading
 
 import numpy as np
@@ -19,6 +20,7 @@ import autograd_lab as ag
 SAVED_NAME_CASES = {
     "mul": lambda lib, x, w: x * x,
     "mul by a constant": lambda lib, x, w: x * w,
+    "where": lambda lib, x, w: lib.where(x > 1, x, w),
     "div": lambda lib, x, w: x / (x + 1),
     "pow": lambda lib, x, w: x.pow(2),
     "pow tensor": lambda lib, x, w: x.pow(x),
@@ -200,6 +202,54 @@ def test_pack_and_unpack_run_as_in_pytorch(name, torch):
     ours = _recorded_calls(ag, HOOKED_GRAPHS[name])
     theirs = _recorded_calls(torch, HOOKED_GRAPHS[name])
     assert ours == theirs
+
+
+# Ops of several inputs, each input a different constant (1, 2, 3): the order of the pack and
+# unpack calls tells which saved tensor is which. PyTorch saves a node's inputs in the
+# alphabetical order of their names (MulBackward0: other, then self), then its results. (Linear
+# layers, whose saved weight differs, are in the MLP test below.)
+ORDER_CASES = {
+    "mul": (lambda lib, a, b, c: a * b, 2),
+    "div": (lambda lib, a, b, c: a / b, 2),
+    "mm": (lambda lib, a, b, c: a.view(1, 3) @ b.view(3, 1), 2),
+    "mv": (lambda lib, a, b, c: a.view(1, 3).mv(b), 2),
+    "dot": (lambda lib, a, b, c: a.dot(b), 2),
+    "pow of tensors": (lambda lib, a, b, c: a**b, 2),
+    "maximum": (lambda lib, a, b, c: lib.maximum(a, b), 2),
+    "addcmul": (lambda lib, a, b, c: lib.addcmul(a, b, c), 3),
+    "lerp": (lambda lib, a, b, c: lib.lerp(a, b, c), 3),
+    "clamp between tensors": (lambda lib, a, b, c: lib.clamp(a, b, c), 3),
+    "where": (lambda lib, a, b, c: lib.where(a > 1.5, a, b), 2),
+    "mse_loss": (lambda lib, a, b, c: lib.nn.functional.mse_loss(a, b), 2),
+    "max": (lambda lib, a, b, c: a.max(), 1),
+    "std": (lambda lib, a, b, c: a.std(), 1),
+    "logsumexp": (lambda lib, a, b, c: a.logsumexp(0), 1),
+}
+
+
+def _order_of_calls(lib, name):
+    build, count = ORDER_CASES[name]
+    calls = []
+
+    def pack(t):
+        calls.append(("pack", tuple(t.shape), round(float(t.reshape(-1)[0]), 6)))
+        return t
+
+    def unpack(t):
+        calls.append(("unpack", tuple(t.shape), round(float(t.reshape(-1)[0]), 6)))
+        return t
+
+    inputs = [lib.full((3,), float(i + 1), requires_grad=i < count) for i in range(3)]
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = build(lib, *inputs)
+    y.sum().backward()
+    return calls
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ORDER_CASES)
+def test_several_saved_tensors_are_packed_and_unpacked_in_pytorchs_order(name, torch):
+    assert _order_of_calls(ag, name) == _order_of_calls(torch, name)
 
 
 @pytest.mark.oracle
@@ -456,3 +506,55 @@ def test_save_on_cpu_keeps_cuda_tensors_on_the_host_until_backward():
     places, hooked = run(ag.autograd.graph.save_on_cpu())
     assert places == [ag.device("cpu"), ag.device("cpu")]
     np.testing.assert_allclose(hooked, plain, rtol=1e-6)
+
+
+# ---- the autograd notes' script, unchanged --------------------------------------------------------
+
+NOTES_SCRIPT = """
+import torch
+
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+y = x.pow(2)
+print(x.equal(y.grad_fn._saved_self))  # True
+print(x is y.grad_fn._saved_self)  # True
+y = x.exp()
+print(y.equal(y.grad_fn._saved_result))  # True
+print(y is y.grad_fn._saved_result)  # False
+
+
+def pack_hook(t):
+    print("Packing", t)
+    return t
+
+
+def unpack_hook(t):
+    print("Unpacking", t)
+    return t
+
+
+a = torch.ones(3, requires_grad=True)
+b = torch.ones(3, requires_grad=True) * 2
+with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+    y = a * b
+y.sum().backward()
+print(a.grad)
+
+y = a.sin()
+y.grad_fn._raw_saved_self.register_hooks(pack_hook, unpack_hook)
+y.sum().backward()
+print(a.grad)
+"""
+
+
+@pytest.mark.oracle
+def test_the_autograd_notes_script_prints_the_same(torch):
+    def printed(source):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, "<script>", "exec"), {})
+        return out.getvalue()
+
+    theirs = printed(NOTES_SCRIPT)
+    ours = printed(NOTES_SCRIPT.replace("import torch", "import autograd_lab as torch"))
+    assert ours == theirs
+    assert theirs.count("Packing") == 3 and theirs.count("Unpacking") == 3

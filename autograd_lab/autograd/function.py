@@ -58,6 +58,7 @@ class Node:
     _trace = None  # the user's stack at creation, in anomaly mode
     _non_differentiable = ()  # outputs forward marked with mark_non_differentiable
     _materialize_grads = True  # give backward zeros (not None) for outputs that got no gradient
+    _hook_order = None  # when saved-tensor hooks packed the saved tensors: the order they run in
 
     def name(self):
         return type(self).__name__
@@ -84,7 +85,13 @@ class Node:
                 "tensors to save memory). Fix: pass retain_graph=True to the first backward() if "
                 "you need to go backward twice, or recompute the forward pass."
             )
-        return tuple([None if saved is None else _unpack(saved, self) for saved in self._saved])
+        if self._hook_order is None:
+            return tuple([None if saved is None else _unpack(saved, self) for saved in self._saved])
+        unpacked = [None] * len(self._saved)
+        for i in self._hook_order:  # the unpack hook sees them in PyTorch's order (_pack_saved)
+            if self._saved[i] is not None:
+                unpacked[i] = _unpack(self._saved[i], self)
+        return tuple(unpacked)
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
@@ -189,22 +196,36 @@ def _unpack_packed(saved, node):
     return tensor
 
 
-def _pack(tensor, entry, pack_hook, unpack_hook):
-    """A saved entry packed by hooks (saved_tensors.py), knowing where its gradient must go."""
+def _pack(tensor, entry, pack_hook, unpack_hook, shown=None):
+    """A saved entry packed by hooks (saved_tensors.py), knowing where its gradient must go;
+    `shown`: what pack_hook is given, if not the tensor itself."""
     leaf = tensor._requires_grad and tensor._grad_fn is None
     accumulator = grad_accumulator_of(tensor) if leaf else None
-    return Packed(tensor, pack_hook, unpack_hook, entry[0] is None, accumulator)
+    return Packed(tensor, pack_hook, unpack_hook, entry[0] is None, accumulator, shown)
 
 
-def _pack_saved(entries, tensors):
-    """Pack a new node's saved entries with the innermost saved_tensors_hooks in force."""
+def _pack_saved(node, entries, tensors):
+    """Pack a new node's saved entries with the innermost saved_tensors_hooks in force.
+
+    The hooks are called in PyTorch's order, which its generated code fixes: a built-in node
+    saves its inputs in the alphabetical order of their names (MulBackward0: other, then self),
+    then its results; a custom Function in the order of save_for_backward. Returns the packed
+    entries (in saving order) and that order, in which backward unpacks them too."""
+    order = list(range(len(entries)))
+    if issubclass(node._fn, Op):
+        names = type(node)._saved_names
+
+        def pytorch_rank(i):
+            is_result = entries[i] is not None and entries[i][0] is None
+            return (is_result, names[i] if i < len(names) else "", i)
+
+        order.sort(key=pytorch_rank)
     pack_hook, unpack_hook = _state.saved_hooks[-1]
-    return tuple(
-        [
-            None if entry is None else _pack(tensor, entry, pack_hook, unpack_hook)
-            for entry, tensor in zip(entries, tensors)
-        ]
-    )
+    packed = list(entries)
+    for i in order:
+        if entries[i] is not None:
+            packed[i] = _pack(tensors[i], entries[i], pack_hook, unpack_hook)
+    return tuple(packed), tuple(order)
 
 
 class SavedTensor:
@@ -244,7 +265,9 @@ class SavedTensor:
                 "None (the operation did not need to save it, because the input it serves does "
                 "not require grad)."
             )
-        packed = _pack(_unpack(saved[index], node), saved[index], pack_hook, unpack_hook)
+        tensor = _unpack(saved[index], node)
+        # As in PyTorch, this pack hook is given the values only, without the graph (detached).
+        packed = _pack(tensor, saved[index], pack_hook, unpack_hook, shown=tensor.detach())
         node._saved = saved[:index] + (packed,) + saved[index + 1 :]
 
     def __repr__(self):
@@ -381,7 +404,7 @@ def _record(node, args, kwargs, outputs):
         tensors = node._saved
         node._saved = tuple([_save(tensor, out) for tensor in tensors])
         if _state.saved_hooks:  # inside saved_tensors_hooks(): pack them (saved_tensors.py)
-            node._saved = _pack_saved(node._saved, tensors)
+            node._saved, node._hook_order = _pack_saved(node, node._saved, tensors)
     if _state.anomaly:
         node._trace = _user_stack()
     if _state.on_node is not None:  # a viewer or a tracer is watching (graph.observe)

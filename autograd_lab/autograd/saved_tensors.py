@@ -124,10 +124,11 @@ class Packed:
         "placeholder",  # an array of the saved shape and dtype using no memory, for viewers
     )
 
-    def __init__(self, tensor, pack_hook, unpack_hook, is_output, accumulator):
-        version = tensor._version
-        self.packed = pack_hook(tensor)
-        if tensor._version != version:
+    def __init__(self, tensor, pack_hook, unpack_hook, is_output, accumulator, shown=None):
+        shown = tensor if shown is None else shown  # what pack_hook is given
+        version = shown._version
+        self.packed = pack_hook(shown)
+        if shown._version != version:
             raise RuntimeError(
                 "a saved-tensor pack hook modified the tensor it was given in place; that tensor "
                 "is still used by the rest of the computation, so changing it would change "
