@@ -64,3 +64,22 @@ class profile(_autograd_profiler.profile):
 
     def step(self):
         """Mark the end of a training step: with no schedule, nothing changes."""
+
+
+def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
+    """PyTorch's step schedule (wait, warm up, record, repeat): refused here, as profile() has no
+    schedule; profiling a few steps without one gives the same table."""
+    raise NotImplementedError(
+        "profiler.schedule(...): this profiler records the whole `with profile():` block and has "
+        "no schedule of steps. Fix: leave the schedule out and run only the steps to measure "
+        "inside the block."
+    )
+
+
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
+    """PyTorch's handler that writes TensorBoard traces: refused here (no on_trace_ready)."""
+    raise NotImplementedError(
+        "profiler.tensorboard_trace_handler(...): this profiler writes no TensorBoard traces. "
+        "Fix: after the block, call prof.export_chrome_trace('trace.json') and open it in "
+        "chrome://tracing or https://ui.perfetto.dev."
+    )

@@ -126,6 +126,7 @@ def test_averages_and_the_total_add_up():
     total = prof.total_average()
     assert total.key == "Total" and total.count == len(events)
     assert total.self_cpu_time_total == pytest.approx(sum(e.self_cpu_time_total for e in events))
+    assert prof.self_cpu_time_total == pytest.approx(total.self_cpu_time_total)
     rows = prof.key_averages()
     assert sum(row.count for row in rows) == len(events)
     mul = next(row for row in rows if row.key == "aten::mul")
@@ -256,10 +257,12 @@ def test_results_are_read_after_the_block():
         lambda: ag.autograd.profiler.profile(with_flops=True),
         lambda: ag.profiler.profile(activities=[ag.profiler.ProfilerActivity.CUDA]),
         lambda: ag.profiler.profile(schedule=lambda step: None),
+        lambda: ag.profiler.schedule(wait=1, warmup=1, active=2),
+        lambda: ag.profiler.tensorboard_trace_handler("./log"),
     ],
 )
 def test_what_cannot_be_measured_is_refused_by_name(make):
-    with pytest.raises(NotImplementedError, match="profile"):
+    with pytest.raises(NotImplementedError, match="profile|schedule|trace"):
         make()
 
 

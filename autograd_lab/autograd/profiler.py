@@ -148,6 +148,11 @@ class profile:
     def total_average(self):
         return self._results().total_average()
 
+    @property
+    def self_cpu_time_total(self):
+        """The time profiled: the sum of every event's self time, in microseconds."""
+        return sum(event.self_cpu_time_total for event in self._results())
+
     def table(self, sort_by=None, row_limit=100, **options):
         return self._results().table(sort_by=sort_by, row_limit=row_limit, **options)
 
