@@ -231,8 +231,10 @@ def _pack_saved(node, entries, tensors):
 class SavedTensor:
     """One tensor a node saved, as `grad_fn._raw_saved_<name>` shows it: give it its own hooks.
 
-    y = x.sin()
-    y.grad_fn._raw_saved_self.register_hooks(pack_hook, unpack_hook)   # packs x now
+        y = x.sin()
+        y.grad_fn._raw_saved_self.register_hooks(pack_hook, unpack_hook)  # packs x now
+
+    The unpack hook runs whenever the tensor is needed again (backward, `_saved_self`).
     """
 
     def __init__(self, node, index):
