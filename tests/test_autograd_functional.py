@@ -9,19 +9,21 @@ import autograd_lab as ag
 from autograd_lab.autograd import functional
 
 
-def _assert_same(ours, theirs, path="result"):
-    """Same structure (a Tensor, or a tuple of the same length, recursively) and values."""
+def _assert_same(ours, theirs, path="result", requires_grad=True):
+    """Same structure (a Tensor, or a tuple of the same length, recursively) and values (and
+    requires_grad, unless told not to compare it)."""
     if isinstance(theirs, (tuple, list)):
         assert type(ours) is type(theirs), (
             f"{path}: PyTorch gives a {type(theirs)}, not {type(ours)}"
         )
         assert len(ours) == len(theirs), f"{path}: {len(ours)} elements, PyTorch {len(theirs)}"
         for i, (a, b) in enumerate(zip(ours, theirs)):
-            _assert_same(a, b, f"{path}[{i}]")
+            _assert_same(a, b, f"{path}[{i}]", requires_grad)
         return
     assert isinstance(ours, ag.Tensor), f"{path}: PyTorch gives a Tensor, we give {type(ours)}"
     assert tuple(ours.shape) == tuple(theirs.shape), path
-    assert ours.requires_grad == theirs.requires_grad, path
+    if requires_grad:
+        assert ours.requires_grad == theirs.requires_grad, path
     np.testing.assert_allclose(
         ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=path
     )
@@ -140,6 +142,21 @@ def test_hessian_vhp_hvp_as_in_pytorch(name, torch):
             v = _v(lib, inputs) if op != "vjp" else None  # one output element: v may be left out
             results.append(getattr(lib.autograd.functional, op)(make(lib), inputs, v))
         _assert_same(*results, path=op)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["pow_reducer (docs)", "pow_adder_reducer (docs)"])
+def test_hessian_options_give_pytorchs_numbers_and_nesting(name, torch):
+    options = dict(vectorize=True)
+    ours = _call(ag, SCALAR_FUNCTIONS, name, "hessian", **options)
+    _assert_same(ours, _call(torch, SCALAR_FUNCTIONS, name, "hessian", **options))
+    # PyTorch's forward-mode Hessian comes back attached to a graph (requires_grad=True) even
+    # without create_graph=True, because that path sets requires_grad on the inputs themselves;
+    # ours is detached, as every result without create_graph is. Values and nesting agree.
+    options = dict(vectorize=True, outer_jacobian_strategy="forward-mode")
+    ours = _call(ag, SCALAR_FUNCTIONS, name, "hessian", **options)
+    theirs = _call(torch, SCALAR_FUNCTIONS, name, "hessian", **options)
+    _assert_same(ours, theirs, requires_grad=False)
 
 
 @pytest.mark.oracle

@@ -73,6 +73,18 @@ def test_call_counts_are_pytorchs(torch):
     assert counts[0]["aten::mul"] == 9
 
 
+def test_profiling_changes_no_value_and_no_gradient():
+    def run(profiled):
+        x = ag.tensor([0.5, 1.0, 1.5], requires_grad=True)
+        block = ag.autograd.profiler.profile(enabled=profiled)
+        with block:
+            loss = (x.exp() * x).softmax(0).max()
+            loss.backward()
+        return loss.item(), x.grad.tolist(), type(loss.grad_fn).__name__
+
+    assert run(True) == run(False)
+
+
 def test_a_custom_function_shows_under_its_class_name():
     class Square(ag.autograd.Function):
         @staticmethod
