@@ -6,7 +6,7 @@ Where things live: `tensor.py` (the Tensor), `autograd/` (nodes, the backward en
 gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(), zeros(), ...).
 """
 
-from . import autograd, cuda, data, nn, ops, optim, types, utils  # noqa: F401
+from . import autograd, cuda, data, nn, ops, optim, profiler, types, utils  # noqa: F401
 from .autograd import (  # noqa: F401
     detect_anomaly,
     enable_grad,

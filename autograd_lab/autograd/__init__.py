@@ -1,5 +1,6 @@
 """autograd: the graph's nodes, the backward engine, grad modes and gradcheck (PyTorch's names)."""
 
+from . import functional, profiler  # noqa: F401 - autograd.functional.jacobian, autograd.profiler
 from .engine import backward, grad
 from .function import AccumulateGrad, Function, Node, RemovableHandle, once_differentiable
 from .grad_mode import (

@@ -161,6 +161,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     ready = []  # heap of (-sequence number, node): newest first
     recorder = _state.on_backward  # an optional listener: the graph viewer (grad_mode.observe)
     check_nan = _state.anomaly and _state.anomaly_check_nan  # anomaly mode: fail on NaN gradients
+    profiler = _state.profiler  # profiler.profile(): times each node it runs
 
     def send(node, output_nr, g, g_owned):
         """Add `g` to the node's input buffer; the node is ready once every edge has reported."""
@@ -189,6 +190,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
 
     def run_node(node):
         grads = buffers.pop(node)
+        if profiler is not None:  # closed once the node is done, before gradients move on
+            event = profiler.begin_node(node, grads)
         accumulate = type(node) is AccumulateGrad
         flags = None
         if node._tensor_hooks or node._retained or accumulate:
@@ -206,6 +209,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
                 if recorder is not None:
                     recorder("accumulate", node, grads[0])
                 run_post_accumulate_grad_hooks(node.variable)
+            if profiler is not None:
+                profiler.end(event)
             return
         if grads[0] is None and all(g is None for g in grads):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
@@ -213,6 +218,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             results = _call_backward(node, grads, check_nan)
         if not retain_graph and node._saved:
             node._saved = None  # what forward saved is used up: its memory goes back now
+        if profiler is not None:
+            profiler.end(event)
         for i, ((next_node, output_nr), g) in enumerate(zip(node.next_functions, results)):
             if next_node is None:
                 continue

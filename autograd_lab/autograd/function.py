@@ -29,6 +29,7 @@ from .. import storage
 from ..tensor import Tensor, _make
 from .grad_mode import _state
 from .handles import RemovableHandle  # noqa: F401 - part of this module's API
+from .saved_tensors import Packed
 
 _sequence = itertools.count()  # creation order: backward runs the newest ready node first
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,6 +58,7 @@ class Node:
     _trace = None  # the user's stack at creation, in anomaly mode
     _non_differentiable = ()  # outputs forward marked with mark_non_differentiable
     _materialize_grads = True  # give backward zeros (not None) for outputs that got no gradient
+    _hook_order = None  # when saved-tensor hooks packed the saved tensors: the order they run in
 
     def name(self):
         return type(self).__name__
@@ -77,12 +79,19 @@ class Node:
     def saved_tensors(self):
         if self._saved is None:
             raise RuntimeError(
-                f"{self.name()} needs the tensors it saved during forward, but they were freed by an "
-                "earlier backward pass through this graph (backward frees them to save memory). Fix: "
-                "pass retain_graph=True to the first backward() if you need to go backward twice, or "
-                "recompute the forward pass."
+                "Trying to backward through the graph a second time (or to read saved tensors "
+                f"after they were freed): {self.name()} needs the tensors it saved during forward, "
+                "but an earlier backward pass through this graph freed them (backward frees saved "
+                "tensors to save memory). Fix: pass retain_graph=True to the first backward() if "
+                "you need to go backward twice, or recompute the forward pass."
             )
-        return tuple([None if saved is None else _unpack(saved, self) for saved in self._saved])
+        if self._hook_order is None:
+            return tuple([None if saved is None else _unpack(saved, self) for saved in self._saved])
+        unpacked = [None] * len(self._saved)
+        for i in self._hook_order:  # the unpack hook sees them in PyTorch's order (_pack_saved)
+            if self._saved[i] is not None:
+                unpacked[i] = _unpack(self._saved[i], self)
+        return tuple(unpacked)
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors
@@ -96,10 +105,17 @@ class Node:
         return self.__dict__.setdefault("_metadata", {})
 
     def __getattr__(self, attr):
-        """`_saved_self`, `_saved_other`, `_saved_result`, ...: the saved tensors by PyTorch's names."""
+        """`_saved_self`, `_saved_other`, `_saved_result`, ...: the saved tensors by PyTorch's names;
+        `_raw_saved_self`, ...: the same as a SavedTensor, to give it hooks of its own."""
         names = type(self)._saved_names
         if attr.startswith("_saved_") and attr[7:] in names:
-            return self.saved_tensors[names.index(attr[7:])]  # raises if already freed
+            index = names.index(attr[7:])
+            if type(self._saved) is not tuple:  # freed (raises), or checkpoint's placeholder
+                return self.saved_tensors[index]
+            saved = self._saved[index]  # unpack only this one: hooks see one unpack, as in PyTorch
+            return None if saved is None else _unpack(saved, self)
+        if attr.startswith("_raw_saved_") and attr[11:] in names:
+            return SavedTensor(self, names.index(attr[11:]))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
 
@@ -145,6 +161,8 @@ def _save(tensor, outputs):
 
 def _unpack(saved, node):
     """The saved tensor, after checking nobody modified it in place since it was saved."""
+    if type(saved) is Packed:  # it went through saved-tensor hooks: unpack_hook gives it back
+        return _unpack_packed(saved, node)
     tensor, version = saved[0], saved[1]
     now = tensor._version if tensor is not None else saved[3][0]
     if now != version:
@@ -161,8 +179,108 @@ def _unpack(saved, node):
     return tensor
 
 
+def _unpack_packed(saved, node):
+    """The tensor unpack_hook gives back, connected to the graph as the saved one was."""
+    value = saved.unpack_hook(saved.packed)
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"a saved-tensor unpack hook must return a Tensor, but it returned "
+            f"{type(value).__name__}. Fix: make unpack_hook turn what pack_hook returned back "
+            "into a tensor (e.g. pack with lambda t: t.cpu(), unpack with lambda t: t)."
+        )
+    grad_fn = node if saved.is_output and saved.requires_grad else saved.grad_fn
+    tensor = _make(value._data, grad_fn, saved.output_nr)
+    tensor._requires_grad = saved.requires_grad
+    if saved.accumulator is not None:  # a leaf: gradients reach the saved leaf's .grad
+        tensor._grad_accumulator = weakref.ref(saved.accumulator)
+    return tensor
+
+
+def _pack(tensor, entry, pack_hook, unpack_hook, shown=None):
+    """A saved entry packed by hooks (saved_tensors.py), knowing where its gradient must go;
+    `shown`: what pack_hook is given, if not the tensor itself."""
+    leaf = tensor._requires_grad and tensor._grad_fn is None
+    accumulator = grad_accumulator_of(tensor) if leaf else None
+    return Packed(tensor, pack_hook, unpack_hook, entry[0] is None, accumulator, shown)
+
+
+def _pack_saved(node, entries, tensors):
+    """Pack a new node's saved entries with the innermost saved_tensors_hooks in force.
+
+    The hooks are called in PyTorch's order, which its generated code fixes: a built-in node
+    saves its inputs in the alphabetical order of their names (MulBackward0: other, then self),
+    then its results; a custom Function in the order of save_for_backward. Returns the packed
+    entries (in saving order) and that order, in which backward unpacks them too."""
+    order = list(range(len(entries)))
+    if issubclass(node._fn, Op):
+        names = type(node)._saved_names
+
+        def pytorch_rank(i):
+            is_result = entries[i] is not None and entries[i][0] is None
+            return (is_result, names[i] if i < len(names) else "", i)
+
+        order.sort(key=pytorch_rank)
+    pack_hook, unpack_hook = _state.saved_hooks[-1]
+    packed = list(entries)
+    for i in order:
+        if entries[i] is not None:
+            packed[i] = _pack(tensors[i], entries[i], pack_hook, unpack_hook)
+    return tuple(packed), tuple(order)
+
+
+class SavedTensor:
+    """One tensor a node saved, as `grad_fn._raw_saved_<name>` shows it: give it its own hooks.
+
+        y = x.sin()
+        y.grad_fn._raw_saved_self.register_hooks(pack_hook, unpack_hook)  # packs x now
+
+    The unpack hook runs whenever the tensor is needed again (backward, `_saved_self`).
+    """
+
+    def __init__(self, node, index):
+        self._node, self._index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack the saved tensor now with `pack_hook`; backward unpacks it with `unpack_hook`."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError(
+                "register_hooks(pack_hook, unpack_hook) takes two functions. Fix: pass both, "
+                "e.g. register_hooks(lambda t: t, lambda t: t)."
+            )
+        node, index = self._node, self._index
+        saved = node._saved
+        if saved is None:
+            raise RuntimeError(
+                f"cannot call register_hooks on a saved tensor of {node.name()}: it was freed by "
+                "an earlier backward pass (saved tensors are freed after backward). Fix: pass "
+                "retain_graph=True to backward() to keep them."
+            )
+        if type(saved) is not tuple or type(saved[index]) is Packed:
+            raise RuntimeError(
+                f"this saved tensor of {node.name()} already has its hooks (from "
+                "saved_tensors_hooks, checkpoint, or an earlier register_hooks); only one pair "
+                "of hooks is allowed at a time."
+            )
+        if saved[index] is None:
+            raise RuntimeError(
+                f"cannot call register_hooks on this saved tensor of {node.name()}: its value is "
+                "None (the operation did not need to save it, because the input it serves does "
+                "not require grad)."
+            )
+        tensor = _unpack(saved[index], node)
+        # As in PyTorch, this pack hook is given the values only, without the graph (detached).
+        packed = _pack(tensor, saved[index], pack_hook, unpack_hook, shown=tensor.detach())
+        node._saved = saved[:index] + (packed,) + saved[index + 1 :]
+
+    def __repr__(self):
+        return f"<SavedTensor of {self._node.name()}>"
+
+
 def saved_storage(saved):
-    """The array behind a saved entry (for tools that measure memory or draw the graph)."""
+    """The array behind a saved entry (for tools that measure memory or draw the graph); for one
+    that hooks packed, an array of its shape and dtype that holds no memory (the hooks keep it)."""
+    if type(saved) is Packed:
+        return saved.placeholder
     return saved[0]._data if saved[0] is not None else saved[2]
 
 
@@ -196,6 +314,9 @@ class Function:
         arguments are constants of the operation (like `dim=`). What forward computes is this
         one node's work, so nothing inside forward is recorded.
         """
+        profiler = _state.profiler
+        if profiler is not None:  # a profiler is timing every op (profiler.py)
+            event = profiler.begin_op(cls, args)
         recording = False  # only while grad mode is on, and only if some input wants a gradient
         if _state.enabled:
             for arg in args:
@@ -220,6 +341,8 @@ class Function:
             outputs = _as_tensor(out, args)
         if recording:
             _record(node, args, kwargs, outputs)
+        if profiler is not None:
+            profiler.end(event)
         return outputs
 
 
@@ -280,7 +403,10 @@ def _record(node, args, kwargs, outputs):
                 value._requires_grad = True
     node._outputs = tuple(shapes)
     if node._saved:
-        node._saved = tuple([_save(tensor, out) for tensor in node._saved])
+        tensors = node._saved
+        node._saved = tuple([_save(tensor, out) for tensor in tensors])
+        if _state.saved_hooks:  # inside saved_tensors_hooks(): pack them (saved_tensors.py)
+            node._saved, node._hook_order = _pack_saved(node, node._saved, tensors)
     if _state.anomaly:
         node._trace = _user_stack()
     if _state.on_node is not None:  # a viewer or a tracer is watching (graph.observe)

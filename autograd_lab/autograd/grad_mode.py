@@ -21,6 +21,9 @@ class _State(threading.local):
     scope = ()  # the names of the enclosing `scope(...)` blocks, outermost first
     on_node = None  # observe(): called with (node, outputs, args, kwargs) for every node recorded
     on_backward = None  # observe(): called with (event, node, detail) as backward runs
+    saved_hooks = ()  # saved_tensors_hooks(): the (pack, unpack) pairs in force, innermost last
+    saved_hooks_disabled = None  # disable_saved_tensors_hooks(): its error message
+    profiler = None  # profiler.profile(): times every op and backward node while active
 
 
 _state = _State()

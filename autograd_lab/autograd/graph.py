@@ -12,6 +12,13 @@ Nothing here changes what autograd computes; `autograd_lab.viz` is built on thes
 
 from .grad_mode import _state
 
+# PyTorch keeps the saved-tensor hooks in torch.autograd.graph too (they live in saved_tensors.py).
+from .saved_tensors import (  # noqa: F401
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
+
 
 class observe:
     """Watch the graph being built and run, without changing it: the hook the viewers use.

@@ -914,18 +914,19 @@ class Where(Op):
     """`where(condition, a, b)`: the gradient goes to `a` where condition holds, else to `b`."""
 
     node_name = "WhereBackward0"
+    saved_names = ("condition",)  # grad_fn._saved_condition, as in PyTorch
     kernel = staticmethod(lambda input, other, condition: scalar.where(condition, input, other))
     derivative = "the gradient goes to the input the condition picked"
 
     @staticmethod
     def forward(ctx, a, b, condition):
-        ctx.condition = condition
+        ctx.save_for_backward(condition)
         x, y = operands(a, b)
         return np.where(condition._data, x, y)
 
     @staticmethod
     def backward(ctx, grad):
-        cond = ctx.condition
+        (cond,) = ctx.saved_tensors
         return where(cond, grad, 0.0), where(cond, 0.0, grad)
 
 

@@ -60,11 +60,13 @@ class Mm(Matmul):
 
 class Mv(Matmul):
     node_name = "MvBackward0"
+    saved_names = ("self", "vec")  # PyTorch's names for mv(self, vec)
     derivative = "d(A @ v)/dA = outer(grad, v),  d/dv = Aᵀ @ grad"
 
 
 class Dot(Matmul):
     node_name = "DotBackward0"
+    saved_names = ("self", "tensor")  # PyTorch's names for dot(self, tensor)
     derivative = "d(a · b)/da = b,  d/db = a"
 
 

@@ -22,8 +22,8 @@ Two variants, as in PyTorch:
   backward re-runs `fn` and calls `backward()` inside backward (hence "reentrant"), so parameters
   get their `.grad` from that inner pass. As in PyTorch, `autograd.grad` cannot reach them.
 
-NB: PyTorch swaps saved tensors through `saved_tensors_hooks`; we have no such hooks, so the
-non-reentrant variant watches the segment's nodes with the observer hook that viewers use.
+NB: PyTorch swaps saved tensors through `saved_tensors_hooks`; here the non-reentrant variant
+watches the segment's nodes with the observer hook that viewers use, which reads more simply.
 """
 
 import warnings
@@ -49,11 +49,13 @@ class _Segment:
         recorded = []
         previous_observer = _state.on_node  # a viewer watching does not see the re-run
         _state.on_node = lambda node, outputs, args, kwargs: recorded.append(node)
+        previous_hooks, _state.saved_hooks = _state.saved_hooks, ()  # as in forward (see below)
         try:
             with _rng_state(self.rng_state), enable_grad():
                 self.function(*self.args, **self.kwargs)
         finally:
             _state.on_node = previous_observer
+            _state.saved_hooks = previous_hooks
         if [type(node) for node in recorded] != self.node_types:
             raise RuntimeError(
                 "checkpoint: recomputing the segment recorded different operations than the forward "
@@ -99,10 +101,14 @@ def _checkpoint_non_reentrant(function, args, kwargs, preserve_rng_state):
             outer_observer(node, outputs, op_args, op_kwargs)
 
     _state.on_node = drop_saved
+    # The segment's saved tensors are recomputed, not kept: the user's saved-tensor hooks never see
+    # them (in PyTorch the checkpoint's own hooks are the innermost ones, with the same effect).
+    outer_hooks, _state.saved_hooks = _state.saved_hooks, ()
     try:
         return function(*args, **kwargs)
     finally:
         _state.on_node = outer_observer
+        _state.saved_hooks = outer_hooks
 
 
 # ---- the reentrant variant ----------------------------------------------------------------------

@@ -255,7 +255,7 @@ def _saved_outputs(ops, recording):
 def _saved_keys(op):
     keys = []
     for saved in op._saved or ():
-        if saved is None:
+        if type(saved) is not tuple:  # None, or packed by saved-tensor hooks: not kept here
             continue
         tensor = saved[0]
         if tensor is None:  # the op saved its own output: (None, version, storage, counter, nr)
