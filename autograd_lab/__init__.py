@@ -54,7 +54,28 @@ from .random import (  # noqa: F401 - autograd_lab.random is torch.random (it bi
     set_rng_state,
 )
 from .tensor import Tensor  # noqa: F401
-from .types import Size, device, dtype, float16, float32, float64, int32, int64, uint8  # noqa: F401
+from ._format import set_printoptions  # noqa: F401 - get_printoptions, printoptions: in _format
+from .types import (  # noqa: F401
+    Size,
+    bfloat16,
+    complex32,
+    complex64,
+    complex128,
+    device,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_device,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_device,
+    set_default_dtype,
+    uint8,
+)
 from .viz import record  # noqa: F401 - `with autograd_lab.record() as r: ...`: see a graph
 
 __version__ = "0.1.0"
@@ -78,7 +99,8 @@ def load_ipython_extension(ipython):
 
 
 # PyTorch's aliases for dtypes. Assigned last: `float`, `int`, `bool` shadow builtins in this module.
-half, double, long = float16, float64, int64
+half, double, long, short = float16, float64, int64, int16
 float, int, bool = float32, int32, types.bool_
+cfloat, cdouble, chalf = complex64, complex128, complex32  # named, but numpy cannot store them
 # Last: `compile` shadows the builtin in this module, as torch.compile does in torch.
 from .compile.api import compile  # noqa: E402, F401, A001

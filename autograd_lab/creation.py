@@ -2,7 +2,7 @@
 
     >>> import autograd_lab as ag
     >>> ag.tensor([1, 2]).dtype, ag.tensor([1.0, 2.0]).dtype
-    (autograd_lab.int64, autograd_lab.float32)
+    (torch.int64, torch.float32)
 
 `rand`, `randn`, `randint`, `manual_seed` & co live in random.py: they draw PyTorch's CPU numbers
 (the same seed gives the same numbers as PyTorch).
