@@ -7,6 +7,7 @@ gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(
 """
 
 from . import autograd, cuda, data, nn, ops, optim, types, utils  # noqa: F401
+from ._format import set_printoptions  # noqa: F401 - get_printoptions, printoptions: in _format
 from .autograd import (  # noqa: F401
     detect_anomaly,
     enable_grad,
@@ -54,7 +55,6 @@ from .random import (  # noqa: F401 - autograd_lab.random is torch.random (it bi
     set_rng_state,
 )
 from .tensor import Tensor  # noqa: F401
-from ._format import set_printoptions  # noqa: F401 - get_printoptions, printoptions: in _format
 from .types import (  # noqa: F401
     Size,
     bfloat16,
