@@ -27,14 +27,18 @@ from .creation import (  # noqa: F401
     full,
     full_like,
     linspace,
+    logspace,
     ones,
     ones_like,
     tensor,
     zeros,
     zeros_like,
 )
+from .describe import is_complex, is_floating_point, is_tensor, numel  # noqa: F401, E402
+from .limits import finfo, iinfo  # noqa: F401
 from .ops import *  # noqa: F403 - every op is also a top-level function, as in PyTorch
 from .ops import abs, all, any, max, min, pow, sum  # noqa: F401
+from .promotion import can_cast, promote_types, result_type  # noqa: F401
 from .random import (  # noqa: F401 - autograd_lab.random is torch.random (it binds x.normal_() & co)
     Generator,
     bernoulli,
@@ -55,6 +59,7 @@ from .random import (  # noqa: F401 - autograd_lab.random is torch.random (it bi
     set_rng_state,
 )
 from .tensor import Tensor  # noqa: F401
+from .threads import get_num_threads, set_num_threads  # noqa: F401
 from .types import (  # noqa: F401
     Size,
     bfloat16,
