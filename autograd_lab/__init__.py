@@ -6,7 +6,7 @@ Where things live: `tensor.py` (the Tensor), `autograd/` (nodes, the backward en
 gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(), zeros(), ...).
 """
 
-from . import autograd, cuda, data, nn, ops, optim, types, utils  # noqa: F401
+from . import autograd, backends, cuda, data, nn, ops, optim, types, utils  # noqa: F401
 from ._format import set_printoptions  # noqa: F401 - get_printoptions, printoptions: in _format
 from .autograd import (  # noqa: F401
     detect_anomaly,

@@ -309,3 +309,45 @@ def test_num_threads_is_recorded_as_in_pytorch(torch):
     finally:
         ag.set_num_threads(saved)
     assert ag.get_num_threads() == saved >= 1
+
+
+WRAPPING = {
+    "int8 + 1000": lambda lib: lib.tensor([1, 2], dtype=lib.int8) + 1000,
+    "1000 + int8": lambda lib: 1000 + lib.tensor([1, 2], dtype=lib.int8),
+    "int8 * 300": lambda lib: lib.tensor([1, 2], dtype=lib.int8) * 300,
+    "uint8 * -1": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) * -1,
+    "uint8 - 300": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) - 300,
+    "int16 * 70000": lambda lib: lib.tensor([1, 2], dtype=lib.int16) * 70000,
+    "int8 + 5 stays int8": lambda lib: lib.tensor([100, -100], dtype=lib.int8) + 5,
+}
+
+
+@pytest.mark.parametrize("name", WRAPPING)
+def test_python_ints_wrap_into_small_integer_dtypes_as_pytorch(name, torch):
+    """numpy 2 refuses int8_array + 1000; PyTorch converts 1000 to int8 (-24) and adds."""
+    assert repr(WRAPPING[name](ag)) == repr(WRAPPING[name](torch))
+
+
+BACKEND_QUESTIONS = {
+    "mps.is_available": lambda lib: lib.backends.mps.is_available(),
+    "mps.is_built": lambda lib: lib.backends.mps.is_built(),
+    "cudnn.is_available": lambda lib: lib.backends.cudnn.is_available(),
+    "cudnn switches": lambda lib: (lib.backends.cudnn.enabled, lib.backends.cudnn.benchmark),
+    "cudnn.deterministic": lambda lib: lib.backends.cudnn.deterministic,
+    "cuda.matmul.allow_tf32": lambda lib: lib.backends.cuda.matmul.allow_tf32,
+}
+
+
+@pytest.mark.parametrize("name", BACKEND_QUESTIONS)
+def test_backends_answer_as_a_cpu_pytorch(name, torch):
+    assert BACKEND_QUESTIONS[name](ag) == BACKEND_QUESTIONS[name](torch)
+
+
+def test_the_device_choosing_line_of_a_script_picks_the_cpu_without_a_gpu(torch):
+    def choose(lib):
+        if lib.cuda.is_available():
+            return "cuda"
+        return "mps" if lib.backends.mps.is_available() else "cpu"
+
+    assert choose(torch) == "cpu"  # the oracle is PyTorch's CPU build
+    assert choose(ag) in ("cpu", "cuda")  # "cuda" where numba finds a GPU (or its simulator)

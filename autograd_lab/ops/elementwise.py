@@ -30,7 +30,7 @@ def operands(a, b, elementwise=True):
         if type(b) is float:  # int tensor * 1.5 is float32 in PyTorch (numpy would say float64)
             return (x if x.dtype.kind == "f" else x.astype(types.default_float())), b
         if type(b) is int:
-            return x, b
+            return x, _wrapped_int(b, x.dtype)
     x = a._data if isinstance(a, Tensor) else _scalar_or_array(a)
     y = b._data if isinstance(b, Tensor) else _scalar_or_array(b)
     x_is_array, y_is_array = not _is_number(x), not _is_number(y)  # numpy or CUDA arrays
@@ -41,11 +41,26 @@ def operands(a, b, elementwise=True):
         if elementwise and x.shape != y.shape:
             check_broadcastable(x.shape, y.shape)
     elif x_is_array:
+        if type(y) is int:
+            y = _wrapped_int(y, x.dtype)
         if type(y) is float and x.dtype.kind != "f":
             x = x.astype(types.default_float())  # int tensor * 1.5: float32 (numpy: float64)
+    elif y_is_array and type(x) is int:
+        x = _wrapped_int(x, y.dtype)
     elif y_is_array and type(x) is float and y.dtype.kind != "f":
         y = y.astype(types.default_float())
     return x, y
+
+
+def _wrapped_int(value, dtype):
+    """A Python int beyond a small integer dtype wraps around, as PyTorch converts it: an int8
+    tensor + 1000 adds -24 (1000 - 1024). numpy 2 would raise OverflowError instead."""
+    if dtype.kind not in "iu" or dtype.itemsize == 8:  # int64 holds every int PyTorch takes
+        return value
+    info = np.iinfo(dtype)
+    if info.min <= value <= info.max:
+        return value
+    return int(np.array(value, dtype=np.int64).astype(dtype))
 
 
 def check_broadcastable(shape_a, shape_b):
