@@ -6,6 +6,8 @@ Where things live: `tensor.py` (the Tensor), `autograd/` (nodes, the backward en
 gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(), zeros(), ...).
 """
 
+import math as _math
+
 from . import autograd, backends, cuda, data, nn, ops, optim, types, utils  # noqa: F401
 from ._format import set_printoptions  # noqa: F401 - get_printoptions, printoptions: in _format
 from .autograd import (  # noqa: F401
@@ -107,5 +109,6 @@ def load_ipython_extension(ipython):
 half, double, long, short = float16, float64, int64, int16
 float, int, bool = float32, int32, types.bool_
 cfloat, cdouble, chalf = complex64, complex128, complex32  # named, but numpy cannot store them
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None  # torch.pi & co
 # Last: `compile` shadows the builtin in this module, as torch.compile does in torch.
 from .compile.api import compile  # noqa: E402, F401, A001

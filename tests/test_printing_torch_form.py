@@ -172,3 +172,36 @@ def test_print_of_a_swapped_in_script_is_pytorchs(torch, capsys):
     ours = capsys.readouterr().out
     script(torch)
     assert ours == capsys.readouterr().out
+
+
+LEARNER_SCRIPT = """
+import torch
+torch.manual_seed(0)
+lin = torch.nn.Linear(3, 2)
+print(lin.weight)
+print(lin.weight.shape, lin.weight.dtype, lin.weight.device, lin.weight.grad_fn)
+print(torch.linspace(-torch.pi, torch.pi, 2000))
+print(torch.arange(0, 1, 0.1), torch.logspace(0, 3, 4))
+print(torch.finfo(torch.float32).eps, torch.finfo(torch.float16), torch.iinfo(torch.int8))
+print(torch.zeros(2, 3).size(), torch.zeros(2, 3).size(-1), torch.numel(torch.zeros(4, 5)))
+print(torch.tensor([1, 2], dtype=torch.int8) + torch.tensor([3, 4], dtype=torch.uint8))
+try:
+    torch.set_default_dtype(torch.float64)
+    print(torch.tensor([1.5]), torch.zeros(2), torch.tensor([1.5], dtype=torch.float32))
+    print(torch.nn.Linear(2, 1).weight.dtype, torch.get_default_dtype())
+finally:
+    torch.set_default_dtype(torch.float32)
+try:
+    torch.set_printoptions(precision=2, sci_mode=False)
+    print(torch.randn(3, 3) * 1e5)
+finally:
+    torch.set_printoptions(profile="default")
+"""
+
+
+def test_a_learner_script_prints_the_same_after_swapping_the_import(torch, capsys):
+    exec(compile(LEARNER_SCRIPT, "<script>", "exec"), {})
+    theirs = capsys.readouterr().out
+    swapped = LEARNER_SCRIPT.replace("import torch", "import autograd_lab as torch")
+    exec(compile(swapped, "<script>", "exec"), {})
+    assert capsys.readouterr().out == theirs
