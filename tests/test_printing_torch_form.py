@@ -205,3 +205,31 @@ def test_a_learner_script_prints_the_same_after_swapping_the_import(torch, capsy
     swapped = LEARNER_SCRIPT.replace("import torch", "import autograd_lab as torch")
     exec(compile(swapped, "<script>", "exec"), {})
     assert capsys.readouterr().out == theirs
+
+
+def random_array(seed):
+    """A random tensor's data: 0 to 3 dims, any dtype, magnitudes from 1e-9 to 1e12, some nan/inf."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(1, 8, size=rng.integers(0, 4)))
+    kind = rng.choice(["float32", "float64", "float16", "int64", "int8", "bool", "whole"])
+    if kind == "bool":
+        return rng.standard_normal(shape) > 0
+    if kind in ("int64", "int8"):
+        return rng.integers(-100, 100, size=shape).astype(kind)
+    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-9, 13)
+    if kind == "whole":
+        return np.round(values).astype(np.float32)
+    if values.ndim and rng.random() < 0.3:  # some special values
+        values.flat[rng.integers(values.size)] = rng.choice([np.nan, np.inf, -np.inf, -0.0])
+    with np.errstate(over="ignore"):  # float16 turns the huge ones into inf, as PyTorch would
+        return values.astype(kind)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_tensors_print_as_pytorch(seed, torch):
+    array = random_array(seed)
+    assert repr(ag.tensor(array)) == repr(torch.tensor(array))
+    if array.dtype.kind == "f":
+        assert repr(ag.tensor(array, requires_grad=True)) == repr(
+            torch.tensor(array, requires_grad=True)
+        )
