@@ -42,6 +42,8 @@ def _tier_and_dtype(value):
     """(tier, dtype) of one operand: tier 2 a tensor with dimensions, 1 a 0-d tensor, 0 a number."""
     if isinstance(value, Tensor):
         return (2 if value.dim() > 0 else 1), value.dtype
+    if isinstance(value, np.generic):  # a numpy number counts as the Python number it holds
+        value = value.item()
     if isinstance(value, bool):  # before int: True is an int in Python
         return 0, types.bool_
     if isinstance(value, int):

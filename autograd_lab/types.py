@@ -37,7 +37,7 @@ class dtype:
         return f"torch.{self.name}"  # PyTorch's text, whatever this module is imported as
 
     def __reduce__(self):  # pickle as the module-level singleton
-        return (to_dtype, (self.name,))
+        return (_named, (self.name,))
 
 
 float16 = dtype("float16", np.float16)
@@ -60,6 +60,11 @@ UNSUPPORTED = (bfloat16, complex32, complex64, complex128)
 _SUPPORTED = (float16, float32, float64, int8, int16, int32, int64, bool_, uint8)
 _BY_NUMPY = {d.numpy: d for d in _SUPPORTED}
 _BY_NAME = {d.name: d for d in _SUPPORTED + UNSUPPORTED}
+
+
+def _named(name):
+    """The dtype called `name` (how a pickled dtype comes back as the same object)."""
+    return _BY_NAME[name]
 
 
 def to_dtype(value):

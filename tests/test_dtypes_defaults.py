@@ -351,3 +351,19 @@ def test_the_device_choosing_line_of_a_script_picks_the_cpu_without_a_gpu(torch)
 
     assert choose(torch) == "cpu"  # the oracle is PyTorch's CPU build
     assert choose(ag) in ("cpu", "cuda")  # "cuda" where numba finds a GPU (or its simulator)
+
+
+@pytest.mark.parametrize("name", DTYPES + ["bfloat16", "complex64"])
+def test_a_pickled_dtype_comes_back_as_the_same_object(name):
+    import pickle
+
+    assert pickle.loads(pickle.dumps(getattr(ag, name))) is getattr(ag, name)
+
+
+# Not np.bool_: PyTorch 2.13 counts it as a float (result_type(int8 tensor, np.bool_(True)) is
+# float32); we count it as the bool it holds, like Python's True.
+@pytest.mark.parametrize("number", [np.float64(2.5), np.int64(2), np.float32(0.5)])
+@pytest.mark.parametrize("tensor", ["int8 tensor", "float16 tensor", "bool tensor", "int64 0-d"])
+def test_result_type_takes_numpy_numbers_as_python_numbers(tensor, number, torch):
+    expected = torch.result_type(operand(torch, tensor), number)
+    assert repr(ag.result_type(operand(ag, tensor), number)) == repr(expected)
