@@ -81,6 +81,7 @@ from .types import (  # noqa: F401
     int64,
     set_default_device,
     set_default_dtype,
+    set_default_tensor_type,
     uint8,
 )
 from .viz import record  # noqa: F401 - `with autograd_lab.record() as r: ...`: see a graph

@@ -12,6 +12,8 @@ The default dtype (float32, or what `set_default_dtype` chose) and the default d
 as one piece of state each, and every creation function asks for them.
 """
 
+import warnings
+
 import numpy as np
 
 
@@ -115,6 +117,38 @@ def set_default_dtype(d):
             "pass torch.float32 or torch.float64 (integer tensors are always int64 by default)."
         )
     _default_dtype = to_dtype(d)  # refuses bfloat16, which numpy cannot store
+
+
+# The legacy type names set_default_tensor_type takes: only floating-point ones may be the default
+_FLOAT_TENSOR_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16}
+
+
+def set_default_tensor_type(t):
+    """PyTorch's older way to set the default dtype (and device): 'torch.DoubleTensor',
+    'torch.cuda.FloatTensor'. Deprecated since PyTorch 2.1: use set_default_dtype and
+    set_default_device."""
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    if not isinstance(t, str):
+        raise TypeError(
+            f"set_default_tensor_type takes a type's name here, like 'torch.DoubleTensor', not "
+            f"{t!r}: autograd_lab has no legacy tensor classes. Better: "
+            "torch.set_default_dtype(torch.float64)."
+        )
+    prefix, _, name = t.rpartition(".")
+    if prefix not in ("torch", "torch.cuda"):
+        raise TypeError(f"unknown tensor type {t!r}; use e.g. 'torch.DoubleTensor'")
+    if name not in _FLOAT_TENSOR_TYPES:
+        raise TypeError(
+            f"only floating-point types are supported as the default type, got {t!r}. Fix: use "
+            "'torch.FloatTensor' or 'torch.DoubleTensor'."
+        )
+    set_default_dtype(_FLOAT_TENSOR_TYPES[name])
+    set_default_device("cuda" if prefix == "torch.cuda" else None)
 
 
 def default_float():

@@ -367,3 +367,22 @@ def test_a_pickled_dtype_comes_back_as_the_same_object(name):
 def test_result_type_takes_numpy_numbers_as_python_numbers(tensor, number, torch):
     expected = torch.result_type(operand(torch, tensor), number)
     assert repr(ag.result_type(operand(ag, tensor), number)) == repr(expected)
+
+
+@pytest.mark.filterwarnings("ignore:torch.set_default_tensor_type")
+def test_set_default_tensor_type_sets_the_default_dtype_as_pytorch(torch):
+    try:
+        with pytest.warns(UserWarning, match="deprecated"):  # PyTorch warns once per process
+            ag.set_default_tensor_type("torch.DoubleTensor")
+        torch.set_default_tensor_type("torch.DoubleTensor")
+        assert repr(ag.get_default_dtype()) == repr(torch.get_default_dtype()) == "torch.float64"
+        assert repr(ag.tensor([0.1])) == repr(torch.tensor([0.1]))
+        for lib in (ag, torch):
+            with pytest.raises(TypeError, match="floating-point"):
+                lib.set_default_tensor_type("torch.LongTensor")
+    finally:
+        ag.set_default_dtype(ag.float32)
+        torch.set_default_dtype(torch.float32)
+        ag.set_default_device(None)
+    with pytest.raises(TypeError, match="set_default_dtype"):
+        ag.set_default_tensor_type(float)  # a class: we have only the names
