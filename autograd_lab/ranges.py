@@ -11,10 +11,9 @@ choose these, and we choose the same, so `linspace(-pi, pi, 2000)` prints and tr
   so both ends are exact. Each `a + step * i` is a *fused* multiply-add (one rounding): PyTorch's
   AVX2 build lets the compiler fuse it.
 - arange: `start + step * i` fused, in float64 (float32 for a float16 result), then rounded to the
-  output dtype. The CPU makes
-  them 8 float32 (4 float64) at a time: for each group the first value is computed that way and
-  rounded, and the others are that rounded first value plus `k * step`. The count is
-  `ceil((end - start) / step)`, computed in float64.
+  output dtype. The CPU makes them 8 float32s (4 float64s, 16 float16s) at a time: for each group
+  the first value is computed that way and rounded, and the others are that rounded first value
+  plus `k * step`. The count is `ceil((end - start) / step)`, computed in float64.
 - logspace: `base ** (start + step * i)` in float64 (not fused: another file, built without FMA),
   counting down from the end for the second half as linspace does.
 
@@ -47,6 +46,23 @@ def _split(a):
     return high, a - high
 
 
+def _finite_or_plain(fma):
+    """Near overflow the exact steps themselves overflow; there `a * b + c` (inf or nan) is the
+    answer anyway, as PyTorch's fused one would give."""
+
+    def checked(a, b, c):
+        with np.errstate(all="ignore"):
+            result = fma(a, b, c)
+            plain = np.float64(a) * np.float64(b) + np.float64(c)
+        if np.all(np.isfinite(result)):
+            return result
+        return np.where(np.isfinite(result), result, plain.astype(result.dtype))
+
+    checked.__doc__ = fma.__doc__
+    return checked
+
+
+@_finite_or_plain
 def fma64(a, b, c):
     """float64 a * b + c rounded once (numpy has no fused multiply-add)."""
     a, b, c = np.float64(a), np.float64(b), np.float64(c)
@@ -58,6 +74,7 @@ def fma64(a, b, c):
     return s + (product_error + s_error)  # the small rest, added with one last rounding
 
 
+@_finite_or_plain
 def fma32(a, b, c):
     """float32 a * b + c rounded once: the exact product and sum in float64, then to float32."""
     product = np.float64(a) * np.float64(b)  # 24-bit by 24-bit: exact in float64's 53 bits
@@ -100,14 +117,16 @@ def linspace(start, end, steps, dtype):
         return _linspace_half(start, end, steps, first_half, second_half)
     if dtype == np.float32:
         start, end = np.float32(start), np.float32(end)
-        step = (end - start) / np.float32(steps - 1)
+        with np.errstate(over="ignore"):  # a range wider than float32 holds: inf, as in PyTorch
+            step = (end - start) / np.float32(steps - 1)
         up = fma32(first_half.astype(np.float32), step, start)
         down = fma32(-(steps - 1 - second_half).astype(np.float32), step, end)
         return np.concatenate([up, down])
     if dtype.kind in "iu":  # integers: a float64 step, values truncated toward zero
         start, end = int(start), int(end)
     start, end = np.float64(start), np.float64(end)
-    step = (end - start) / (steps - 1)
+    with np.errstate(over="ignore"):
+        step = (end - start) / (steps - 1)
     up = fma64(first_half.astype(np.float64), step, start)
     down = fma64(-(steps - 1 - second_half).astype(np.float64), step, end)
     values = np.concatenate([up, down])
