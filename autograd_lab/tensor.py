@@ -577,7 +577,7 @@ def to_arguments(args, kwargs):
 
 
 def _checked_dim(dim, ndim):
-    """`dim` as a index into the shape, or PyTorch's IndexError for a dimension that is not there."""
+    """`dim` as an index into the shape, or PyTorch's IndexError for a dimension that is not there."""
     if ndim == 0:
         raise IndexError(
             f"Dimension specified as {dim} but tensor has no dimensions: a 0-d tensor (one number) "
