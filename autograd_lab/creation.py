@@ -1,8 +1,10 @@
 """Making tensors: from data, filled with a value, and ranges (random tensors: see random.py).
 
-    >>> import autograd_lab as ag
-    >>> ag.tensor([1, 2]).dtype, ag.tensor([1.0, 2.0]).dtype
-    (autograd_lab.int64, autograd_lab.float32)
+    >>> import autograd_lab as torch
+    >>> torch.tensor([1, 2]).dtype, torch.tensor([1.0, 2.0]).dtype
+    (torch.int64, torch.float32)
+
+Python floats become the default dtype, float32 unless `set_default_dtype` changed it (types.py).
 
 `rand`, `randn`, `randint`, `manual_seed` & co live in random.py: they draw PyTorch's CPU numbers
 (the same seed gives the same numbers as PyTorch).
@@ -10,7 +12,7 @@
 
 import numpy as np
 
-from . import storage, types
+from . import ranges, storage, types
 from .tensor import Tensor, _make
 
 
@@ -110,12 +112,16 @@ def _dtype_or(dtype, default):
 
 
 def zeros(*shape, size=None, dtype=None, requires_grad=False, device=None):
-    array = _new(np.zeros, _shape(shape, size), _dtype_or(dtype, np.float32), device=device)
+    array = _new(
+        np.zeros, _shape(shape, size), _dtype_or(dtype, types.default_float()), device=device
+    )
     return _finish(array, None, requires_grad, device)
 
 
 def ones(*shape, size=None, dtype=None, requires_grad=False, device=None):
-    array = _new(np.ones, _shape(shape, size), _dtype_or(dtype, np.float32), device=device)
+    array = _new(
+        np.ones, _shape(shape, size), _dtype_or(dtype, types.default_float()), device=device
+    )
     return _finish(array, None, requires_grad, device)
 
 
@@ -156,7 +162,8 @@ def empty_like(input, dtype=None, requires_grad=False, device=None):
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None):
-    """Integers give int64 (as in PyTorch); any float argument gives float32."""
+    """start, start + step, ... below end. Integers give int64; any float gives the default dtype
+    (float32). The values are PyTorch's to the last bit (see ranges.py)."""
     if end is None:
         start, end = 0, start
     numbers = (start, end, step)
@@ -164,20 +171,34 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False, device=None
         isinstance(v, float) or getattr(v, "is_floating_point", lambda: False)() for v in numbers
     )
     start, end, step = (float(v) if is_float else int(v) for v in numbers)
-    if step == 0:
-        raise RuntimeError("arange() step must not be zero")
-    dtype = _dtype_or(dtype, np.float32 if is_float else np.int64)
-    array = _new(np.arange, start, end, step, dtype=dtype, device=device)
+    dtype = _dtype_or(dtype, types.default_float() if is_float else np.int64)
+    if not is_float and np.dtype(dtype).kind in "iu":  # exact integers: filled on the device itself
+        ranges.arange_length(start, end, step)  # refuses a zero or wrong-signed step
+        array = _new(np.arange, start, end, step, dtype=dtype, device=device)
+    else:  # floats: PyTorch's bits are computed on the host (ranges.py), then moved
+        array = ranges.arange(start, end, step, dtype)
     return _finish(array, None, requires_grad, device)
 
 
+def _steps(steps):
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    return int(steps)
+
+
 def linspace(start, end, steps, dtype=None, requires_grad=False, device=None):
-    array = np.linspace(start, end, int(steps), dtype=np.float64).astype(
-        _dtype_or(dtype, np.float32)
-    )
+    """`steps` evenly spaced numbers from start to end, PyTorch's to the last bit (ranges.py)."""
+    array = ranges.linspace(start, end, _steps(steps), _dtype_or(dtype, types.default_float()))
+    return _finish(array, None, requires_grad, device)
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, requires_grad=False, device=None):
+    """base ** linspace(start, end, steps): `steps` numbers evenly spaced on a log scale."""
+    dtype = _dtype_or(dtype, types.default_float())
+    array = ranges.logspace(start, end, _steps(steps), base, dtype)
     return _finish(array, None, requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False, device=None):
-    array = _new(np.eye, n, m, dtype=_dtype_or(dtype, np.float32), device=device)
+    array = _new(np.eye, n, m, dtype=_dtype_or(dtype, types.default_float()), device=device)
     return _finish(array, None, requires_grad, device)

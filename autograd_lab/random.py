@@ -958,7 +958,7 @@ def _new(values, size, requires_grad, device):
 
 def rand(*shape, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform on [0, 1): torch.rand, the same numbers for the same seed."""
-    dtype = _float_dtype(dtype or types.float32, "rand")
+    dtype = _float_dtype(dtype or types.get_default_dtype(), "rand")
     shape = _shape(shape, size)
     values = _uniform_values(generator, math.prod(shape), dtype, 0.0, 1.0)
     return _new(values, shape, requires_grad, device)
@@ -966,7 +966,7 @@ def rand(*shape, size=None, generator=None, dtype=None, requires_grad=False, dev
 
 def randn(*shape, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal N(0, 1): torch.randn, the same numbers for the same seed."""
-    dtype = _float_dtype(dtype or types.float32, "randn")
+    dtype = _float_dtype(dtype or types.get_default_dtype(), "randn")
     shape = _shape(shape, size)
     values = _normal_values(generator, math.prod(shape), dtype, 0.0, 1.0)
     return _new(values, shape, requires_grad, device)

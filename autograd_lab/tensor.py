@@ -49,8 +49,9 @@ class Tensor:
     __array_priority__ = 1000  # numpy array <op> Tensor defers to our reflected operators
 
     def __init__(self, data=()):
-        """`Tensor(data)` builds a float32 tensor, as `torch.Tensor(data)` does; prefer `tensor()`."""
-        init(self, np.array(data, dtype=np.float32))
+        """`Tensor(data)` builds a tensor of the default dtype (float32), as `torch.Tensor(data)`
+        does; prefer `tensor()`."""
+        init(self, np.array(data, dtype=types.default_float()))
 
     # ---- the array and its description ---------------------------------------------------------
     @property
@@ -58,7 +59,9 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim=None):
-        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_checked_dim(dim, self._data.ndim)]
 
     @property
     def dtype(self):
@@ -79,6 +82,8 @@ class Tensor:
     def dim(self):
         return self._data.ndim
 
+    ndimension = dim  # PyTorch's older name
+
     def numel(self):
         return self._data.size
 
@@ -87,8 +92,22 @@ class Tensor:
     def element_size(self):
         return self._data.itemsize
 
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.size * self._data.itemsize
+
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
+
+    def is_complex(self):
+        return False  # numpy could hold complex numbers, but autograd_lab has no complex dtype
+
+    def is_signed(self):
+        return self.dtype.is_signed
 
     def stride(self, dim=None):
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
@@ -552,6 +571,23 @@ def to_arguments(args, kwargs):
     return device, dtype
 
 
+def _checked_dim(dim, ndim):
+    """`dim` as an index into the shape, or PyTorch's IndexError for a dimension that is not there."""
+    if ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dim} but tensor has no dimensions: a 0-d tensor (one number) "
+            "has no sizes to ask for. Fix: call size() without a dim, which gives torch.Size([])."
+        )
+    low, high = -ndim, ndim - 1
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim}): "
+            f"this tensor has {ndim} dimension{'s' if ndim != 1 else ''}, numbered from 0 (or from "
+            "-1 counting from the end)."
+        )
+    return dim
+
+
 def _make(data, grad_fn=None, output_nr=0):
     """Wrap an array in a Tensor without copying: how the engine and the ops make tensors."""
     tensor = _new(Tensor)
@@ -617,6 +653,9 @@ _CONVERSIONS = {
     "half": types.float16,
     "long": types.int64,
     "int": types.int32,
+    "short": types.int16,
+    "char": types.int8,  # PyTorch's name for int8 tensors (C's signed char)
+    "byte": types.uint8,
     "bool": types.bool_,
 }
 for _name, _dtype in _CONVERSIONS.items():
@@ -630,6 +669,8 @@ _TYPE_NAMES = {
     "float16": "HalfTensor",
     "int64": "LongTensor",
     "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
     "uint8": "ByteTensor",
     "bool": "BoolTensor",
 }

@@ -1,54 +1,92 @@
 """dtypes, devices and sizes: the small value types a Tensor is described by.
 
->>> import autograd_lab as ag
->>> ag.float32, ag.device("cpu"), ag.Size([2, 3])
-(autograd_lab.float32, device(type='cpu'), autograd_lab.Size([2, 3]))
+>>> import autograd_lab as torch
+>>> torch.float32, torch.device("cpu"), torch.Size([2, 3])
+(torch.float32, device(type='cpu'), torch.Size([2, 3]))
+
+They print as `torch.float32` and `torch.Size([2, 3])`, not `autograd_lab.float32`: learners run
+their PyTorch scripts with `import autograd_lab as torch` and compare the output with PyTorch's,
+line by line, so what we print must not depend on this module's name.
+
+The default dtype (float32, or what `set_default_dtype` chose) and the default device live here,
+as one piece of state each, and every creation function asks for them.
 """
+
+import warnings
 
 import numpy as np
 
 
 class dtype:
-    """A tensor's element type; wraps the numpy dtype that stores it."""
+    """A tensor's element type; wraps the numpy dtype that stores it.
 
-    __slots__ = ("name", "numpy", "is_floating_point", "itemsize")
+    `supported=False` marks PyTorch dtypes numpy cannot store (bfloat16, complex): they exist, so a
+    script can name and compare them, but making a tensor of one raises an error that says so.
+    """
 
-    def __init__(self, name, numpy_dtype):
+    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "is_signed", "itemsize")
+
+    def __init__(self, name, numpy_dtype, itemsize=None, kind=None):
         self.name = name
-        self.numpy = np.dtype(numpy_dtype)
-        self.is_floating_point = self.numpy.kind == "f"
-        self.itemsize = self.numpy.itemsize
+        self.numpy = None if numpy_dtype is None else np.dtype(numpy_dtype)
+        kind = kind or self.numpy.kind  # 'f' float, 'c' complex, 'i' signed, 'u' unsigned, 'b' bool
+        self.is_floating_point = kind == "f"
+        self.is_complex = kind == "c"
+        self.is_signed = kind in "fic"
+        self.itemsize = itemsize or self.numpy.itemsize
 
     def __repr__(self):
-        return f"autograd_lab.{self.name}"
+        return f"torch.{self.name}"  # PyTorch's text, whatever this module is imported as
 
     def __reduce__(self):  # pickle as the module-level singleton
-        return (to_dtype, (self.name,))
+        return (_named, (self.name,))
 
 
 float16 = dtype("float16", np.float16)
 float32 = dtype("float32", np.float32)
 float64 = dtype("float64", np.float64)
+int8 = dtype("int8", np.int8)
+int16 = dtype("int16", np.int16)
 int32 = dtype("int32", np.int32)
 int64 = dtype("int64", np.int64)
 bool_ = dtype("bool", np.bool_)  # exported as autograd_lab.bool
 uint8 = dtype("uint8", np.uint8)
 
-_BY_NUMPY = {d.numpy: d for d in (float16, float32, float64, int32, int64, bool_, uint8)}
-_BY_NAME = {d.name: d for d in _BY_NUMPY.values()}
+# PyTorch dtypes numpy has no type for: named, so scripts can mention them, but refused on use.
+bfloat16 = dtype("bfloat16", None, itemsize=2, kind="f")
+complex32 = dtype("complex32", None, itemsize=4, kind="c")
+complex64 = dtype("complex64", None, itemsize=8, kind="c")
+complex128 = dtype("complex128", None, itemsize=16, kind="c")
+UNSUPPORTED = (bfloat16, complex32, complex64, complex128)
+
+_SUPPORTED = (float16, float32, float64, int8, int16, int32, int64, bool_, uint8)
+_BY_NUMPY = {d.numpy: d for d in _SUPPORTED}
+_BY_NAME = {d.name: d for d in _SUPPORTED + UNSUPPORTED}
+
+
+def _named(name):
+    """The dtype called `name` (how a pickled dtype comes back as the same object)."""
+    return _BY_NAME[name]
 
 
 def to_dtype(value):
     """Turn a dtype, a numpy dtype, a Python type or a name into one of ours."""
     if isinstance(value, dtype):
-        return value
-    if isinstance(value, str) and value in _BY_NAME:
-        return _BY_NAME[value]
-    try:
-        return _BY_NUMPY[np.dtype(value)]
-    except (TypeError, KeyError):
-        known = ", ".join(sorted(_BY_NAME))
-        raise TypeError(f"unknown dtype {value!r}; use one of: {known}") from None
+        found = value
+    elif isinstance(value, str) and value in _BY_NAME:
+        found = _BY_NAME[value]
+    else:
+        try:
+            return _BY_NUMPY[np.dtype(value)]
+        except (TypeError, KeyError):
+            known = ", ".join(d.name for d in _SUPPORTED)
+            raise TypeError(f"unknown dtype {value!r}; use one of: {known}") from None
+    if found.numpy is None:
+        raise TypeError(
+            f"autograd_lab does not support {found} tensors: numpy, which stores our tensors, has "
+            f"no {found.name} type. Fix: use torch.float32 (or torch.float64) instead."
+        )
+    return found
 
 
 def of_array(array):
@@ -56,11 +94,74 @@ def of_array(array):
     return _BY_NUMPY[array.dtype]
 
 
+# ---- the default dtype ----------------------------------------------------------------------------
+_default_dtype = float32  # what Python floats become: torch.tensor(1.5), zeros(2), rand(2), ...
+
+
+def get_default_dtype():
+    """The dtype of new floating-point tensors: float32 unless set_default_dtype changed it."""
+    return _default_dtype
+
+
+def set_default_dtype(d):
+    """Make `d` (float32, float64 or float16) the dtype of new floating-point tensors.
+
+    >>> torch.set_default_dtype(torch.float64)
+    >>> torch.tensor([1.5]).dtype, torch.zeros(2).dtype
+    (torch.float64, torch.float64)
+    """
+    global _default_dtype
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(
+            f"only floating-point types are supported as the default type, got {d!r}. Fix: "
+            "pass torch.float32 or torch.float64 (integer tensors are always int64 by default)."
+        )
+    _default_dtype = to_dtype(d)  # refuses bfloat16, which numpy cannot store
+
+
+# The legacy type names set_default_tensor_type takes: only floating-point ones may be the default
+_FLOAT_TENSOR_TYPES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16}
+
+
+def set_default_tensor_type(t):
+    """PyTorch's older way to set the default dtype (and device): 'torch.DoubleTensor',
+    'torch.cuda.FloatTensor'. Deprecated since PyTorch 2.1: use set_default_dtype and
+    set_default_device."""
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    if not isinstance(t, str):
+        raise TypeError(
+            f"set_default_tensor_type takes a type's name here, like 'torch.DoubleTensor', not "
+            f"{t!r}: autograd_lab has no legacy tensor classes. Better: "
+            "torch.set_default_dtype(torch.float64)."
+        )
+    prefix, _, name = t.rpartition(".")
+    if prefix not in ("torch", "torch.cuda"):
+        raise TypeError(f"unknown tensor type {t!r}; use e.g. 'torch.DoubleTensor'")
+    if name not in _FLOAT_TENSOR_TYPES:
+        raise TypeError(
+            f"only floating-point types are supported as the default type, got {t!r}. Fix: use "
+            "'torch.FloatTensor' or 'torch.DoubleTensor'."
+        )
+    set_default_dtype(_FLOAT_TENSOR_TYPES[name])
+    set_default_device("cuda" if prefix == "torch.cuda" else None)
+
+
+def default_float():
+    """The numpy dtype of the default dtype (np.float32 unless set_default_dtype changed it)."""
+    return _default_dtype.numpy
+
+
 def default_numpy_dtype(array):
-    """PyTorch's defaults for data given as Python numbers: floats become float32, ints int64."""
+    """PyTorch's defaults for data given as Python numbers: floats become the default dtype
+    (float32), ints int64."""
     kind = array.dtype.kind
     if kind == "f":
-        return np.float32
+        return default_float()
     if kind in "iu":
         return np.int64
     if kind == "b":
@@ -139,7 +240,7 @@ class device:
         _default_devices.pop()
 
 
-_default_devices = [None]  # innermost `with device(...)` last; None: the CPU
+_default_devices = [None]  # innermost `with device(...)` last; the first: set_default_device's
 
 
 def default_device():
@@ -147,19 +248,73 @@ def default_device():
     return _default_devices[-1]
 
 
+def set_default_device(where):
+    """Make `where` ('cpu', 'cuda' or None for the CPU) the device of new tensors, as PyTorch does.
+
+    Checked when a tensor is made: asking for 'cuda' without a GPU fails there, as in PyTorch.
+    """
+    _default_devices[0] = None if where is None else device(where)
+
+
+def get_default_device():
+    """The device new tensors are made on: device(type='cpu') unless set_default_device changed it."""
+    chosen = default_device()
+    if chosen is None or chosen.type == "cpu":
+        return CPU
+    return CUDA
+
+
 CPU = device("cpu")
 CUDA = device("cuda", 0)  # what `tensor.device` says for a tensor on the GPU
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size`."""
+    """A tensor's shape: a tuple of ints that prints like PyTorch's, `torch.Size([2, 3])`.
+
+    Slicing it, adding a tuple to it or repeating it gives a Size again, as in PyTorch; comparing
+    it with a tuple compares the numbers (`Size([2, 3]) == (2, 3)`), with a list never matches.
+    """
 
     __slots__ = ()
 
+    def __new__(cls, sizes=()):
+        if type(sizes) is tuple and all(type(s) is int for s in sizes):  # a numpy shape: fast
+            return super().__new__(cls, sizes)
+        numbers = []
+        for i, s in enumerate(sizes):
+            if not hasattr(s, "__index__"):  # ints, numpy ints and 0-d integer tensors
+                raise TypeError(
+                    f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')"
+                )
+            numbers.append(s.__index__())
+        return super().__new__(cls, numbers)
+
     def __repr__(self):
-        return f"autograd_lab.Size({list(self)})"
+        return f"torch.Size({list(self)})"
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(
+                f"can only concatenate tuple (not {type(other).__name__}) to torch.Size"
+            )
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):  # (1,) + size is a Size too
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, times):
+        return Size(tuple(self) * times)
+
+    __rmul__ = __mul__
 
     def numel(self):
+        """How many elements a tensor of this shape has: the product of the sizes (1 for ())."""
         n = 1
         for s in self:
             n *= s

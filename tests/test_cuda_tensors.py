@@ -213,7 +213,7 @@ def test_repr_shows_the_device_like_pytorch():
     assert repr(x) == "tensor([1., 2.], device='cuda:0', requires_grad=True)"
     assert repr(x * 2) == "tensor([2., 4.], device='cuda:0', grad_fn=<MulBackward0>)"
     assert repr(ag.tensor([1, 2], dtype=ag.float64, device="cuda")) == (
-        "tensor([1., 2.], device='cuda:0', dtype=autograd_lab.float64)"
+        "tensor([1., 2.], device='cuda:0', dtype=torch.float64)"
     )
     assert repr(ag.zeros(0, device="cuda")) == "tensor([], device='cuda:0')"
 

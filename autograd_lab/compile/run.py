@@ -7,7 +7,7 @@
     >>> y = run(g, [x])
     >>> y.sum().backward()
     >>> x.grad.shape
-    autograd_lab.Size([2])
+    torch.Size([2])
 
 Each call replays through `call.fn.apply`, exactly what eager mode ran, so autograd records the
 same nodes and `.backward()` works on the results. Each value is dropped as soon as its last

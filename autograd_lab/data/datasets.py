@@ -3,7 +3,7 @@
     >>> from autograd_lab.data import make_moons
     >>> X, y = make_moons(200, noise=0.1, seed=0)
     >>> X.shape, X.dtype, y.dtype
-    (autograd_lab.Size([200, 2]), autograd_lab.float32, autograd_lab.int64)
+    (torch.Size([200, 2]), torch.float32, torch.int64)
 
 Every maker returns `(X, y)`: X a float32 tensor of points, one row each, and y an int64 tensor of
 class labels 0, 1, ... with the classes balanced (their sizes differ by at most one). The rows come

@@ -7,7 +7,7 @@
     >>> loss
     tensor(0.2413, grad_fn=<NllLossBackward0>)
     >>> loss.grad_fn.next_functions[0][0]  # recorded as in PyTorch: log_softmax, then nll_loss
-    <LogSoftmaxBackward0>
+    <LogSoftmaxBackward0 object at 0x...>
 
 The activations are the engine's ops; linear and gelu are Functions of ops/nn.py, the losses of
 ops/loss.py. This module checks the arguments: PyTorch's exception classes, messages with a fix.
@@ -164,7 +164,7 @@ def linear(input, weight, bias=None):
     >>> import autograd_lab as ag
     >>> x, w = ag.ones(2, 3, requires_grad=True), ag.ones(4, 3, requires_grad=True)
     >>> linear(x, w, ag.zeros(4, requires_grad=True)).grad_fn  # one node, as in PyTorch
-    <AddmmBackward0>
+    <AddmmBackward0 object at 0x...>
     """
     _checks.check_tensors("linear", input=input, weight=weight)
     if input._data.ndim == 2 and weight._data.ndim == 2:  # the common case, kept short

@@ -6,7 +6,7 @@ Sequential and ModuleList: container.py).
     >>> layer
     Linear(in_features=3, out_features=2, bias=True)
     >>> layer(ag.ones(5, 3)).shape
-    autograd_lab.Size([5, 2])
+    torch.Size([5, 2])
 
 Each layer keeps its settings as attributes (shown by `extra_repr`) and its weights as Parameters;
 `forward` is one call to the matching function of `nn.functional`.

@@ -28,9 +28,9 @@ def operands(a, b, elementwise=True):
     elif isinstance(a, Tensor):
         x = a._data
         if type(b) is float:  # int tensor * 1.5 is float32 in PyTorch (numpy would say float64)
-            return (x if x.dtype.kind == "f" else x.astype(np.float32)), b
+            return (x if x.dtype.kind == "f" else x.astype(types.default_float())), b
         if type(b) is int:
-            return x, b
+            return x, _wrapped_int(b, x.dtype)
     x = a._data if isinstance(a, Tensor) else _scalar_or_array(a)
     y = b._data if isinstance(b, Tensor) else _scalar_or_array(b)
     x_is_array, y_is_array = not _is_number(x), not _is_number(y)  # numpy or CUDA arrays
@@ -41,11 +41,26 @@ def operands(a, b, elementwise=True):
         if elementwise and x.shape != y.shape:
             check_broadcastable(x.shape, y.shape)
     elif x_is_array:
+        if type(y) is int:
+            y = _wrapped_int(y, x.dtype)
         if type(y) is float and x.dtype.kind != "f":
-            x = x.astype(np.float32)  # int tensor * 1.5 is float32 in PyTorch (numpy: float64)
+            x = x.astype(types.default_float())  # int tensor * 1.5: float32 (numpy: float64)
+    elif y_is_array and type(x) is int:
+        x = _wrapped_int(x, y.dtype)
     elif y_is_array and type(x) is float and y.dtype.kind != "f":
-        y = y.astype(np.float32)
+        y = y.astype(types.default_float())
     return x, y
+
+
+def _wrapped_int(value, dtype):
+    """A Python int beyond a small integer dtype wraps around, as PyTorch converts it: an int8
+    tensor + 1000 adds -24 (1000 - 1024). numpy 2 would raise OverflowError instead."""
+    if dtype.kind not in "iu" or dtype.itemsize == 8:  # int64 holds every int PyTorch takes
+        return value
+    info = np.iinfo(dtype)
+    if info.min <= value <= info.max:
+        return value
+    return int(np.array(value, dtype=np.int64).astype(dtype))
 
 
 def check_broadcastable(shape_a, shape_b):
@@ -180,8 +195,8 @@ class Div(Op):
         ctx.b = None if isinstance(b, Tensor) else b
         x, y = operands(a, b)
         if x.dtype.kind != "f" and _kind(y) != "f":
-            x = x.astype(np.float32)  # true division of integers gives float32, as in PyTorch
-            y = y if _is_number(y) else y.astype(np.float32)
+            x = x.astype(types.default_float())  # int / int is a float (float32), as in PyTorch
+            y = y if _is_number(y) else y.astype(types.default_float())
         with np.errstate(divide="ignore", invalid="ignore"):  # x/0 = inf, 0/0 = nan, silently
             return x / y
 
@@ -302,7 +317,7 @@ class Exp(Op):
 
     @staticmethod
     def forward(ctx, input):
-        result = _make(np.exp(input._data))
+        result = _make(np.exp(_float(input._data)))
         ctx.save_for_backward(result)
         return result
 
@@ -984,8 +999,8 @@ class CopyFrom(Op):
 
 
 def _float(data):
-    """Math functions of integer tensors give float32 in PyTorch (numpy would give float64)."""
-    return data if data.dtype.kind == "f" else data.astype(np.float32)
+    """Math functions of integer tensors give the default dtype, float32 (numpy: float64)."""
+    return data if data.dtype.kind == "f" else data.astype(types.default_float())
 
 
 # ---- the public functions that choose among records (the others are made from `function`) ------

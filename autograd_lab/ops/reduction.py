@@ -222,7 +222,7 @@ class values_indices(namedtuple("values_indices", ["values", "indices"])):
 
     def __repr__(self):
         values, indices = repr(self.values), repr(self.indices)
-        return f"autograd_lab.return_types.{self._op}(\nvalues={values},\nindices={indices})"
+        return f"torch.return_types.{self._op}(\nvalues={values},\nindices={indices})"
 
 
 class min_values_indices(values_indices):
