@@ -15,6 +15,7 @@ from .autograd import (  # noqa: F401
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_detect_anomaly,
     set_grad_enabled,

@@ -558,3 +558,12 @@ def test_the_autograd_notes_script_prints_the_same(torch):
     ours = printed(NOTES_SCRIPT.replace("import torch", "import autograd_lab as torch"))
     assert ours == theirs
     assert theirs.count("Packing") == 3 and theirs.count("Unpacking") == 3
+
+
+def test_a_number_the_op_kept_reads_as_pytorch_names_it(torch):
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        assert (x**2).grad_fn._saved_exponent == 2
+        assert x.pow(2.5).grad_fn._saved_exponent == 2.5
+    with pytest.raises(AttributeError, match="_saved_nothing"):
+        (ag.tensor([1.0], requires_grad=True) ** 2).grad_fn._saved_nothing

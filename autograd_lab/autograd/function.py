@@ -109,7 +109,8 @@ class Node:
 
     def __getattr__(self, attr):
         """`_saved_self`, `_saved_other`, `_saved_result`, ...: the saved tensors by PyTorch's names;
-        `_raw_saved_self`, ...: the same as a SavedTensor, to give it hooks of its own."""
+        `_raw_saved_self`, ...: the same as a SavedTensor, to give it hooks of its own;
+        `_saved_exponent`, ...: other values the op kept on ctx under PyTorch's name."""
         names = type(self)._saved_names
         if attr.startswith("_saved_") and attr[7:] in names:
             index = names.index(attr[7:])
@@ -119,6 +120,9 @@ class Node:
             return None if saved is None else _unpack(saved, self)
         if attr.startswith("_raw_saved_") and attr[11:] in names:
             return SavedTensor(self, names.index(attr[11:]))
+        if attr.startswith("_saved_") and attr[7:] in self.__dict__:
+            # a number the op kept on ctx (ctx.exponent = 2): PyTorch shows it as _saved_exponent
+            return self.__dict__[attr[7:]]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
 

@@ -24,6 +24,7 @@ class _State(threading.local):
     saved_hooks = ()  # saved_tensors_hooks(): the (pack, unpack) pairs in force, innermost last
     saved_hooks_disabled = None  # disable_saved_tensors_hooks(): its error message
     profiler = None  # profiler.profile(): times every op and backward node while active
+    inference = False  # inside inference_mode(): is_inference_mode_enabled() says so
 
 
 _state = _State()
@@ -100,10 +101,35 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(no_grad):
-    """Same as `no_grad()` here (PyTorch adds extra speed-ups we do not need)."""
+    """Same as `no_grad()` here (PyTorch adds extra speed-ups we do not need), and
+    `is_inference_mode_enabled()` is True inside it."""
 
     def __init__(self, mode=True):
         self._mode = not mode
+
+    def __enter__(self):
+        super().__enter__()
+        self._prev_inference = _state.inference
+        _state.inference = not self._mode
+
+    def __exit__(self, *exc):
+        _state.inference = self._prev_inference
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        mode = not self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def is_inference_mode_enabled():
+    """True inside `inference_mode()` (and not inside an `inference_mode(False)` in it)."""
+    return _state.inference
 
 
 # ---- anomaly mode -------------------------------------------------------------------------------

@@ -7,17 +7,21 @@
     for xb, yb in DataLoader(TensorDataset(X_train, y_train), batch_size=32, shuffle=True):
         ...
 
-names.py (load_names: invented first names for makemore, lesson 10), datasets.py (make_moons, make_circles, make_spirals, make_xor, make_blobs, train_test_split: seeded,
-no downloads) and loader.py (Dataset, TensorDataset, DataLoader, default_collate).
+datasets.py (make_moons, make_circles, make_spirals, make_xor, make_blobs, train_test_split:
+seeded, no downloads), names.py (load_names: invented first names for lesson 10's makemore),
+loader.py (Dataset, TensorDataset, DataLoader, default_collate) and splits.py (Subset,
+random_split).
 """
 
 from .datasets import make_blobs, make_circles, make_moons, make_spirals, make_xor, train_test_split
 from .loader import DataLoader, Dataset, TensorDataset, default_collate
 from .names import load_names
+from .splits import Subset, random_split
 
 __all__ = [
     "DataLoader",
     "Dataset",
+    "Subset",
     "TensorDataset",
     "default_collate",
     "load_names",
@@ -26,5 +30,6 @@ __all__ = [
     "make_moons",
     "make_spirals",
     "make_xor",
+    "random_split",
     "train_test_split",
 ]
