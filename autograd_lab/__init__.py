@@ -7,6 +7,7 @@ gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(
 """
 
 from . import autograd, cuda, data, nn, ops, optim, types, utils  # noqa: F401
+from .as_torch import as_torch  # noqa: F401 - `autograd_lab.as_torch()`: `import torch` gives us
 from .autograd import (  # noqa: F401
     detect_anomaly,
     enable_grad,
