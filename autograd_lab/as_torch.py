@@ -28,8 +28,10 @@ NB: nothing here changes autograd_lab or PyTorch; only the lookup of the *name* 
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
+import types
 
 TORCH = "torch"
 OURS = "autograd_lab"
@@ -112,7 +114,8 @@ class TorchToAutogradLab(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if not _is_torch_name(fullname):
             return None  # not ours to answer: the next finder on sys.meta_path looks
         ours = _our_name(fullname)
-        if importlib.util.find_spec(ours) is None:
+        module = our_module(ours)
+        if module is None:
             raise ModuleNotFoundError(
                 f"No module named '{fullname}' in autograd_lab: `import torch` gives autograd_lab "
                 f"here (autograd_lab.as_torch() is on), and autograd_lab does not provide "
@@ -120,20 +123,32 @@ class TorchToAutogradLab(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 "before importing it.",
                 name=fullname,
             )
-        return importlib.util.spec_from_loader(fullname, self)
+        # loader_state carries our module to create_module, and its own spec to exec_module.
+        return importlib.machinery.ModuleSpec(fullname, self, loader_state=module)
 
     def create_module(self, spec):
         """The module Python files under the torch name: our own, already made and initialised."""
-        module = importlib.import_module(_our_name(spec.name))
-        spec.loader_state = (
-            module.__spec__
-        )  # Python overwrites __spec__ next; exec_module restores it
+        module = spec.loader_state
+        spec.loader_state = module.__spec__  # Python overwrites __spec__ next: keep the real one
         return module
 
     def exec_module(self, module):
         # Its code already ran when autograd_lab imported it: only undo Python's relabelling, so
         # that autograd_lab's modules keep saying where they really come from.
         module.__spec__ = module.__spec__.loader_state
+
+
+def our_module(name):
+    """autograd_lab's module called `name` (imported now if needed), or None when there is none.
+
+    A module is a file of the package, or a module object the package keeps as an attribute (a
+    namespace such as `linalg` may be made that way): both are what `torch.<name>` means.
+    """
+    if importlib.util.find_spec(name) is not None:
+        return importlib.import_module(name)
+    parent_name, _, child = name.rpartition(".")
+    candidate = getattr(importlib.import_module(parent_name), child, None)
+    return candidate if isinstance(candidate, types.ModuleType) else None
 
 
 SWITCH = TorchSwitch()  # one per process, as there is one sys.meta_path

@@ -117,6 +117,35 @@ def test_turning_it_on_twice_is_harmless():
     assert printed == "True 1\n"
 
 
+def test_a_module_kept_as_an_attribute_is_found_too():
+    printed = run(
+        """
+        import types
+        import autograd_lab
+        autograd_lab.linalg_like = types.ModuleType("autograd_lab.linalg_like")
+        autograd_lab.linalg_like.norm = "the norm"
+        autograd_lab.as_torch()
+        import torch.linalg_like
+        from torch.linalg_like import norm
+        print(torch.linalg_like is autograd_lab.linalg_like, norm)
+        """
+    )
+    assert printed == "True the norm\n"
+
+
+def test_a_submodule_of_a_plain_module_is_named():
+    message = run(
+        """
+        import autograd_lab
+        autograd_lab.as_torch()
+        import torch.random.nothing
+        """,
+        expect_failure=True,
+    )
+    # Python's own words, before any finder is asked (PyTorch's torch.random says the same)
+    assert "No module named 'torch.random.nothing'; 'torch.random' is not a package" in message
+
+
 @pytest.mark.oracle  # the real PyTorch is imported too
 def test_after_real_torch_was_imported_it_says_to_restart(torch):
     message = run(
