@@ -23,7 +23,8 @@ place (`torch.nn.functional` is `autograd_lab.nn.functional`, the very same obje
 Python then files under the torch name. Undoing it takes the finder off the list and the torch
 names out of `sys.modules`, so the next `import torch` finds PyTorch on disk again.
 
-NB: nothing here changes autograd_lab or PyTorch; only the lookup of the *name* "torch" changes.
+NB: nothing here changes autograd_lab or PyTorch; only the lookup of the *name* "torch" changes,
+for the whole process: a library that itself imports torch after the switch gets autograd_lab too.
 """
 
 import importlib
