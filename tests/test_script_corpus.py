@@ -61,8 +61,14 @@ def start(command, folder):
     )
 
 
-def finish(process):
-    stdout, stderr = process.communicate(timeout=240)
+def finish(process, seconds=240):
+    """Wait for a process: its exit code, stdout and stderr (stopped after `seconds`)."""
+    try:
+        stdout, stderr = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        stderr += f"\n(stopped: still running after {seconds} s)"
     return process.returncode, stdout, stderr
 
 
@@ -120,7 +126,10 @@ def test_script_prints_what_pytorch_prints(script, torch, tmp_path):
     theirs_process = start([str(script)], tmp_path / "torch")
     ours_process = start(["-c", SWITCHED, str(script)], tmp_path / "ours")
     code, theirs, their_errors = finish(theirs_process)
-    assert code == 0, f"the script fails with PyTorch itself:\n{their_errors}"
+    if code != 0:
+        ours_process.kill()
+        ours_process.communicate()
+        pytest.fail(f"{script.name} fails with PyTorch itself:\n{their_errors}")
     code, ours, our_errors = finish(ours_process)
     found = differences(ours, theirs, **tolerance(script))
     if code != 0 or found:
@@ -138,3 +147,8 @@ def test_the_comparison_catches_differences():
     assert "we printed 1 lines, PyTorch 2" in differences("a", "a\nb", **tol)
     assert differences("1.0000e-06 nan -inf", "1.0004e-06 nan -inf", **tol) == ""
     assert "nan where PyTorch prints 1." in differences("x nan", "x 1.", **tol)
+
+
+def test_a_script_that_hangs_is_stopped(tmp_path):
+    code, _, errors = finish(start(["-c", "import time; time.sleep(60)"], tmp_path), seconds=1)
+    assert code != 0 and "still running after 1 s" in errors
