@@ -17,10 +17,11 @@ How two outputs are compared:
   way at the 4th. A script that trains for many steps may loosen this with a header comment such
   as `# tolerance: rtol=1e-3 atol=1e-4`.
 
-On failure the message shows the first lines that differ (line number, both lines) and what our
-run wrote to stderr.
+On failure the message shows the first lines that differ (line numbers, both lines; the outputs
+are lined up first, so a missing line is reported once) and what our run wrote to stderr.
 """
 
+import difflib
 import math
 import os
 import re
@@ -91,7 +92,7 @@ def numbers_agree(ours, theirs, rtol, atol):
 
 def line_difference(ours, theirs, rtol, atol):
     """Why two lines differ (a short phrase), or None when they agree."""
-    if NUMBER.sub("#", ours) != NUMBER.sub("#", theirs):
+    if masked([ours]) != masked([theirs]):
         return "the text differs"
     for mine, torchs in zip(NUMBER.findall(ours), NUMBER.findall(theirs)):
         if not numbers_agree(mine, torchs, rtol, atol):
@@ -99,20 +100,40 @@ def line_difference(ours, theirs, rtol, atol):
     return None
 
 
+def masked(lines):
+    """Lines with every number replaced by '#': what must agree exactly."""
+    return [NUMBER.sub("#", line) for line in lines]
+
+
 def differences(ours, theirs, rtol, atol, limit=8):
-    """The lines that differ, as readable text; empty when the outputs agree."""
+    """The lines that differ, as readable text; empty when the outputs agree.
+
+    The two outputs are first lined up on their text with numbers masked (difflib), so that one
+    missing or extra line is reported once, not as a shift of every line after it.
+    """
     ours = ours.replace("autograd_lab", "torch").splitlines()
     theirs = theirs.splitlines()
+    matcher = difflib.SequenceMatcher(None, masked(ours), masked(theirs), autojunk=False)
     report = []
-    for number, (mine, torchs) in enumerate(zip(ours, theirs), start=1):
-        why = line_difference(mine, torchs, rtol, atol)
-        if why is not None:
-            report.append(f"line {number}: {why}\n  ours:    {mine}\n  PyTorch: {torchs}")
-    if len(ours) != len(theirs):
-        report.append(
-            f"we printed {len(ours)} lines, PyTorch {len(theirs)}; the first extra line: "
-            f"{(ours[len(theirs) :] or theirs[len(ours) :])[0]!r}"
-        )
+    for kind, i1, i2, j1, j2 in matcher.get_opcodes():
+        for i, j in zip(range(i1, i2), range(j1, j2)):  # lines in both outputs, side by side
+            why = line_difference(ours[i], theirs[j], rtol, atol)
+            if why is not None:
+                report.append(
+                    f"line {j + 1} (ours {i + 1}): {why}\n  ours:    {ours[i]}\n"
+                    f"  PyTorch: {theirs[j]}"
+                )
+        paired = min(i2 - i1, j2 - j1)
+        if j2 - j1 > paired:
+            report.append(
+                f"PyTorch prints {j2 - j1 - paired} line(s) more from its line {j1 + paired + 1}: "
+                f"{theirs[j1 + paired]!r}"
+            )
+        if i2 - i1 > paired:
+            report.append(
+                f"we print {i2 - i1 - paired} line(s) more from our line {i1 + paired + 1}: "
+                f"{ours[i1 + paired]!r}"
+            )
     if len(report) > limit:
         report = report[:limit] + [f"... and {len(report) - limit} more"]
     return "\n".join(report)
@@ -144,7 +165,10 @@ def test_the_comparison_catches_differences():
     assert "3 where PyTorch prints 4" in differences("tensor([3])", "tensor([4])", **tol)
     assert "the text differs" in differences("tensor([1.])", "tensor([1.], grad_fn=<X>)", **tol)
     assert differences("autograd_lab.float64", "torch.float64", **tol) == ""
-    assert "we printed 1 lines, PyTorch 2" in differences("a", "a\nb", **tol)
+    assert "PyTorch prints 1 line(s) more from its line 2: 'b'" in differences("a", "a\nb", **tol)
+    shifted = differences("a\nc 1.5\nd", "a\nb\nc 1.5\nd", **tol)
+    assert shifted == "PyTorch prints 1 line(s) more from its line 2: 'b'"  # c and d still agree
+    assert "we print 1 line(s) more from our line 1: 'x'" in differences("x\na", "a", **tol)
     assert differences("1.0000e-06 nan -inf", "1.0004e-06 nan -inf", **tol) == ""
     assert "nan where PyTorch prints 1." in differences("x nan", "x 1.", **tol)
 
