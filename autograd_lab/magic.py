@@ -11,6 +11,8 @@
 
     %autograd e               # the graph behind a tensor you already have
 
+    %autograd_torch           # from now on `import torch` gives autograd_lab (`off` undoes it)
+
 Options: `-b/--backward`, `--root EXPR` (what to draw; default: the cell's last expression, else
 the results nothing else used), `--max-nodes N`, `--static` (an SVG picture instead of the live
 widget), `-o NAME` (keep the widget, or the Snapshot with --static, in a variable). `%autograd?` lists
@@ -20,6 +22,7 @@ them. Scripts and tests have the same features as functions: `show(e)` and
 
 import ast
 
+from .as_torch import as_torch
 from .compile.api import CompiledFunction
 from .tensor import Tensor
 from .viz.compiled import compiled_view
@@ -39,7 +42,7 @@ except ImportError:
 
 
 def load_ipython_extension(ipython):
-    """Called by `%load_ext autograd_lab`: adds the `%autograd` and `%%autograd` magics."""
+    """Called by `%load_ext autograd_lab`: adds `%autograd`, `%%autograd` and `%autograd_torch`."""
     ipython.register_magics(AutogradMagics)
 
 
@@ -150,6 +153,18 @@ class AutogradMagics(Magics):
             roots = _tensors_in(self.shell.ev(_unquote(expression)), expression)
         graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
         self._display(graph, args)
+
+    @line_magic("autograd_torch")
+    def autograd_torch(self, line):
+        """`%autograd_torch`: from now on `import torch` imports autograd_lab; `off` undoes it."""
+        word = line.strip().lower()
+        if word not in ("", "on", "off"):
+            raise UsageError(f"%autograd_torch takes nothing, 'on' or 'off'; got {line.strip()!r}")
+        as_torch(word != "off")
+        if word == "off":
+            print("`import torch` imports PyTorch again")
+        else:
+            print("`import torch` now imports autograd_lab (undo: %autograd_torch off)")
 
     def _display(self, graph, args):
         from IPython.display import display
