@@ -3,6 +3,7 @@
     elementwise.py  arithmetic, math functions, comparisons
     compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
+    scan.py         cumsum, cumprod (running totals along one dimension)
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
@@ -15,7 +16,16 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 (table.py) the tests are generated from.
 """
 
-from . import compound, elementwise, linalg, loss, nn, reduction, shape  # noqa: F401 - the records
+from . import (  # noqa: F401 - the records
+    compound,
+    elementwise,
+    linalg,
+    loss,
+    nn,
+    reduction,
+    scan,
+    shape,
+)
 from .registry import functions as _functions
 
 globals().update(_functions())  # tan, exp, add, ...: autograd_lab.ops.tan is autograd_lab.tan

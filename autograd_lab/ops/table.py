@@ -145,6 +145,13 @@ OPS = from_records() + [
         shapes="nonempty"),
     _op("softmax", lambda lib, a: a.softmax(-1), "reduction", "SoftmaxBackward0",
         shapes="nonempty"),
+    # ---- scans (ops/scan.py): dim is required, so each needs a line -----------------------------
+    _op("cumsum", lambda lib, a: a.cumsum(-1), "reduction", "CumsumBackward0"),
+    _op("cumsum_dim0_dtype", lambda lib, a: lib.cumsum(a, dim=0, dtype=lib.float64), "reduction",
+        "CumsumBackward0", shapes="nonempty"),
+    _op("cumprod", lambda lib, a: a.cumprod(-1), "reduction", "CumprodBackward0"),
+    _op("cumprod_dim0", lambda lib, a: lib.cumprod(a, 0), "reduction", "CumprodBackward0",
+        shapes="nonempty"),
     _op("log_softmax", lambda lib, a: a.log_softmax(0), "reduction", "LogSoftmaxBackward0",
         shapes="nonempty"),
     # ---- shape -----------------------------------------------------------------------------------
