@@ -135,3 +135,106 @@ def test_scans_on_cuda_equal_the_cpu(dtype):
             on_cpu = getattr(x.transpose(0, 2), name)(dim)
             assert on_cuda.device.type == "cuda" and on_cuda.dtype == on_cpu.dtype
             np.testing.assert_array_equal(on_cuda.cpu().numpy(), on_cpu.numpy())
+
+
+# ---- ceil, floor, round, trunc, frac, rsqrt -----------------------------------------------------
+
+EDGES = [-2.5, -1.5, -0.5, -0.4, -0.0, 0.0, 0.4, 0.5, 1.5, 2.5, 2.675, 1e17, float("nan"),
+         float("inf"), -float("inf")]  # fmt: skip
+ROUNDING = ("ceil", "floor", "round", "trunc", "frac")
+
+
+def _rounding_call(name, dtype):
+    return lambda lib: getattr(lib.tensor(EDGES, dtype=getattr(lib, dtype)), name)()
+
+
+ROUNDING_CALLS = {
+    **{
+        f"{name} {dtype}": _rounding_call(name, dtype)
+        for name in ROUNDING
+        for dtype in ("float32", "float64")
+    },  # fmt: skip
+    "fix is trunc": lambda lib: lib.fix(lib.tensor([-1.5, 1.5])),
+    "round decimals=2": lambda lib: lib.round(lib.tensor([1.005, 2.675, -0.125, 1e-3]), decimals=2),
+    "round decimals=3 float64": lambda lib: lib.tensor([1.0005, 2.6755], dtype=lib.float64).round(
+        decimals=3
+    ),
+    "round decimals=-2": lambda lib: lib.tensor([1234.5, 1250.0, -151.0]).round(decimals=-2),
+    "round_ decimals": lambda lib: lib.tensor([0.25, 0.35]).round_(decimals=1),
+    "floor_ in place": lambda lib: lib.tensor([-0.5, 1.5]).floor_(),
+    "ceil of int64 stays int64": lambda lib: lib.tensor([1, -2]).ceil(),
+    "round of int32 stays int32": lambda lib: lib.tensor([1, -2], dtype=lib.int32).round(),
+    "trunc of int64": lambda lib: lib.trunc(lib.tensor([3])),
+    "rsqrt": lambda lib: lib.tensor([4.0, 0.25, 0.0, -1.0, float("inf")]).rsqrt(),
+    "rsqrt of int64 is float32": lambda lib: lib.rsqrt(lib.tensor([1, 4])),
+    "rsqrt_": lambda lib: lib.tensor([4.0, 16.0]).rsqrt_(),
+    "frac_": lambda lib: lib.tensor([-1.25, 2.5]).frac_(),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ROUNDING_CALLS)
+def test_rounding_as_in_pytorch(name, torch):
+    ours, theirs = ROUNDING_CALLS[name](ag), ROUNDING_CALLS[name](torch)
+    exact = not name.startswith("rsqrt")
+    assert_same(ours, theirs, exact=exact)
+    if exact:  # -0.0 too: the sign of a rounded zero is PyTorch's
+        np.testing.assert_array_equal(np.signbit(to_numpy(ours)), np.signbit(to_numpy(theirs)))
+
+
+ROUNDING_GRADIENT_CALLS = {
+    **{name: lambda lib, x, name=name: getattr(x, name)() for name in (*ROUNDING, "rsqrt")},
+    "round decimals": lambda lib, x: lib.round(x, decimals=1),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ROUNDING_GRADIENT_CALLS)
+def test_rounding_gradients_as_in_pytorch(name, torch):
+    check_gradients(ROUNDING_GRADIENT_CALLS, name, torch, [[0.3, 1.7, 2.5], [0.25, 3.5, 1.01]])
+
+
+@pytest.mark.parametrize("name", ["ceil", "floor", "round", "trunc", "frac"])
+def test_rounding_a_bool_tensor_is_not_implemented(lib, name):
+    with pytest.raises(NotImplementedError):
+        getattr(lib.tensor([True, False]), name)()
+
+
+def test_rounding_messages_say_what_to_do():
+    with pytest.raises(NotImplementedError, match=r"bool tensors.*x.float\(\).ceil\(\)"):
+        ag.tensor([True]).ceil()
+    with pytest.raises(NotImplementedError, match="fractional part"):
+        ag.tensor([1, 2]).frac()
+
+
+def test_round_with_decimals_refuses_integers(lib):
+    with pytest.raises(NotImplementedError):
+        lib.tensor([15, 25]).round(decimals=1)
+
+
+def test_rounding_in_a_compiled_kernel_keeps_nan_inf_and_the_sign_of_zero():
+    # Python's math.floor returns an int; a fused kernel must call a version that stays float
+    def f(x):
+        return x.ceil() * 2 + x.floor() * 3 + x.round() * 5 + x.trunc() * 7 + x.round(decimals=1)
+
+    for dtype in (ag.float32, ag.float64):
+        x = ag.tensor(EDGES, dtype=dtype)
+        compiled = ag.compile(f)
+        got = compiled(x)
+        assert compiled.plan.groups, "nothing was fused: the test would not test the kernel"
+        np.testing.assert_array_equal(got.numpy(), f(x).numpy())
+
+
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rounding_on_cuda_equals_the_cpu(dtype):
+    x = ag.tensor(EDGES, dtype=getattr(ag, dtype))
+    for name in ROUNDING:
+        on_cuda, on_cpu = getattr(x.to("cuda"), name)(), getattr(x, name)()
+        assert on_cuda.device.type == "cuda"
+        np.testing.assert_array_equal(on_cuda.cpu().numpy(), on_cpu.numpy())
+        np.testing.assert_array_equal(np.signbit(on_cuda.cpu().numpy()), np.signbit(on_cpu.numpy()))
+    compiled = ag.compile(lambda t: t.floor() + t.ceil() * 2 + t.round() * 3 + t.trunc() * 4)
+    got = compiled(x.to("cuda"))
+    np.testing.assert_array_equal(got.cpu().numpy(), (x.floor() + x.ceil() * 2 + x.round() * 3 +
+                                                       x.trunc() * 4).numpy())  # fmt: skip

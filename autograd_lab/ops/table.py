@@ -117,6 +117,11 @@ OPS = from_records() + [
         shapes="broadcast", arity=2),
     _op("lerp_tensor", lambda lib, a, b, w: lib.lerp(a, b, w), "elementwise", "LerpBackward1",
         shapes="broadcast", arity=3),
+    _op("round", lambda lib, a: a.round(), "elementwise", "RoundBackward0", second_order=False),
+    _op("round_decimals", lambda lib, a: lib.round(a, decimals=2), "elementwise",
+        "RoundBackward1", second_order=False),
+    _op("round_negative_decimals", lambda lib, a: (a * 100).round(decimals=-1), "elementwise",
+        "RoundBackward1", second_order=False),
     # ---- reductions -----------------------------------------------------------------------------
     _op("sum", lambda lib, a: a.sum(), "reduction", "SumBackward0"),
     _op("sum_dim", lambda lib, a: a.sum(0), "reduction", "SumBackward1", shapes="nonempty"),
