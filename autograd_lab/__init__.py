@@ -6,7 +6,17 @@ Where things live: `tensor.py` (the Tensor), `autograd/` (nodes, the backward en
 gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(), zeros(), ...).
 """
 
-from . import autograd, cuda, data, nn, ops, optim, types, utils  # noqa: F401
+from . import (  # noqa: F401
+    autograd,
+    cuda,
+    data,
+    linalg,
+    nn,
+    ops,
+    optim,
+    types,
+    utils,
+)
 from .autograd import (  # noqa: F401
     detect_anomaly,
     enable_grad,

@@ -40,7 +40,9 @@ def check_values(calls, name, torch, exact=False):
 
 
 def check_gradients(calls, name, torch, data):
-    """The call's value, node name and the input's gradient for a random upstream gradient."""
+    """The call's value, node name and the input's gradient for a random upstream gradient.
+    (A call whose name says `dtype` goes through float32: its gradient is float32's too.)"""
+    rtol = 1e-6 if "dtype" in name else 1e-12
     x, t = (lib.tensor(data, dtype=lib.float64, requires_grad=True) for lib in (ag, torch))
     out, expected = calls[name](ag, x), calls[name](torch, t)
     assert_same(out, expected)
@@ -48,7 +50,7 @@ def check_gradients(calls, name, torch, data):
     upstream = np.random.default_rng(0).standard_normal(tuple(expected.shape))
     out.backward(ag.tensor(upstream))
     expected.backward(torch.tensor(upstream))
-    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=rtol * 1e-2)
 
 
 # ---- cumsum, cumprod ----------------------------------------------------------------------------
@@ -238,3 +240,164 @@ def test_rounding_on_cuda_equals_the_cpu(dtype):
     got = compiled(x.to("cuda"))
     np.testing.assert_array_equal(got.cpu().numpy(), (x.floor() + x.ceil() * 2 + x.round() * 3 +
                                                        x.trunc() * 4).numpy())  # fmt: skip
+
+
+# ---- norms: Tensor.norm, torch.norm, torch.linalg.vector_norm / matrix_norm / norm ----------------
+
+INF = float("inf")
+A = [[1.0, -3.0, 0.0], [2.0, 0.5, -3.0]]
+NORM_CALLS = {
+    "x.norm()": lambda lib, x: x.norm(),
+    "norm p=1 dim": lambda lib, x: x.norm(p=1, dim=1),
+    "norm 'fro' dim keepdim": lambda lib, x: lib.norm(x, "fro", dim=0, keepdim=True),
+    "norm 'fro' two dims": lambda lib, x: lib.norm(x, p="fro", dim=(0, 1)),
+    "norm p=3": lambda lib, x: x.norm(3),
+    "norm p=inf dim": lambda lib, x: x.norm(INF, dim=-1),
+    "norm positional dim keepdim": lambda lib, x: lib.norm(x, 1, 1, True),
+    "vector_norm": lambda lib, x: lib.linalg.vector_norm(x),
+    "vector_norm ord=-inf": lambda lib, x: lib.linalg.vector_norm(x, ord=-INF, dim=0),
+    "vector_norm ord=0.5": lambda lib, x: lib.linalg.vector_norm(x, ord=0.5, dim=1),
+    "vector_norm ord=-1 keepdim": lambda lib, x: lib.linalg.vector_norm(x, -1, (0, 1), True),
+    "vector_norm ord=1.5": lambda lib, x: lib.linalg.vector_norm(x, ord=1.5),
+    "vector_norm dtype=": lambda lib, x: lib.linalg.vector_norm(x.float(), dtype=lib.float64),
+    "linalg.norm": lambda lib, x: lib.linalg.norm(x),
+    "linalg.norm ord=1 (matrix)": lambda lib, x: lib.linalg.norm(x, 1),
+    "linalg.norm ord=inf (matrix)": lambda lib, x: lib.linalg.norm(x, INF),
+    "linalg.norm ord=-1 keepdim": lambda lib, x: lib.linalg.norm(x, -1, keepdim=True),
+    "linalg.norm 'fro'": lambda lib, x: lib.linalg.norm(x, "fro"),
+    "linalg.norm of a vector": lambda lib, x: lib.linalg.norm(x[0], INF),
+    "linalg.norm one dim": lambda lib, x: lib.linalg.norm(x, 3, dim=1),
+    "matrix_norm": lambda lib, x: lib.linalg.matrix_norm(x),
+    "matrix_norm ord=1": lambda lib, x: lib.linalg.matrix_norm(x, 1),
+    "matrix_norm ord=inf, dims swapped": lambda lib, x: lib.linalg.matrix_norm(x, INF, dim=(1, 0)),
+    "matrix_norm batch dims": lambda lib, x: lib.linalg.matrix_norm(
+        x.reshape(1, 2, 3) * lib.tensor([[[1.0]], [[2.0]]], dtype=x.dtype), -INF, dim=(0, 2)
+    ),
+    "2-norm at zero: gradient 0": lambda lib, x: (x * 0).norm(dim=1),
+    "2-norm of one zero row": lambda lib, x: (x * lib.tensor([[0.0], [1.0]], dtype=x.dtype)).norm(
+        dim=1
+    ),
+    "3-norm at zero": lambda lib, x: lib.linalg.vector_norm(x * 0, 3),
+    "inf-norm ties share": lambda lib, x: lib.linalg.vector_norm(x, INF),  # -3 twice
+    "amax ties share": lambda lib, x: x.abs().amax(),
+    "amin dims": lambda lib, x: x.amin(dim=(0, 1)),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", NORM_CALLS)
+def test_norms_and_their_gradients_as_in_pytorch(name, torch):
+    check_gradients(NORM_CALLS, name, torch, A)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, -1, INF, -INF])
+def test_vector_norm_gradcheck(ord):
+    x = ag.tensor([[1.5, -2.0, 0.7], [0.3, 2.5, -1.2]], dtype=ag.float64, requires_grad=True)
+    assert gradcheck(lambda t: ag.linalg.vector_norm(t, ord, dim=1), (x,))
+    if ord not in (1, INF, -INF):  # those are piecewise linear: no second derivative to check
+        assert gradgradcheck(lambda t: ag.linalg.vector_norm(t, ord, dim=1), (x,))
+
+
+def test_the_count_norm_has_no_gradient(torch):
+    ours, theirs = ag.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    ag.linalg.vector_norm(ours, ord=0).backward()
+    torch.linalg.vector_norm(theirs, ord=0).backward()
+    assert ours.grad is None and theirs.grad is None
+
+
+NORM_VALUE_CALLS = {
+    "ord=0 counts nonzeros": lambda lib: lib.linalg.vector_norm(lib.tensor([0.0, 2, -3]), ord=0),
+    "ord=-1 with a zero": lambda lib: lib.linalg.vector_norm(lib.tensor([0.0, 2.0]), ord=-1),
+    "0-d": lambda lib: lib.linalg.vector_norm(lib.tensor(-3.0), dim=0),
+    "empty 2-norm": lambda lib: lib.linalg.vector_norm(lib.ones(0)),
+    "empty rows, inf": lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), ord=INF, dim=1),
+    "float64 stays float64": lambda lib: lib.ones(2, dtype=lib.float64).norm(),
+    "norm dtype=": lambda lib: lib.ones(2, 3).norm(dtype=lib.float64),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", NORM_VALUE_CALLS)
+def test_norm_values_as_in_pytorch(name, torch):
+    check_values(NORM_VALUE_CALLS, name, torch)
+
+
+NORM_ERRORS = {  # call -> (PyTorch's error class, words our message must contain)
+    "norm of an int tensor": (lambda lib: lib.tensor([1, 2]).norm(), RuntimeError, "x.float()"),
+    "vector_norm of ints": (
+        lambda lib: lib.linalg.vector_norm(lib.tensor([1, 2])),
+        RuntimeError,
+        "floating point",
+    ),  # fmt: skip
+    "narrowing dtype": (
+        lambda lib: lib.linalg.vector_norm(lib.ones(2, dtype=lib.float64), dtype=lib.float32),
+        RuntimeError,
+        "narrowing",
+    ),  # fmt: skip
+    "int dtype": (
+        lambda lib: lib.linalg.vector_norm(lib.ones(2), dtype=lib.int64),
+        RuntimeError,
+        "floating point",
+    ),  # fmt: skip
+    "inf norm of empty": (
+        lambda lib: lib.linalg.vector_norm(lib.ones(0), ord=INF),
+        RuntimeError,
+        "empty",
+    ),  # fmt: skip
+    "-1 norm over an empty dim": (
+        lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), -1, dim=0),
+        RuntimeError,
+        "empty",
+    ),  # fmt: skip
+    "'fro' in vector_norm": (
+        lambda lib: lib.linalg.vector_norm(lib.ones(2), ord="fro"),
+        TypeError,
+        "ord",
+    ),  # fmt: skip
+    "matrix_norm of a vector": (
+        lambda lib: lib.linalg.matrix_norm(lib.ones(3)),
+        RuntimeError,
+        "at least 2 dimensions",
+    ),  # fmt: skip
+    "matrix_norm ord=3": (
+        lambda lib: lib.linalg.matrix_norm(lib.ones(2, 3), ord=3),
+        RuntimeError,
+        "not supported",
+    ),  # fmt: skip
+    "matrix_norm same dims": (
+        lambda lib: lib.linalg.matrix_norm(lib.ones(2, 3), dim=(0, 0)),
+        RuntimeError,
+        "different",
+    ),  # fmt: skip
+    "linalg.norm 3-D with ord": (
+        lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), ord=1),
+        RuntimeError,
+        "1D or 2D",
+    ),  # fmt: skip
+    "norm p='abc'": (lambda lib: lib.norm(lib.ones(2, 3), p="abc"), RuntimeError, "not supported"),
+    "amax of an empty tensor": (lambda lib: lib.ones(0).amax(), RuntimeError, "dim"),
+    "amax over an empty dim": (lambda lib: lib.ones(0, 3).amax(0), IndexError, "size 0"),
+}
+
+
+@pytest.mark.parametrize("name", NORM_ERRORS)
+def test_norm_errors_as_in_pytorch(name, lib):
+    call, error, words = NORM_ERRORS[name]
+    with pytest.raises(error) as raised:
+        call(lib)
+    if lib is ag:
+        assert words in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: ag.norm(ag.ones(2, 3), p="nuc"),
+        lambda: ag.linalg.matrix_norm(ag.ones(2, 3), ord="nuc"),
+        lambda: ag.linalg.norm(ag.ones(2, 3), ord=2),
+        lambda: ag.linalg.matrix_norm(ag.ones(2, 3), ord=-2),
+    ],
+)
+def test_norms_that_need_an_svd_are_refused_by_name(call):
+    with pytest.raises(NotImplementedError, match="singular values"):
+        call()

@@ -5,6 +5,7 @@
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
     scan.py         cumsum, cumprod (running totals along one dimension)
     rounding.py     ceil, floor, round, trunc, frac, rsqrt
+    norms.py        norm, and the vector norm behind autograd_lab.linalg
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
@@ -23,6 +24,7 @@ from . import (  # noqa: F401 - the records
     linalg,
     loss,
     nn,
+    norms,
     reduction,
     rounding,
     scan,
