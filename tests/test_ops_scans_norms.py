@@ -401,3 +401,178 @@ def test_norm_errors_as_in_pytorch(name, lib):
 def test_norms_that_need_an_svd_are_refused_by_name(call):
     with pytest.raises(NotImplementedError, match="singular values"):
         call()
+
+
+# ---- histc, histogram, bincount ----------------------------------------------------------------
+
+ON_EDGES = [1.0, 2.0, 1.0, 4.0, 2.5, 7.0, 0.25, 3.75]  # values on bin edges, and max itself
+COUNTING_CALLS = {
+    "histc min=max=0 uses the data's range": lambda lib: lib.histc(lib.tensor(ON_EDGES), bins=4),
+    "histc min, max": lambda lib: lib.tensor(ON_EDGES).histc(6, 0, 3),
+    "histc positional float64": lambda lib: lib.histc(
+        lib.tensor(ON_EDGES, dtype=lib.float64), 5, 1, 4
+    ),  # fmt: skip
+    "histc one value": lambda lib: lib.histc(lib.tensor([2.0, 2.0]), bins=3),
+    "histc empty": lambda lib: lib.histc(lib.ones(0), bins=3),
+    "histc nan outside a given range": lambda lib: lib.histc(
+        lib.tensor([1.0, float("nan")]), 2, 0, 2
+    ),  # fmt: skip
+    "histc min=max=3 uses the data": lambda lib: lib.histc(lib.tensor(ON_EDGES), 4, min=3, max=3),
+    "histogram bins=4": lambda lib: tuple(lib.histogram(lib.tensor(ON_EDGES), bins=4)),
+    "histogram range=": lambda lib: tuple(lib.histogram(lib.tensor(ON_EDGES), 7, range=(0.1, 5.3))),
+    "histogram float64 of 2-D": lambda lib: tuple(
+        lib.tensor(ON_EDGES, dtype=lib.float64).reshape(2, 4).histogram(bins=3)
+    ),
+    "histogram one value": lambda lib: tuple(lib.histogram(lib.tensor([2.0, 2.0]), bins=2)),
+    "histogram empty": lambda lib: tuple(lib.histogram(lib.ones(0), bins=2)),
+    "histogram tensor bins": lambda lib: tuple(
+        lib.histogram(lib.tensor(ON_EDGES), bins=lib.tensor([0.0, 1.5, 2.0, 4.0]))
+    ),
+    "histogram weight=": lambda lib: tuple(
+        lib.histogram(lib.tensor([1.0, 2, 5]), 3, range=(0.0, 4.0), weight=lib.tensor([1.0, 2, 3]))
+    ),
+    ".hist and .bin_edges": lambda lib: (
+        lib.histogram(lib.tensor(ON_EDGES), 3).hist,
+        lib.histogram(lib.tensor(ON_EDGES), 3).bin_edges,
+    ),
+    "bincount": lambda lib: lib.bincount(lib.tensor([1, 3, 1])),
+    "bincount minlength": lambda lib: lib.tensor([1, 3, 1]).bincount(minlength=6),
+    "bincount float32 weights": lambda lib: lib.bincount(
+        lib.tensor([1, 3, 1]), weights=lib.tensor([0.5, 1.0, 2.0])
+    ),
+    "bincount int weights give float64": lambda lib: lib.bincount(
+        lib.tensor([1, 3, 1]), lib.tensor([1, 1, 2])
+    ),
+    "bincount int32": lambda lib: lib.bincount(lib.tensor([0, 2], dtype=lib.int32)),
+    "bincount empty": lambda lib: lib.bincount(lib.tensor([], dtype=lib.int64)),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", COUNTING_CALLS)
+def test_counting_as_in_pytorch(name, torch):
+    check_values(COUNTING_CALLS, name, torch, exact=True)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histograms_of_random_data_equal_pytorch_bit_for_bit(dtype, torch):
+    # a value's bin and the bin edges use PyTorch's float arithmetic: no count may differ
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        data = (
+            rng.standard_normal(int(rng.integers(1, 300))) * 10.0 ** rng.integers(-3, 4)
+        ).astype(dtype)
+        if trial % 2:
+            data = np.round(data * 4) / 4  # many values exactly on edges
+        bins = int(rng.integers(1, 80))
+        for low, high in [(0, 0), (-1.3, 2.7)]:
+            ours, theirs = (
+                ag.histc(ag.tensor(data), bins, low, high),
+                torch.histc(torch.tensor(data), bins, low, high),
+            )
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        ours, theirs = (
+            ag.histogram(ag.tensor(data), bins),
+            torch.histogram(torch.tensor(data), bins),
+        )
+        np.testing.assert_array_equal(ours.bin_edges.numpy(), theirs.bin_edges.numpy())
+        np.testing.assert_array_equal(ours.hist.numpy(), theirs.hist.numpy())
+
+
+@pytest.mark.oracle
+def test_histogram_density_as_in_pytorch(torch):
+    data, weights = [1.0, 2.0, 5.0, 2.5, 0.5], [1.0, 2.0, 3.0, 0.5, 1.5]
+    ours = ag.histogram(ag.tensor(data), 4, weight=ag.tensor(weights), density=True)
+    theirs = torch.histogram(torch.tensor(data), 4, weight=torch.tensor(weights), density=True)
+    # PyTorch divides by a total it sums in its own order: equal to rounding, not bit for bit
+    np.testing.assert_allclose(ours.hist.numpy(), theirs.hist.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(ours.bin_edges.numpy(), theirs.bin_edges.numpy())
+
+
+def test_histogram_prints_like_pytorchs_named_tuple():
+    result = ag.histogram(ag.tensor([1.0, 2.0]), 2)
+    assert repr(result).startswith("autograd_lab.return_types.histogram(\nhist=tensor([1., 1.])")
+    hist, bin_edges = result
+    assert hist is result.hist and bin_edges is result.bin_edges
+
+
+def test_counts_record_no_gradient_as_in_pytorch(lib):
+    x = lib.tensor([1.0, 2.0, 5.0], requires_grad=True)
+    assert not lib.histc(x, 3).requires_grad  # histc: a plain tensor
+    hist, edges = lib.histogram(x, 3)  # histogram: a node that refuses to go backward
+    assert hist.requires_grad and type(hist.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for"):
+        hist.sum().backward()
+    counted = lib.bincount(lib.tensor([0, 2, 2]), weights=x)
+    assert type(counted.grad_fn).__name__ == "NotImplemented"
+
+
+COUNTING_ERRORS = {  # call -> (PyTorch's error class, words our message must contain)
+    "histc of ints": (lambda lib: lib.histc(lib.tensor([1, 2]), 3), NotImplementedError, "float"),
+    "histc bins=0": (lambda lib: lib.histc(lib.ones(2), bins=0), RuntimeError, "bins must be > 0"),
+    "histc nan range": (
+        lambda lib: lib.histc(lib.tensor([1.0, float("nan")]), 3),
+        RuntimeError,
+        "not finite",
+    ),  # fmt: skip
+    "histc inf range": (
+        lambda lib: lib.histc(lib.tensor([1.0, float("inf")]), 3),
+        RuntimeError,
+        "not finite",
+    ),  # fmt: skip
+    "histc min > max": (
+        lambda lib: lib.histc(lib.ones(2), 3, min=3, max=1),
+        RuntimeError,
+        "max must be larger than min",
+    ),  # fmt: skip
+    "histogram of ints": (
+        lambda lib: lib.histogram(lib.tensor([1, 2]), 3),
+        NotImplementedError,
+        "float",
+    ),  # fmt: skip
+    "bincount of negatives": (
+        lambda lib: lib.bincount(lib.tensor([-1, 3])),
+        RuntimeError,
+        "non-negative",
+    ),  # fmt: skip
+    "bincount of 2-D": (lambda lib: lib.bincount(lib.tensor([[1, 3]])), RuntimeError, "1-d"),
+    "bincount of floats": (
+        lambda lib: lib.bincount(lib.tensor([1.0])),
+        NotImplementedError,
+        "x.long()",
+    ),  # fmt: skip
+    "bincount of bools": (
+        lambda lib: lib.bincount(lib.tensor([True])),
+        NotImplementedError,
+        "bool",
+    ),  # fmt: skip
+    "bincount weights length": (
+        lambda lib: lib.bincount(lib.tensor([1, 3]), lib.tensor([1.0])),
+        RuntimeError,
+        "same length",
+    ),  # fmt: skip
+    "bincount minlength < 0": (
+        lambda lib: lib.bincount(lib.tensor([1]), minlength=-1),
+        RuntimeError,
+        "minlength",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", COUNTING_ERRORS)
+def test_counting_errors_as_in_pytorch(name, lib):
+    call, error, words = COUNTING_ERRORS[name]
+    with pytest.raises(error) as raised:
+        call(lib)
+    if lib is ag:
+        assert words in str(raised.value)
+
+
+@pytest.mark.skipif(not ag.cuda.is_available(), reason="CUDA is not available")
+def test_counting_on_cuda_is_refused_by_name():
+    x = ag.tensor([1.0, 2.0]).to("cuda")
+    for call, name in [(lambda: x.histc(2), "histc"), (lambda: ag.histogram(x, 2), "histogram"),
+                       (lambda: ag.bincount(x.long()), "bincount")]:  # fmt: skip
+        with pytest.raises(NotImplementedError, match=f"{name} of a CUDA tensor.*x.cpu"):
+            call()

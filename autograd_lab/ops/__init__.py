@@ -6,6 +6,7 @@
     scan.py         cumsum, cumprod (running totals along one dimension)
     rounding.py     ceil, floor, round, trunc, frac, rsqrt
     norms.py        norm, and the vector norm behind autograd_lab.linalg
+    counting.py     histc, histogram, bincount (not differentiable)
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
@@ -20,6 +21,7 @@ Tensor methods, the fusion compiler's rules, the viewer's derivative texts, and 
 
 from . import (  # noqa: F401 - the records
     compound,
+    counting,
     elementwise,
     linalg,
     loss,
