@@ -15,14 +15,25 @@ SVD), which autograd_lab does not compute: they raise NotImplementedError saying
 
 import math
 
-from .ops.norms import _needs_svd, vector_norm
+from .ops.norms import _needs_svd
+from .ops.norms import vector_norm as _vector_norm
+from .ops.out import write_into
 
 __all__ = ["matrix_norm", "norm", "vector_norm"]
 
 
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The ord-norm of the entries over `dim` (all by default): 2, 1, inf, -inf, 0 (a count), or
+    any other number p: (sum |x_i|^p)^(1/p)."""
+    if out is not None:
+        return write_into(out, vector_norm(x, ord, dim, keepdim, dtype=dtype), "linalg.vector_norm")
+    return _vector_norm(x, ord, dim, keepdim, dtype=dtype)
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ord-norm of the matrices of A (its last two dims, or `dim`): 'fro', 1, -1, inf, -inf."""
-    _no_out(out, "matrix_norm")
+    if out is not None:
+        return write_into(out, matrix_norm(A, ord, dim, keepdim, dtype=dtype), "linalg.matrix_norm")
     if A.ndim < 2:
         raise RuntimeError(
             f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions, got "
@@ -57,7 +68,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     ord=None: the 2-norm of all entries (dim=None) or over `dim` ('fro' for two dims). A string
     ord, or a `dim` of two dims, asks for a matrix norm; one dim, a vector norm. With an `ord`
     but no `dim`, A must be 1-D (a vector norm) or 2-D (a matrix norm)."""
-    _no_out(out, "norm")
+    if out is not None:
+        return write_into(out, norm(A, ord, dim, keepdim, dtype=dtype), "linalg.norm")
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) not in (1, 2):
@@ -78,11 +90,3 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
             raise RuntimeError(f"linalg.norm: a matrix norm ord={ord!r} needs two dims, got {dim}")
         return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
-
-
-def _no_out(out, name):
-    if out is not None:
-        raise NotImplementedError(
-            f"linalg.{name}(out=...) is not supported by autograd_lab. Fix: assign the result, "
-            f"y = torch.linalg.{name}(...)"
-        )

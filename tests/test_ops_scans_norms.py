@@ -576,3 +576,80 @@ def test_counting_on_cuda_is_refused_by_name():
                        (lambda: ag.bincount(x.long()), "bincount")]:  # fmt: skip
         with pytest.raises(NotImplementedError, match=f"{name} of a CUDA tensor.*x.cpu"):
             call()
+
+
+# ---- out= ------------------------------------------------------------------------------------------
+
+OUT_CALLS = {  # (call(lib, out), the out tensor's maker)
+    "cumsum": (
+        lambda lib, o: lib.cumsum(lib.tensor([1.0, 2.0, 3.0]), 0, out=o),
+        lambda lib: lib.empty(3),
+    ),
+    "cumprod": (
+        lambda lib, o: lib.cumprod(lib.tensor([1, 2, 3]), 0, out=o),
+        lambda lib: lib.empty(3, dtype=lib.int64),
+    ),  # fmt: skip
+    "round decimals": (
+        lambda lib, o: lib.round(lib.tensor([1.25, 2.5]), decimals=1, out=o),
+        lambda lib: lib.empty(2),
+    ),  # fmt: skip
+    "a record's function: ceil": (
+        lambda lib, o: lib.ceil(lib.tensor([1.5, -0.5]), out=o),
+        lambda lib: lib.empty(2),
+    ),  # fmt: skip
+    "amax": (
+        lambda lib, o: lib.amax(lib.tensor([[1.0, 5.0], [3.0, 2.0]]), 1, out=o),
+        lambda lib: lib.empty(2),
+    ),  # fmt: skip
+    "norm": (lambda lib, o: lib.norm(lib.tensor([3.0, 4.0]), out=o), lambda lib: lib.empty(())),
+    "linalg.vector_norm": (
+        lambda lib, o: lib.linalg.vector_norm(lib.ones(2, 2), 1, 0, out=o),
+        lambda lib: lib.empty(2),
+    ),  # fmt: skip
+    "linalg.matrix_norm": (
+        lambda lib, o: lib.linalg.matrix_norm(lib.ones(2, 2), 1, out=o),
+        lambda lib: lib.empty(()),
+    ),  # fmt: skip
+    "linalg.norm": (
+        lambda lib, o: lib.linalg.norm(lib.ones(2, 2), out=o),
+        lambda lib: lib.empty(()),
+    ),
+    "histc": (
+        lambda lib, o: lib.histc(lib.tensor([1.0, 2.0, 2.0]), 2, out=o),
+        lambda lib: lib.empty(2),
+    ),  # fmt: skip
+    "an empty out is resized": (
+        lambda lib, o: lib.cumsum(lib.ones(2, 2), 1, out=o),
+        lambda lib: lib.empty(0),
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", OUT_CALLS)
+def test_out_as_in_pytorch(name, torch):
+    call, make = OUT_CALLS[name]
+    ours, theirs = make(ag), make(torch)
+    got, expected = call(ag, ours), call(torch, theirs)
+    assert got is ours and expected is theirs
+    assert_same(ours, theirs)
+
+
+def test_out_with_a_gradient_is_refused(lib):
+    x = lib.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        lib.cumsum(x, 0, out=lib.empty(3))
+    with lib.no_grad():  # nothing is recorded: allowed
+        assert lib.cumsum(x, 0, out=lib.empty(3)).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_out_of_another_dtype_is_refused(lib):
+    with pytest.raises(RuntimeError, match="Found dtype"):
+        lib.ceil(lib.tensor([1.5]), out=lib.empty(1, dtype=lib.float64))
+
+
+def test_out_of_another_shape_is_resized_with_pytorchs_warning(lib):
+    out = lib.empty(2)
+    with pytest.warns(UserWarning, match="resized"):
+        lib.cumsum(lib.ones(3), 0, out=out)
+    assert tuple(out.shape) == (3,) and out.tolist() == [1.0, 2.0, 3.0]

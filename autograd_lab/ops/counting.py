@@ -90,7 +90,7 @@ def _bins_of(values, low, high, bins):
     return position, inside
 
 
-@public("histc", method=True)
+@public("histc", method=True, out=True)
 def histc(input, bins=100, min=0, max=0):
     """Counts of the values in `bins` equal bins between min and max (min = max: the data's own
     smallest and largest value). Values outside [min, max] are not counted."""

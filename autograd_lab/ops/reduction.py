@@ -438,13 +438,13 @@ def min(input, dim=None, keepdim=False, *, other=None):
     return _max_or_min(input, dim, keepdim, other, MinAll, MinDim, Minimum.apply)
 
 
-@public("amax", method=True)
+@public("amax", method=True, out=True)
 def amax(input, dim=(), keepdim=False):
     """The largest value over `dim` (an int or a tuple; all dims by default), without indices."""
     return Amax.apply(input, dim=dim, keepdim=keepdim)
 
 
-@public("amin", method=True)
+@public("amin", method=True, out=True)
 def amin(input, dim=(), keepdim=False):
     """The smallest value over `dim` (an int or a tuple; all dims by default), without indices."""
     return Amin.apply(input, dim=dim, keepdim=keepdim)

@@ -190,7 +190,7 @@ class Rsqrt(Op):
         return grad * result * result * result * -0.5
 
 
-@public("round", method=True, inplace=True)
+@public("round", method=True, inplace=True, out=True)
 def round(input, *, decimals=0):
     """The nearest whole number (halves to even), or with `decimals=d` to d decimal places."""
     if decimals == 0:

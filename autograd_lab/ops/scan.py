@@ -112,13 +112,13 @@ def _numpy_dtype(dtype):
     return None if dtype is None else to_dtype(dtype).numpy
 
 
-@public("cumsum", method=True, inplace=True)
+@public("cumsum", method=True, inplace=True, out=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sums along `dim`: cumsum([1, 2, 3], 0) = [1, 3, 6]. Integers and bools give int64."""
     return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
 
 
-@public("cumprod", method=True, inplace=True)
+@public("cumprod", method=True, inplace=True, out=True)
 def cumprod(input, dim, *, dtype=None):
     """Running products along `dim`: cumprod([1, 2, 3], 0) = [1, 2, 6]."""
     return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
