@@ -653,3 +653,57 @@ def test_out_of_another_shape_is_resized_with_pytorchs_warning(lib):
     with pytest.warns(UserWarning, match="resized"):
         lib.cumsum(lib.ones(3), 0, out=out)
     assert tuple(out.shape) == (3,) and out.tolist() == [1.0, 2.0, 3.0]
+
+
+# ---- isinf, isposinf, isneginf, nan_to_num, count_nonzero, diff ------------------------------------
+
+SPECIAL = [1.0, INF, -INF, float("nan"), 0.0, -2.5]
+EXTRA_CALLS = {
+    "isinf": lambda lib: lib.isinf(lib.tensor(SPECIAL)),
+    "isposinf": lambda lib: lib.tensor(SPECIAL).isposinf(),
+    "isneginf": lambda lib: lib.isneginf(lib.tensor(SPECIAL, dtype=lib.float64)),
+    "isinf of ints": lambda lib: lib.isinf(lib.tensor([1, 2])),
+    "nan_to_num": lambda lib: lib.nan_to_num(lib.tensor(SPECIAL)),
+    "nan_to_num float64": lambda lib: lib.tensor(SPECIAL, dtype=lib.float64).nan_to_num(),
+    "nan_to_num given": lambda lib: lib.nan_to_num(
+        lib.tensor(SPECIAL), nan=2.0, posinf=1.0, neginf=-1.0
+    ),  # fmt: skip
+    "nan_to_num_": lambda lib: lib.tensor(SPECIAL).nan_to_num_(posinf=9.0),
+    "nan_to_num of ints": lambda lib: lib.nan_to_num(lib.tensor([1, 2])),
+    "count_nonzero": lambda lib: lib.count_nonzero(lib.tensor([[0, 1], [2, 0.5]])),
+    "count_nonzero dim": lambda lib: lib.tensor([[0, 1], [2, 0.5]]).count_nonzero(dim=0),
+    "count_nonzero dims": lambda lib: lib.count_nonzero(lib.tensor([[0, 1], [2, 0]]), (0, 1)),
+    "diff": lambda lib: lib.diff(lib.tensor([[1.0, 4.0, 9.0], [2.0, 3.0, 7.0]])),
+    "diff n=2": lambda lib: lib.tensor([[1.0, 4.0, 9.0], [2.0, 3.0, 7.0]]).diff(n=2, dim=1),
+    "diff prepend append": lambda lib: lib.diff(
+        lib.tensor([[1, 4, 9]]), dim=-1, prepend=lib.tensor([[0]]), append=lib.tensor([[10, 20]])
+    ),
+    "diff of bools": lambda lib: lib.diff(lib.tensor([True, False, False])),
+    "diff too many times": lambda lib: lib.diff(lib.tensor([1.0, 2.0]), n=5),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", EXTRA_CALLS)
+def test_extras_as_in_pytorch(name, torch):
+    check_values(EXTRA_CALLS, name, torch, exact=True)
+
+
+EXTRA_GRADIENT_CALLS = {
+    "nan_to_num": lambda lib, x: lib.nan_to_num(x / (x - 1.5), posinf=3.0),  # x = 1.5: inf
+    "diff": lambda lib, x: x.diff(dim=0),
+    "diff n=2 prepend": lambda lib, x: lib.diff(x, 2, prepend=x[:, :1] * 3),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", EXTRA_GRADIENT_CALLS)
+def test_extra_gradients_as_in_pytorch(name, torch):
+    check_gradients(EXTRA_GRADIENT_CALLS, name, torch, [[1.5, -2.0, 0.5], [3.0, 1.5, -1.0]])
+
+
+def test_diff_errors(lib):
+    with pytest.raises(RuntimeError, match="at least one-dimensional"):
+        lib.diff(lib.tensor(1.0))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        lib.diff(lib.ones(3), n=-1)

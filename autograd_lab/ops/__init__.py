@@ -3,10 +3,11 @@
     elementwise.py  arithmetic, math functions, comparisons
     compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
-    scan.py         cumsum, cumprod (running totals along one dimension)
+    scan.py         cumsum, cumprod (running totals along one dimension), diff
+    nonfinite.py    isinf, isposinf, isneginf, nan_to_num
     rounding.py     ceil, floor, round, trunc, frac, rsqrt
     norms.py        norm, and the vector norm behind autograd_lab.linalg
-    counting.py     histc, histogram, bincount (not differentiable)
+    counting.py     histc, histogram, bincount, count_nonzero (not differentiable)
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
@@ -26,6 +27,7 @@ from . import (  # noqa: F401 - the records
     linalg,
     loss,
     nn,
+    nonfinite,
     norms,
     reduction,
     rounding,

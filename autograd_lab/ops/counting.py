@@ -1,4 +1,4 @@
-"""Counting: histograms (histc, histogram) and bincount.
+"""Counting: histograms (histc, histogram), bincount and count_nonzero.
 
 A histogram splits a range [min, max] into equal bins and counts the values falling in each; the
 last bin includes max itself. Counts have no useful derivative (a count jumps, or stays put, when
@@ -21,6 +21,7 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .reduction import _dims
 from .registry import public
 
 
@@ -236,3 +237,10 @@ def bincount(input, weights=None, minlength=0):
     np.add.at(totals, data, weights._data.astype(dtype))
     (result,) = _not_differentiable("bincount", (weights,), (_make(totals),))
     return result
+
+
+@public("count_nonzero", method=True)
+def count_nonzero(input, dim=None):
+    """How many elements are not zero, over `dim` (an int or a tuple; all dims by default)."""
+    dims = _dims(dim, input._data.ndim)
+    return _make(np.sum(input._data != 0, axis=dims, dtype=np.int64))

@@ -11,13 +11,14 @@ the outputs i, i+1, ..., the end: a running total taken from the *other* end.
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
 from ..types import to_dtype
 from .elementwise import where
 from .reduction import _dims
 from .registry import public
+from .shape import cat
 
 
 def _axis(dim, ndim):
@@ -122,3 +123,31 @@ def cumsum(input, dim, *, dtype=None):
 def cumprod(input, dim, *, dtype=None):
     """Running products along `dim`: cumprod([1, 2, 3], 0) = [1, 2, 6]."""
     return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
+
+
+# ---- diff: the step from each element to the next, what cumsum adds up again -------------------
+
+
+@public("diff", method=True, out=True)
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """Differences of neighbours along `dim`, n times: diff([1, 4, 9]) = [3, 5]. `prepend` and
+    `append` are joined on first (cumsum undoes diff when prepend is the first value's zero)."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            "diff expects input to be at least one-dimensional: a single number has no "
+            "neighbours. Fix: x.reshape(1) or x.unsqueeze(0)"
+        )
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    axis = _axis(dim, input.ndim)
+    pieces = [t for t in (prepend, input, append) if t is not None]
+    values = input if len(pieces) == 1 else cat(pieces, dim=axis)
+    if n == 0:
+        return values.clone()
+    for _ in range(n):  # built from differentiable ops: the gradient comes for free
+        length = values.shape[axis]
+        if length == 0:
+            break
+        later, earlier = values.narrow(axis, 1, length - 1), values.narrow(axis, 0, length - 1)
+        values = later != earlier if values.dtype == types.bool_ else later - earlier
+    return values

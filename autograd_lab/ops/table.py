@@ -122,6 +122,8 @@ OPS = from_records() + [
         "RoundBackward1", second_order=False),
     _op("round_negative_decimals", lambda lib, a: (a * 100).round(decimals=-1), "elementwise",
         "RoundBackward1", second_order=False),
+    _op("nan_to_num", lambda lib, a: lib.nan_to_num(a, nan=1.0), "elementwise",
+        "NanToNumBackward0", second_order=False),
     # ---- reductions -----------------------------------------------------------------------------
     _op("sum", lambda lib, a: a.sum(), "reduction", "SumBackward0"),
     _op("sum_dim", lambda lib, a: a.sum(0), "reduction", "SumBackward1", shapes="nonempty"),
@@ -150,6 +152,9 @@ OPS = from_records() + [
         shapes="nonempty"),
     _op("softmax", lambda lib, a: a.softmax(-1), "reduction", "SoftmaxBackward0",
         shapes="nonempty"),
+    _op("diff", lambda lib, a: lib.diff(a), "reduction", "SubBackward0", shapes="nonempty"),
+    _op("diff_twice_dim0_prepend", lambda lib, a: a.diff(n=2, dim=0, prepend=a[:1] * 2),
+        "reduction", "SubBackward0", shapes=(((3, 2),), ((2,),))),
     # ---- scans (ops/scan.py): dim is required, so each needs a line -----------------------------
     _op("cumsum", lambda lib, a: a.cumsum(-1), "reduction", "CumsumBackward0"),
     _op("cumsum_dim0_dtype", lambda lib, a: lib.cumsum(a, dim=0, dtype=lib.float64), "reduction",
