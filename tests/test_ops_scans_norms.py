@@ -707,3 +707,35 @@ def test_diff_errors(lib):
         lib.diff(lib.tensor(1.0))
     with pytest.raises(RuntimeError, match="non-negative"):
         lib.diff(lib.ones(3), n=-1)
+
+
+# ---- var_mean, std_mean ------------------------------------------------------------------------------
+
+TWO_STATISTICS = {
+    "std_mean": lambda lib, x: lib.std_mean(x),
+    "var_mean dim keepdim": lambda lib, x: lib.var_mean(x, 1, keepdim=True),
+    "var_mean correction=0": lambda lib, x: lib.var_mean(x, dim=0, correction=0),
+    "std_mean unbiased=False": lambda lib, x: lib.std_mean(x, unbiased=False),
+    "std_mean of equal values": lambda lib, x: lib.std_mean(x * 0 + 1, 1),
+    "var_mean two dims": lambda lib, x: lib.var_mean(x, (0, 1)),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", TWO_STATISTICS)
+def test_two_statistics_and_both_gradients_as_in_pytorch(name, torch):
+    data = [[1.0, 4.0, 9.0], [2.0, 3.0, 7.0]]
+    x = ag.tensor(data, dtype=ag.float64, requires_grad=True)
+    t = torch.tensor(data, dtype=torch.float64, requires_grad=True)
+    ours, theirs = TWO_STATISTICS[name](ag, x), TWO_STATISTICS[name](torch, t)
+    for mine, expected in zip(ours, theirs, strict=True):
+        assert_same(mine, expected)
+        assert mine.grad_fn.name() == type(expected.grad_fn).__name__
+    # a gradient for both outputs: backward adds what each contributes
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(tuple(theirs[0].shape)) for _ in range(2)]
+    sum(((o * ag.tensor(w)).sum() for o, w in zip(ours, weights)), ag.tensor(0.0)).backward()
+    sum(
+        ((o * torch.tensor(w)).sum() for o, w in zip(theirs, weights)), torch.tensor(0.0)
+    ).backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10)

@@ -8,6 +8,7 @@
     rounding.py     ceil, floor, round, trunc, frac, rsqrt
     norms.py        norm, and the vector norm behind autograd_lab.linalg
     counting.py     histc, histogram, bincount, count_nonzero (not differentiable)
+    statistics.py   var_mean, std_mean (two results, one node)
     shape.py        reshape, transpose, cat, split, indexing, ...
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
@@ -33,6 +34,7 @@ from . import (  # noqa: F401 - the records
     rounding,
     scan,
     shape,
+    statistics,
 )
 from .registry import functions as _functions
 
