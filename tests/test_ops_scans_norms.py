@@ -739,3 +739,69 @@ def test_two_statistics_and_both_gradients_as_in_pytorch(name, torch):
         ((o * torch.tensor(w)).sum() for o, w in zip(theirs, weights)), torch.tensor(0.0)
     ).backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10)
+
+
+# ---- median ------------------------------------------------------------------------------------------
+
+NAN = float("nan")
+MEDIAN_DATA = {
+    "nan, ties, all equal": ([[1.0, NAN, 3.0, NAN], [4.0, 2.0, 2.0, 1.0], [2.0, 2.0, 2.0, 2.0]], 1),
+    "odd count with ties": ([[5.0, 1.0, 3.0, 3.0, 3.0]], 1),
+    "even count: the lower middle": ([3.0, 1.0, 3.0, 2.0], 0),
+    "keepdim over dim 0": ([[1.0, 2.0], [3.0, 4.0]], 0),
+    "ints": ([[1, 3, 2]], -1),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", MEDIAN_DATA)
+def test_median_values_and_indices_as_in_pytorch(name, torch):
+    data, dim = MEDIAN_DATA[name]
+    for keepdim in (False, True):
+        ours, theirs = ag.tensor(data).median(dim, keepdim), torch.tensor(data).median(dim, keepdim)
+        assert_same(ours.values, theirs.values, exact=True)
+        assert_same(ours.indices, theirs.indices, exact=True)
+    assert_same(ag.median(ag.tensor(data)), torch.median(torch.tensor(data)), exact=True)
+
+
+MEDIAN_GRADIENTS = {
+    "median(): ties share": lambda lib, x: (x * lib.tensor([[1.0, 0, 1], [1, 0, 1]])).median(),
+    "median(dim)": lambda lib, x: x.median(1).values,
+    "median(dim, keepdim)": lambda lib, x: lib.median(x, dim=0, keepdim=True).values,
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", MEDIAN_GRADIENTS)
+def test_median_gradients_as_in_pytorch(name, torch):
+    check_gradients(MEDIAN_GRADIENTS, name, torch, [[3.0, 1.0, 2.0], [0.5, 5.0, 4.0]])
+
+
+MEDIAN_EDGES = {
+    "0-d": lambda lib: tuple(lib.tensor(3.0).median(0)),
+    "empty rows": lambda lib: tuple(lib.ones(0, 2).median(1)),
+    "median() of nothing is nan": lambda lib: lib.tensor([]).median(),
+    "nan median shares among the nans": lambda lib: lib.tensor([1.0, NAN, 2.0]).median(),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", MEDIAN_EDGES)
+def test_median_edge_cases_as_in_pytorch(name, torch):
+    check_values(MEDIAN_EDGES, name, torch, exact=True)
+
+
+def test_median_over_an_empty_dim_is_an_index_error(lib):
+    with pytest.raises(IndexError, match="non-zero size"):
+        lib.ones(2, 0).median(1)
+
+
+def test_median_prints_like_pytorchs_named_tuple():
+    assert repr(ag.tensor([1, 3, 2]).median(0)).startswith("autograd_lab.return_types.median(")
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_median_gradcheck(dim):
+    x = ag.tensor([[3.0, 1.0, 2.0], [0.5, 5.0, 4.0]], dtype=ag.float64, requires_grad=True)
+    fn = (lambda t: t.median()) if dim is None else (lambda t: t.median(dim).values)
+    assert gradcheck(fn, (x,))
