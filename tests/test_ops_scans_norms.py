@@ -805,3 +805,29 @@ def test_median_gradcheck(dim):
     x = ag.tensor([[3.0, 1.0, 2.0], [0.5, 5.0, 4.0]], dtype=ag.float64, requires_grad=True)
     fn = (lambda t: t.median()) if dim is None else (lambda t: t.median(dim).values)
     assert gradcheck(fn, (x,))
+
+
+# ---- logcumsumexp -------------------------------------------------------------------------------------
+
+LOGCUMSUMEXP_CALLS = {
+    "dim 1": lambda lib, x: x.logcumsumexp(1),
+    "dim 0": lambda lib, x: lib.logcumsumexp(x, dim=0),
+    "far apart: no overflow": lambda lib, x: (x * 400).logcumsumexp(-1),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", LOGCUMSUMEXP_CALLS)
+def test_logcumsumexp_and_its_gradient_as_in_pytorch(name, torch):
+    check_gradients(LOGCUMSUMEXP_CALLS, name, torch, [[1.5, -2.0, 0.5], [3.0, 0.25, -1.0]])
+
+
+def test_logcumsumexp_gradcheck():
+    x = ag.tensor([[1.5, -2.0, 0.5], [3.0, 0.25, -1.0]], dtype=ag.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.logcumsumexp(1), (x,))
+    assert gradgradcheck(lambda t: t.logcumsumexp(0), (x,))
+
+
+def test_logcumsumexp_of_ints_is_refused(lib):
+    with pytest.raises(RuntimeError):
+        lib.tensor([1, 2]).logcumsumexp(0)

@@ -1,4 +1,4 @@
-"""Scans: running totals along one dimension, cumsum and cumprod.
+"""Scans: running totals along one dimension: cumsum, cumprod, logcumsumexp (and diff).
 
 A scan keeps every partial result of a reduction: cumsum([1, 2, 3]) = [1, 3, 6]. Element j of the
 output depends on the inputs 0..j, so the gradient of input i collects the upstream gradients of
@@ -48,10 +48,14 @@ def _reversed_cumsum(grad, axis):
     lose the small values next to a large total (in float32, 1e10 + 1 - 1e10 is 0)."""
     if grad.ndim == 0:
         return grad
-    n = grad.shape[axis]
-    backwards = _make(storage.new(np.arange, n - 1, -1, -1, device=grad.device))
-    index = (slice(None),) * axis + (backwards,)  # grad[:, ..., [n-1, ..., 1, 0]]
-    return grad[index].cumsum(axis)[index]
+    return _flip(_flip(grad, axis).cumsum(axis), axis)
+
+
+def _flip(t, axis):
+    """t in reverse order along `axis` (indexing with [n-1, ..., 1, 0]: differentiable)."""
+    n = t.shape[axis]
+    backwards = _make(storage.new(np.arange, n - 1, -1, -1, device=t.device))
+    return t[(slice(None),) * axis + (backwards,)]
 
 
 class Cumsum(Op):
@@ -107,6 +111,56 @@ def _gradient_with_zeros(x, grad, axis):
     without_i = where(diagonal, 1.0, line.unsqueeze(-2)).cumprod(-1)  # [..., i, j]
     total = where(later, without_i * grad.unsqueeze(-2), 0.0).sum(-1)
     return total.transpose(axis, last) if axis != last else total
+
+
+class Logcumsumexp(Op):
+    """log(exp(x_0) + ... + exp(x_j)) for every j: a running logsumexp (a softer running max)."""
+
+    node_name = "LogcumsumexpBackward0"
+    derivative = "d y_j/dx_i = exp(x_i - y_j) for j >= i: softmax weights of the running sums"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        if storage.device_of(input._data).type != "cpu":
+            raise NotImplementedError(
+                "logcumsumexp of a CUDA tensor is not supported by autograd_lab's CUDA backend. "
+                "Fix: x.cpu().logcumsumexp(dim), and move the result back with .cuda()"
+            )
+        data = input._data
+        if data.dtype.kind != "f":
+            raise RuntimeError(
+                f"logcumsumexp needs a floating-point tensor, got {input.dtype}. Fix: x.float()"
+            )
+        ctx.axis = _axis(dim, data.ndim)
+        # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
+        result = _make(data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis))
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        if x.ndim == 0:
+            return grad
+        # dx_i = sum over j >= i of grad_j exp(x_i - y_j). Summed as exponentials of logs, the
+        # positive and the negative gradients apart (a log needs a positive number), so that no
+        # exp overflows: exp(x_i + log sum_j exp(log|grad_j| - y_j)), with the running logsumexp
+        # taken from the end.
+        lowest = float(np.finfo(x._data.dtype).min)  # log(0), without the -inf
+        size = where(grad == 0, 1.0, grad.abs()).log()
+
+        def part(mask):
+            logs = where(mask, size, lowest) - result
+            return (_flip(_flip(logs, ctx.axis).logcumsumexp(ctx.axis), ctx.axis) + x).exp()
+
+        return part(grad > 0) - part(grad < 0)
+
+
+@public("logcumsumexp", method=True, out=True)
+def logcumsumexp(input, dim):
+    """Running logsumexp along `dim`: log(exp(x_0) + ... + exp(x_j)), computed without overflow."""
+    return Logcumsumexp.apply(input, dim=dim)
 
 
 def _numpy_dtype(dtype):
