@@ -374,6 +374,11 @@ NORM_ERRORS = {  # call -> (PyTorch's error class, words our message must contai
         RuntimeError,
         "1D or 2D",
     ),  # fmt: skip
+    "norm 'fro' over three dims": (
+        lambda lib: lib.norm(lib.ones(2, 3, 4), "fro", (0, 1, 2)),
+        RuntimeError,
+        "2-tuple",
+    ),  # fmt: skip
     "norm p='abc'": (lambda lib: lib.norm(lib.ones(2, 3), p="abc"), RuntimeError, "not supported"),
     "amax of an empty tensor": (lambda lib: lib.ones(0).amax(), RuntimeError, "dim"),
     "amax over an empty dim": (lambda lib: lib.ones(0, 3).amax(0), IndexError, "size 0"),

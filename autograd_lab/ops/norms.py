@@ -138,6 +138,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if isinstance(dim, int):
         dim = (dim,)
     if p == "fro":
+        if dim is not None and len(dim) > 2:  # PyTorch takes 'fro' as a matrix norm here
+            raise RuntimeError(
+                f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}. Fix: p='fro' takes one "
+                "or two dims; for more, use p=2 (the 2-norm of all the entries)"
+            )
         p = 2
     elif isinstance(p, str):
         if p == "nuc":
