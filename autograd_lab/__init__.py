@@ -8,7 +8,19 @@ gradcheck), `ops/` (every operation as a small Function), `creation.py` (tensor(
 
 import math as _math
 
-from . import autograd, backends, cuda, data, nn, ops, optim, profiler, types, utils  # noqa: F401
+from . import (  # noqa: F401
+    autograd,
+    backends,
+    cuda,
+    data,
+    linalg,
+    nn,
+    ops,
+    optim,
+    profiler,
+    types,
+    utils,
+)
 from ._format import set_printoptions  # noqa: F401 - get_printoptions, printoptions: in _format
 from .as_torch import as_torch  # noqa: F401 - `autograd_lab.as_torch()`: `import torch` gives us
 from .autograd import (  # noqa: F401

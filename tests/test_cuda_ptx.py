@@ -41,7 +41,7 @@ def test_every_kernel_compiles_to_ptx():
     assert report["failed"] == [], "\n".join(report["failed"])
     assert all(count >= 1 for count in report["kernels"].values()), report["kernels"]
     families = {"map exp", "zip add", "where", "reduce add", "argmax", "softmax", "log_softmax",
-                "matmul", "gather", "scatter_add", "nonzero"}  # fmt: skip
+                "matmul", "gather", "scatter_add", "nonzero", "scan add"}  # fmt: skip
     assert families <= set(report["kernels"]), report["kernels"]
     assert report["compiled"] >= 100
 
@@ -55,7 +55,14 @@ def _signatures():
     import numpy as np
     from numba import types
 
-    from autograd_lab.backend.cuda import index_kernels, kernels, launch, matmul, reduce_kernels
+    from autograd_lab.backend.cuda import (
+        index_kernels,
+        kernels,
+        launch,
+        matmul,
+        reduce_kernels,
+        scans,
+    )
 
     def array(dtype):
         return types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
@@ -131,6 +138,11 @@ def _signatures():
                    scalar(dtype))  # fmt: skip
             kernel = reduce_kernels.softmax_kernel(np.dtype(dtype), threads, log)
             yield f"{'log_' * log}softmax {np.dtype(dtype)}", kernel, sig
+
+    for combine in scans.COMBINE:  # rows of a 2-D array: one kept dim
+        for dtype in [f32, f64, np.int64]:
+            sig = (i64, dims(1), array(dtype), i64, dims(1), i64, array(dtype), dims(1), i64, i64)
+            yield f"scan {combine} {np.dtype(dtype)}", scans.scan_kernel(combine), sig
 
     for dtype in [f32, f64, np.int64]:
         kernel = matmul.matmul_kernel(np.dtype(dtype), *launch.GPU_MATMUL)

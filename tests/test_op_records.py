@@ -50,6 +50,8 @@ def _arguments(name):
         return (ag.tensor([2.0, 3.0]), ag.tensor([4.0, 5.0]))
     if name == "lerp":
         return (ag.tensor([2.0, 3.0]), 0.5)
+    if name in ("cumsum", "cumprod"):  # a scan needs its dim
+        return (0,)
     if name in ("scatter", "scatter_add"):
         return (0, ag.tensor([1, 0]), ag.tensor([2.0, 3.0]))
     if name == "masked_fill":

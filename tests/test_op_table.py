@@ -109,7 +109,7 @@ DIFFERENTIABLE_API = (
     "exp log sqrt sin cos tanh sigmoid relu abs neg reciprocal pow clamp maximum minimum where "
     "log1p expm1 sum mean max min prod var std logsumexp softmax log_softmax reshape view "
     "transpose permute squeeze unsqueeze flatten expand broadcast_to cat stack split chunk matmul "
-    "mm bmm dot outer"
+    "mm bmm dot outer cumsum cumprod amax amin norm"
 ).split()
 
 

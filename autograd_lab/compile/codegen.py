@@ -140,6 +140,10 @@ FLOAT64 = {
     "from_order_key": "from_order_key64",
 }
 BUILTINS = {"abs", "min", "max", "int", "float", "float32", "float64"}
+# Python's math.floor/ceil/trunc return an int (numba's too): no nan, no inf, and a float kernel
+# would change type halfway. These come from modules whose versions stay float: kernel_math's
+# (numpy's, which vectorize) on the CPU, the CUDA backend's device functions on a GPU.
+ROUNDING = {"ceil", "floor", "rint", "trunc"}
 
 
 def math_imports(functions, dtype, target):
@@ -149,7 +153,14 @@ def math_imports(functions, dtype, target):
     renames = FAST_FLOAT32 if float32 else FLOAT64
     lines, plain = [], []
     kernel_math = []
-    for name in sorted(set(functions) - BUILTINS):
+    rounding = sorted(set(functions) & ROUNDING)
+    if rounding and target == "cuda":
+        lines.append(
+            f"from autograd_lab.backend.cuda.scalar_functions import {', '.join(rounding)}"
+        )
+    elif rounding:
+        kernel_math += rounding
+    for name in sorted(set(functions) - BUILTINS - ROUNDING):
         found = renames.get(name)
         if found is None:
             plain.append(name)

@@ -3,6 +3,12 @@
     elementwise.py  arithmetic, math functions, comparisons
     compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
+    scan.py         cumsum, cumprod (running totals along one dimension), diff
+    nonfinite.py    isinf, isposinf, isneginf, nan_to_num
+    rounding.py     ceil, floor, round, trunc, frac, rsqrt
+    norms.py        norm, and the vector norm behind autograd_lab.linalg
+    counting.py     histc, histogram, bincount, count_nonzero (not differentiable)
+    statistics.py   var_mean, std_mean (two results, one node)
     shape.py        reshape, transpose, cat, split, indexing, ...
     indexing.py     gather, scatter, index_select, masked_fill: picking by an index tensor
     rearrange.py    tril, flip, roll, repeat, diagonal, trace, meshgrid: elements moved
@@ -26,6 +32,7 @@ from . import (  # noqa: F401 - the records
     activation,
     compound,
     conv,
+    counting,
     elementwise,
     embedding,
     indexing,
@@ -33,13 +40,18 @@ from . import (  # noqa: F401 - the records
     linalg,
     loss,
     nn,
+    nonfinite,
     normalization,
+    norms,
     padding,
     pooling,
     rearrange,
     reduction,
+    rounding,
+    scan,
     shape,
     sorting,
+    statistics,
 )
 from .registry import functions as _functions
 

@@ -214,6 +214,49 @@ class MinAll(MaxAll):
     _reduce = staticmethod(np.min)
 
 
+class Amax(Op):
+    """amax/amin over one or several dims (all by default); ties share the gradient equally."""
+
+    node_name = "AmaxBackward0"
+    derivative = "1 at the maximum (shared at ties), 0 elsewhere"
+    saved_names = ("self", "result")
+    _reduce, _name = staticmethod(np.max), "amax"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        data = x._data
+        ctx.dims, ctx.keepdim = _dims(None if dim == () else dim, data.ndim), keepdim  # () = all
+        name = ctx._fn._name
+        if data.size == 0 and dim in (None, ()):
+            raise RuntimeError(
+                f"{name}() of an empty tensor has no value: a maximum or minimum of no elements is "
+                "undefined. Fix: specify the reduction dim with the 'dim' argument (one that has "
+                "elements), or check for empty input first."
+            )
+        if 0 in [data.shape[d] for d in ctx.dims]:  # (this module's `any` is the tensor op)
+            raise IndexError(
+                f"{name}(): the reduction dim has size 0, and a maximum or minimum of no elements "
+                "is undefined. Fix: reduce over a dimension that has elements."
+            )
+        result = _make(ctx._fn._reduce(data, axis=ctx.dims, keepdims=keepdim))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        shape = x._data.shape
+        hits = x == _unreduce(result, shape, ctx.dims, ctx.keepdim)
+        count = hits.sum(dim=ctx.dims, keepdim=True) if ctx.dims else hits
+        return _unreduce(grad, shape, ctx.dims, ctx.keepdim) * hits / count
+
+
+class Amin(Amax):
+    node_name = "AminBackward0"
+    derivative = "1 at the minimum (shared at ties), 0 elsewhere"
+    _reduce, _name = staticmethod(np.min), "amin"
+
+
 class values_indices(namedtuple("values_indices", ["values", "indices"])):
     """What max(dim=...) returns; it prints as PyTorch's `torch.return_types.max` does."""
 
@@ -395,14 +438,16 @@ def min(input, dim=None, keepdim=False, *, other=None):
     return _max_or_min(input, dim, keepdim, other, MinAll, MinDim, Minimum.apply)
 
 
-@public("amax", method=True)
-def amax(input, dim=None, keepdim=False):
-    return input.max() if dim is None else input.max(dim, keepdim).values
+@public("amax", method=True, out=True)
+def amax(input, dim=(), keepdim=False):
+    """The largest value over `dim` (an int or a tuple; all dims by default), without indices."""
+    return Amax.apply(input, dim=dim, keepdim=keepdim)
 
 
-@public("amin", method=True)
-def amin(input, dim=None, keepdim=False):
-    return input.min() if dim is None else input.min(dim, keepdim).values
+@public("amin", method=True, out=True)
+def amin(input, dim=(), keepdim=False):
+    """The smallest value over `dim` (an int or a tuple; all dims by default), without indices."""
+    return Amin.apply(input, dim=dim, keepdim=keepdim)
 
 
 def _arg(fn, input, dim, keepdim):

@@ -18,18 +18,19 @@ import functools
 import inspect
 
 from ..autograd.function import Op
+from .out import write_into
 
 _public = {}  # name -> (function, is a method?, has an in-place method?), from @public
-_methods_only = (
-    set()
-)  # names of @public(..., function=False): Tensor methods, no autograd_lab.<name>
+# names of @public(..., function=False): Tensor methods with no autograd_lab.<name>
+_methods_only = set()
 _generated = {}  # op class -> the public function made from its record
 
 
-def public(*names, method=False, inplace=False, function=True):
+def public(*names, method=False, inplace=False, out=False, function=True):
     """Make a hand-written function public under `names` (default: its own name), and a Tensor
-    method (`method=True`) with an in-place twin (`inplace=True`). `function=False`: a Tensor
-    method only, where PyTorch has no function of that name (x.repeat(2), no torch.repeat).
+    method (`method=True`) with an in-place twin (`inplace=True`); `out=True`: it also takes
+    PyTorch's `out=` keyword (ops/out.py), as every record's function does. `function=False`: a
+    Tensor method only, where PyTorch has no function of that name (x.repeat(2), no torch.repeat).
 
         @public("mul", "multiply", method=True, inplace=True)
         def mul(input, other): ...
@@ -40,6 +41,8 @@ def public(*names, method=False, inplace=False, function=True):
     def register(function):
         if "dim" in inspect.signature(function).parameters:
             function = _accepting_numpy_names(function)
+        if out:
+            function = _accepting_out(function, (names or (function.__name__,))[0])
         for name in names or (function.__name__,):
             if name in _public or any(name in _names(cls) for cls in op_classes()):
                 raise RuntimeError(f"two ops are both public as {name!r}")
@@ -149,6 +152,19 @@ def _accepting_numpy_names(function):
     return accepting
 
 
+def _accepting_out(function, name):
+    """`function`, also taking `out=`: its result is written into that tensor (ops/out.py)."""
+
+    @functools.wraps(function)
+    def accepting(*args, out=None, **kwargs):
+        result = function(*args, **kwargs)
+        if out is None:
+            return result
+        return write_into(out, result, name)
+
+    return accepting
+
+
 def _function_of(cls, name):
     """The public function of a record: `name(*inputs)` runs `cls.apply(*inputs)`."""
     function = _generated.get((cls, name))
@@ -161,6 +177,10 @@ def _function_of(cls, name):
         if kwargs:  # inputs given by name, tan(input=x): forward's positional arguments (edges)
             kwargs = _with_torch_names(kwargs)
             args += tuple(kwargs.pop(n) for n in inputs[len(args) :] if n in kwargs)
+            if kwargs.get("out") is not None:  # tan(x, out=y): PyTorch's out= (ops/out.py)
+                out = kwargs.pop("out")
+                return write_into(out, cls.apply(*args, **kwargs), name)
+            kwargs.pop("out", None)
         return cls.apply(*args, **kwargs)
 
     function.__name__ = function.__qualname__ = name

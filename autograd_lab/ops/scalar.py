@@ -204,6 +204,10 @@ exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, erf, abs = (
 )
 
 
+# Rounding to the nearest whole number, halves to even (numpy's rint; Python's math has none).
+rint = _function("rint", np.rint)
+
+
 def __getattr__(name):
     """Any other function that Python's math module (what a kernel calls) and numpy (what arrays
     use) both have, by that name: `scalar.sinh`, `scalar.atan`, `scalar.log2`, ..."""

@@ -11,6 +11,7 @@ The files, for a reader:
     kernels.py        elementwise kernels (map, zip, where, fill): start reading here
     scalar_functions.py  what one thread computes for one element (exp, add, maximum, ...)
     reduce_kernels.py sum/max/argmax and softmax: shared-memory trees
+    scans.py          cumsum/cumprod: one thread walks each row
     matmul.py         the tiled matmul kernel and its launcher
     index_kernels.py  gather, scatter(-add), nonzero
     elementwise.py, reductions.py, indexing.py, shapes.py   the host side: numpy's rules
@@ -22,8 +23,8 @@ The modules form layers; each imports only from layers below it (no import circl
     array.py                    CudaArray (numpy's protocols); from_numpy, zeros, ...
     dispatch.py                 which numpy ufunc / function runs which algorithm
     indexing.py                 the algorithms, numpy's rules on the host; each may use
-    matmul.py, reductions.py    those below it (indexing's nonzero sums with reductions,
-    shapes.py                   most of them reshape with shapes, all use elementwise)
+    matmul.py, reductions.py,   those below it (indexing's nonzero sums with reductions,
+    scans.py, shapes.py         most of them reshape with shapes, all use elementwise)
     elementwise.py
     device_array.py             DeviceArray: the data (buffer, shape, strides, dtype), making
                                 arrays (empty, full, arange, from_numpy), copies to the host

@@ -15,7 +15,7 @@ next to a CudaArray is refused, as PyTorch refuses tensors on two devices; Pytho
 
 import numpy as np
 
-from . import elementwise, indexing, matmul, reductions, shapes
+from . import elementwise, indexing, matmul, reductions, scans, shapes
 from .device_array import DeviceArray
 
 _SCALARS = (int, float, bool, np.generic)
@@ -164,6 +164,16 @@ def _argmax(a, axis=None, out=None, keepdims=False):
 @implements(np.argmin)
 def _argmin(a, axis=None, out=None, keepdims=False):
     return _maybe_out(reductions.arg_reduce("argmin", a, axis, keepdims), out)
+
+
+@implements(np.cumsum)
+def _cumsum(a, axis=None, dtype=None, out=None):
+    return scans.scan("add", a, axis, dtype, out)
+
+
+@implements(np.cumprod)
+def _cumprod(a, axis=None, dtype=None, out=None):
+    return scans.scan("multiply", a, axis, dtype, out)
 
 
 def _maybe_out(result, out):

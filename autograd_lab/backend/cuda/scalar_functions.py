@@ -149,6 +149,29 @@ def trunc(x):  # toward zero; nan, inf and floats too big to have a fraction sta
     return math.copysign(x - math.fmod(x, 1.0), x)  # copysign keeps trunc(-0.5) = -0.0
 
 
+# Rounding stays float, as numpy's does (Python's math.floor and math.ceil return an int, which has
+# no nan or inf; the simulator's math raises on them): each is built on trunc above.
+@cuda.jit(device=True)
+def floor(x):
+    whole = trunc(x)
+    return whole - 1 if whole > x else whole  # below zero, trunc went up: one step down
+
+
+@cuda.jit(device=True)
+def ceil(x):
+    whole = trunc(x)
+    return whole + 1 if whole < x else whole  # above zero, trunc went down: one step up
+
+
+@cuda.jit(device=True)
+def rint(x):  # to the nearest whole number, halves to the even one (round(2.5) = 2)
+    below = floor(x)
+    rest = x - below  # nan for nan and inf: neither comparison holds, `below` is the answer
+    if rest > 0.5 or (rest == 0.5 and math.fmod(below, 2.0) != 0):
+        below += 1
+    return math.copysign(below, x)  # rint(-0.4) is -0.0, as in numpy
+
+
 @cuda.jit(device=True)
 def logical_not(x):
     return x == 0

@@ -20,6 +20,9 @@ results below float32's smallest normal number (1.2e-38, from x < -87.34) to 0: 
 numbers in between cost ~100 cycles each on x86 CPUs, and numpy's are lost in any sum anyway.
 Float64 kernels keep `math.exp`/`math.tanh`, exact to rounding.
 
+`ceil`, `floor`, `rint`, `trunc` are numpy's, which stay float (Python's math.floor returns an
+int, which has no nan or inf) and vectorize.
+
 `order_key32/64` turn a float into an integer that sorts the same way, so a row's max can be
 taken with integer instructions, which vectorize (a float max with NaN rules does not).
 """
@@ -122,3 +125,26 @@ def order_key64(x):
 def from_order_key64(k):
     i = k if k >= 0 else np.int64(k ^ np.int64(0x7FFFFFFFFFFFFFFF))
     return np.int64(i).view(np.float64)
+
+
+# ---- rounding that stays float: numpy's, not math's (which returns an int) ----------------------
+
+
+@njit(inline="always", cache=True)
+def ceil(x):
+    return np.ceil(x)
+
+
+@njit(inline="always", cache=True)
+def floor(x):
+    return np.floor(x)
+
+
+@njit(inline="always", cache=True)
+def rint(x):
+    return np.rint(x)
+
+
+@njit(inline="always", cache=True)
+def trunc(x):
+    return np.trunc(x)

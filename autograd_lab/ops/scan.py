@@ -1,0 +1,207 @@
+"""Scans: running totals along one dimension: cumsum, cumprod, logcumsumexp (and diff).
+
+A scan keeps every partial result of a reduction: cumsum([1, 2, 3]) = [1, 3, 6]. Element j of the
+output depends on the inputs 0..j, so the gradient of input i collects the upstream gradients of
+the outputs i, i+1, ..., the end: a running total taken from the *other* end.
+
+    >>> x = autograd_lab.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> x.cumsum(0).sum().backward(); x.grad      # input 0 reaches 3 outputs, input 2 only one
+    tensor([3., 2., 1.])
+"""
+
+import numpy as np
+
+from .. import storage, types
+from ..autograd.function import Op
+from ..tensor import _make
+from ..types import to_dtype
+from .elementwise import where
+from .reduction import _dims
+from .registry import public
+from .shape import cat
+
+
+def _axis(dim, ndim):
+    """The one dimension a scan runs along (a 0-d tensor accepts 0 and -1, as in PyTorch)."""
+    if dim is None or not isinstance(dim, int):
+        raise TypeError(
+            f"a scan runs along one dimension: dim must be an int, got {dim!r}. "
+            "Example: x.cumsum(dim=0)"
+        )
+    return _dims(dim, ndim)[0] if ndim else 0
+
+
+def _scan(numpy_scan, data, axis, dtype):
+    """numpy's cumsum/cumprod of `data` along `axis`, with PyTorch's result dtype: integers and
+    bools are accumulated as int64 (so a count of booleans cannot overflow a small type)."""
+    if dtype is None and data.dtype.kind in "biu":
+        dtype = np.int64
+    if data.ndim == 0:  # one element: the running total is the element itself
+        return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
+    return numpy_scan(data, axis=axis, dtype=dtype)
+
+
+def _reversed_cumsum(grad, axis):
+    """Running totals from the end: out[i] = grad[i] + grad[i+1] + ... + grad[n-1].
+
+    Computed as flip, cumsum, flip back, not as total - cumsum + grad: that subtraction would
+    lose the small values next to a large total (in float32, 1e10 + 1 - 1e10 is 0)."""
+    if grad.ndim == 0:
+        return grad
+    return _flip(_flip(grad, axis).cumsum(axis), axis)
+
+
+def _flip(t, axis):
+    """t in reverse order along `axis` (indexing with [n-1, ..., 1, 0]: differentiable)."""
+    n = t.shape[axis]
+    backwards = _make(storage.new(np.arange, n - 1, -1, -1, device=t.device))
+    return t[(slice(None),) * axis + (backwards,)]
+
+
+class Cumsum(Op):
+    node_name = "CumsumBackward0"
+    derivative = "d cumsum(x)_j/dx_i = 1 for j >= i: the gradient is summed from the end"
+
+    @staticmethod
+    def forward(ctx, input, dim, dtype=None):
+        ctx.axis, ctx.input_dtype = _axis(dim, input._data.ndim), input.dtype
+        return _scan(np.cumsum, input._data, ctx.axis, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # as PyTorch: back in the input's dtype first (dtype=float64 of a float32 input), then sum
+        return _reversed_cumsum(grad.to(ctx.input_dtype), ctx.axis)
+
+
+class Cumprod(Op):
+    node_name = "CumprodBackward0"
+    derivative = "d cumprod(x)_j/dx_i = product of x_0..x_j without x_i, for j >= i"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, input, dim, dtype=None):
+        ctx.axis = _axis(dim, input._data.ndim)
+        result = _make(_scan(np.cumprod, input._data, ctx.axis, dtype))
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        if x.ndim == 0:
+            return grad
+        # Without zeros, d y_j/d x_i = y_j / x_i, so the gradient is a reversed running total of
+        # grad * y, divided by x. A zero would make that 0/0: then take each product explicitly.
+        if not (x._data == 0).any():
+            return _reversed_cumsum(grad * result, ctx.axis) / x
+        return _gradient_with_zeros(x, grad, ctx.axis)
+
+
+def _gradient_with_zeros(x, grad, axis):
+    """The cumprod gradient for inputs that contain zeros, in differentiable ops (so second
+    derivatives are right too): along a line of n elements, row i of an n x n matrix is the line
+    with x_i replaced by 1; its running product at j >= i is d y_j/d x_i (j < i: no dependence)."""
+    last = x.ndim - 1
+    line = x.transpose(axis, last) if axis != last else x
+    grad = grad.transpose(axis, last) if axis != last else grad
+    n = line.shape[-1]
+    positions = _make(storage.new(np.arange, n, device=x.device))
+    diagonal = positions.reshape(n, 1) == positions.reshape(1, n)
+    later = positions.reshape(1, n) >= positions.reshape(n, 1)  # [i, j]: j >= i
+    without_i = where(diagonal, 1.0, line.unsqueeze(-2)).cumprod(-1)  # [..., i, j]
+    total = where(later, without_i * grad.unsqueeze(-2), 0.0).sum(-1)
+    return total.transpose(axis, last) if axis != last else total
+
+
+class Logcumsumexp(Op):
+    """log(exp(x_0) + ... + exp(x_j)) for every j: a running logsumexp (a softer running max)."""
+
+    node_name = "LogcumsumexpBackward0"
+    derivative = "d y_j/dx_i = exp(x_i - y_j) for j >= i: softmax weights of the running sums"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, input, dim):
+        if storage.device_of(input._data).type != "cpu":
+            raise NotImplementedError(
+                "logcumsumexp of a CUDA tensor is not supported by autograd_lab's CUDA backend. "
+                "Fix: x.cpu().logcumsumexp(dim), and move the result back with .cuda()"
+            )
+        data = input._data
+        if data.dtype.kind != "f":
+            raise RuntimeError(
+                f"logcumsumexp needs a floating-point tensor, got {input.dtype}. Fix: x.float()"
+            )
+        ctx.axis = _axis(dim, data.ndim)
+        # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
+        result = _make(data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis))
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        if x.ndim == 0:
+            return grad
+        # dx_i = sum over j >= i of grad_j exp(x_i - y_j). Summed as exponentials of logs, the
+        # positive and the negative gradients apart (a log needs a positive number), so that no
+        # exp overflows: exp(x_i + log sum_j exp(log|grad_j| - y_j)), with the running logsumexp
+        # taken from the end.
+        lowest = float(np.finfo(x._data.dtype).min)  # log(0), without the -inf
+        size = where(grad == 0, 1.0, grad.abs()).log()
+
+        def part(mask):
+            logs = where(mask, size, lowest) - result
+            return (_flip(_flip(logs, ctx.axis).logcumsumexp(ctx.axis), ctx.axis) + x).exp()
+
+        return part(grad > 0) - part(grad < 0)
+
+
+@public("logcumsumexp", method=True, out=True)
+def logcumsumexp(input, dim):
+    """Running logsumexp along `dim`: log(exp(x_0) + ... + exp(x_j)), computed without overflow."""
+    return Logcumsumexp.apply(input, dim=dim)
+
+
+def _numpy_dtype(dtype):
+    return None if dtype is None else to_dtype(dtype).numpy
+
+
+@public("cumsum", method=True, inplace=True, out=True)
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along `dim`: cumsum([1, 2, 3], 0) = [1, 3, 6]. Integers and bools give int64."""
+    return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
+
+
+@public("cumprod", method=True, inplace=True, out=True)
+def cumprod(input, dim, *, dtype=None):
+    """Running products along `dim`: cumprod([1, 2, 3], 0) = [1, 2, 6]."""
+    return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
+
+
+# ---- diff: the step from each element to the next, what cumsum adds up again -------------------
+
+
+@public("diff", method=True, out=True)
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """Differences of neighbours along `dim`, n times: diff([1, 4, 9]) = [3, 5]. `prepend` and
+    `append` are joined on first (cumsum undoes diff when prepend is the first value's zero)."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            "diff expects input to be at least one-dimensional: a single number has no "
+            "neighbours. Fix: x.reshape(1) or x.unsqueeze(0)"
+        )
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    axis = _axis(dim, input.ndim)
+    pieces = [t for t in (prepend, input, append) if t is not None]
+    values = input if len(pieces) == 1 else cat(pieces, dim=axis)
+    if n == 0:
+        return values.clone()
+    for _ in range(n):  # built from differentiable ops: the gradient comes for free
+        length = values.shape[axis]
+        if length == 0:
+            break
+        later, earlier = values.narrow(axis, 1, length - 1), values.narrow(axis, 0, length - 1)
+        values = later != earlier if values.dtype == types.bool_ else later - earlier
+    return values

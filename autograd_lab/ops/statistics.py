@@ -1,0 +1,176 @@
+"""Statistics: the median, and two statistics at once (var_mean, std_mean).
+
+var_mean and std_mean return (variance or spread, mean) from one node, as PyTorch offers them
+(VarMeanBackward0, StdMeanBackward0): a gradient may arrive for either output, and backward adds
+what each one contributes.
+
+The median is the middle value once sorted; for an even count PyTorch takes the lower of the two
+middle values (not their average, as numpy does), so the median is always an element.
+
+    >>> var, mean = autograd_lab.var_mean(autograd_lab.tensor([1.0, 2.0, 6.0]))
+    >>> var, mean
+    (tensor(7.), tensor(3.))
+"""
+
+import numpy as np
+
+from .. import storage
+from ..autograd.function import Op
+from ..tensor import _make
+from .elementwise import _float, where
+from .reduction import _correction, _dims, _over_dof, _unreduce, values_indices
+from .registry import public
+
+
+class VarMean(Op):
+    node_name = "VarMeanBackward0"
+    derivative = "var: 2 (x_i - mean) / (n - correction);  mean: 1/n"
+    saved_names = ("self", "result0")
+    _spread = staticmethod(np.var)
+
+    @staticmethod
+    def forward(ctx, x, dim=None, correction=1, keepdim=False):
+        data = _float(x._data)
+        ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
+        with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
+            spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
+            mean = _make(np.mean(data, axis=ctx.dims, keepdims=keepdim))
+        ctx.save_for_backward(x, spread)
+        return spread, mean
+
+    @staticmethod
+    def backward(ctx, grad_spread, grad_mean):
+        x, spread = ctx.saved_tensors
+        shape = x._data.shape
+        n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
+        if ctx._fn is StdMean:  # d std = d var / (2 std); all values equal: 0, as PyTorch takes it
+            grad_spread = where(spread == 0, 0.0, grad_spread / (2 * spread))
+        grad_spread = _unreduce(grad_spread, shape, ctx.dims, ctx.keepdim)
+        centered = x - x.mean(dim=ctx.dims, keepdim=True)
+        from_spread = grad_spread * centered * _over_dof(2.0, n, ctx.correction)
+        from_mean = _unreduce(grad_mean, shape, ctx.dims, ctx.keepdim).expand(shape) / n
+        return from_spread + from_mean
+
+
+class StdMean(VarMean):
+    node_name = "StdMeanBackward0"
+    derivative = "std: (x_i - mean) / ((n - correction) std);  mean: 1/n"
+    _spread = staticmethod(np.std)
+
+
+@public("var_mean")
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) over `dim` (all dims by default), as var() and mean() give them."""
+    correction = _correction(unbiased, correction)
+    return VarMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
+
+
+@public("std_mean")
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(standard deviation, mean) over `dim` (all dims by default), as std() and mean() give them."""
+    correction = _correction(unbiased, correction)
+    return StdMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
+
+
+# ---- the median -------------------------------------------------------------------------------------
+
+
+def _median_along(data, axis):
+    """(values, indices) of the lower median along `axis`, kept as a size-1 dim. Ties go to the
+    element that comes first among equals after a stable sort, and a line holding a nan gives
+    nan at its first nan, as PyTorch's CPU median does."""
+    order = np.argsort(data, axis=axis, kind="stable")  # nans sort last
+    middle = (data.shape[axis] - 1) // 2
+    indices = np.take(order, [middle], axis=axis)
+    if data.dtype.kind == "f":
+        nans = np.isnan(data)
+        has_nan = nans.any(axis=axis, keepdims=True)
+        first_nan = np.expand_dims(np.argmax(nans, axis=axis), axis)
+        indices = np.where(has_nan, first_nan, indices)
+    return np.take_along_axis(data, indices, axis=axis), indices.astype(np.int64)
+
+
+def _on_the_cpu(input):
+    if storage.device_of(input._data).type != "cpu":
+        raise NotImplementedError(
+            "median of a CUDA tensor is not supported by autograd_lab's CUDA backend (it sorts). "
+            "Fix: x.cpu().median(...), and move the result back with .cuda()"
+        )
+
+
+class Median(Op):
+    """median() of all elements; elements equal to it share the gradient, as in PyTorch."""
+
+    node_name = "MedianBackward0"
+    derivative = "1 at the median (shared among equal elements), 0 elsewhere"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, x):
+        _on_the_cpu(x)
+        data = x._data.reshape(-1)
+        if data.size == 0:
+            value = np.array(np.nan, _float(data).dtype)  # PyTorch's answer for no elements
+        else:
+            value = _median_along(data, 0)[0].reshape(())
+        result = _make(value)
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        hits = (x == result) | (x.isnan() & result.isnan())  # a nan median: the nans share it
+        return grad * hits / hits.sum()
+
+
+class median_values_indices(values_indices):
+    __slots__ = ()
+    _op = "median"
+
+
+class MedianDim(Op):
+    """median(dim): values and indices; the gradient goes to the index of each value."""
+
+    node_name = "MedianBackward1"
+    derivative = "1 at each median's index, 0 elsewhere"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim=False):
+        _on_the_cpu(x)
+        data = x._data if x._data.ndim else x._data.reshape(1)
+        axis = _dims(dim, x._data.ndim)[0] if x._data.ndim else 0
+        if data.shape[axis] == 0:
+            raise IndexError(
+                f"median(): Expected reduction dim {axis} to have non-zero size: the median of no "
+                "elements is undefined. Fix: take it over a dimension that has elements."
+            )
+        values, indices = _median_along(data, axis)
+        if not keepdim or not x._data.ndim:
+            values, indices = values.squeeze(axis), indices.squeeze(axis)
+        indices = _make(indices)
+        ctx.shape, ctx.axis, ctx.keepdim = x._data.shape, axis, keepdim
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return _make(values), indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        (indices,) = ctx.saved_tensors
+        if not ctx.shape:
+            return grad
+        grad = _unreduce(grad, ctx.shape, (ctx.axis,), ctx.keepdim)
+        index = _unreduce(indices, ctx.shape, (ctx.axis,), ctx.keepdim)
+        positions = storage.new(np.arange, ctx.shape[ctx.axis], device=index.device)
+        positions = positions.reshape([-1 if d == ctx.axis else 1 for d in range(len(ctx.shape))])
+        return grad * (index == _make(positions))
+
+
+@public("median", method=True)
+def median(input, dim=None, keepdim=False):
+    """The middle value (the lower one of the two for an even count): of all elements, or along
+    `dim` as (values, indices) like max(dim)."""
+    if dim is None:
+        return Median.apply(input)
+    return median_values_indices(*MedianDim.apply(input, dim=dim, keepdim=keepdim))
