@@ -113,6 +113,18 @@ class Tensor:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
+    def data_ptr(self):
+        """The memory address of the first element: a view shares its base's memory, so
+        `v.data_ptr() == x.data_ptr()` when v starts where x does."""
+        data = self._data
+        if hasattr(data, "__array_interface__"):
+            return data.__array_interface__["data"][0]
+        # a CudaArray: a window, `offset` elements in, onto a numba device buffer
+        buffer = data.buffer  # the simulator's stand-in for GPU memory is a numpy array
+        interface = getattr(buffer, "__cuda_array_interface__", None) or buffer.__array_interface__
+        start = interface["data"][0]
+        return start + data.offset * data.dtype.itemsize
+
     def is_contiguous(self):
         return self._data.flags.c_contiguous
 

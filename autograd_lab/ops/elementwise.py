@@ -1142,3 +1142,12 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @public("isclose", method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@public("logit", method=True, inplace=True)
+def logit(input, eps=None):
+    """log(p / (1 - p)), the inverse of sigmoid: the logit of a probability. With eps, p is
+    first clamped to [eps, 1 - eps], so 0 and 1 give finite logits."""
+    if eps is not None:
+        input = clamp(input, eps, 1 - eps)
+    return div(input, 1 - input).log()

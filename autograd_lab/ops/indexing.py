@@ -475,3 +475,21 @@ def nonzero(input, *, as_tuple=False):
 @public("argwhere", method=True)
 def argwhere(input):
     return nonzero(input)
+
+
+@public("index_add", method=True, inplace=True)
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source[i] added at position index[i] along dim (a repeated index adds
+    up): the sum of scatter_add, with one index per slice instead of one per element."""
+    dim = _one_dim(dim, input.ndim)
+    places = _index_array(index, "index_add")
+    if places.ndim != 1 or len(places) != (source.shape[dim] if source.ndim else 1):
+        raise IndexError(
+            f"index_add(): index must be a 1-D tensor with one entry per slice of source along dim "
+            f"{dim}; got index of shape {tuple(index.shape)} for source of shape "
+            f"{tuple(source.shape)}"
+        )
+    shape = [1] * source.ndim
+    shape[dim] = -1  # the index runs along dim and is the same for every other position
+    spread = index.reshape(shape).expand(*source.shape) if source.ndim else index.reshape(())
+    return scatter_add(input, dim, spread, source if alpha == 1 else source * alpha)

@@ -156,3 +156,9 @@ def _needs_svd(what):
         f"{what} needs the singular values of the matrix (an SVD), which autograd_lab does not "
         "compute. Fix: use ord='fro', 1, -1, inf or -inf, or compute it in PyTorch or numpy"
     )
+
+
+@public("dist", method=True)
+def dist(input, other, p=2):
+    """The p-norm of input - other: how far apart two tensors are (they broadcast)."""
+    return norm(input - other, p=float(p))

@@ -426,3 +426,43 @@ def meshgrid(*tensors, indexing=None):
         shape[place] = -1
         grids.append(tensor.reshape(shape).expand(sizes))
     return tuple(grids)
+
+
+# ---- repeating each element, and splitting one dim into several ---------------------------------
+
+
+@public("repeat_interleave", method=True)
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element repeated in place: [1, 2].repeat_interleave(2) is [1, 1, 2, 2] (x.repeat(2)
+    gives [1, 2, 1, 2]). `repeats` is a number, or a count per element along dim; without dim the
+    input is flattened first. `torch.repeat_interleave(counts)` alone repeats each index i counts[i]
+    times."""
+    if repeats is None:  # repeat_interleave(counts): the indices 0, 1, ... each counts[i] times
+        counts = np.asarray(input._data)
+        return _make(np.repeat(np.arange(len(counts)), counts))
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    dim = _one_dim(dim, input.ndim)
+    if not isinstance(repeats, int) and repeats.numel() != 1:  # a count per element: pick rows
+        counts = np.asarray(repeats._data).reshape(-1)  # the counts, on the host
+        if len(counts) != input.shape[dim]:
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                f"{len(counts)} and input.size({dim}) = {input.shape[dim]}. Fix: give one count "
+                "per element along dim, or a single number."
+            )
+        index = _make(np.repeat(np.arange(len(counts)), counts))
+        return input.index_select(dim, index.to(input.device))
+    times = int(repeats)  # one count for all: a new dim after dim, expanded, then merged
+    shape = list(input.shape)
+    spread = input.unsqueeze(dim + 1).expand(*shape[: dim + 1], times, *shape[dim + 1 :])
+    return spread.reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
+
+
+@public("unflatten", method=True)
+def unflatten(input, dim, sizes):
+    """Split dim into several: x of shape (2, 12) unflattened at dim 1 into (3, 4) is (2, 3, 4).
+    One size may be -1 (worked out from the others), as in view()."""
+    dim = _one_dim(dim, input.ndim)
+    shape = list(input.shape)
+    return input.view(*shape[:dim], *sizes, *shape[dim + 1 :])

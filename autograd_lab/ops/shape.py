@@ -48,9 +48,10 @@ class View(Op):
         except ValueError as error:
             if "copy" in str(error):
                 raise RuntimeError(
-                    f"view{tuple(shape)} cannot be a view of this tensor: its elements are not laid "
-                    "out contiguously in memory (after a transpose, say). Fix: use .reshape(...), "
-                    "which copies when it has to."
+                    "view size is not compatible with input tensor's size and stride: "
+                    f"view{tuple(shape)} cannot be a view of this tensor, as its elements are not "
+                    "laid out contiguously in memory (after a transpose, say). Fix: use "
+                    ".reshape(...), which copies when it has to."
                 ) from None
             raise RuntimeError(
                 f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements "

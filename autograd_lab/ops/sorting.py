@@ -220,3 +220,26 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _results(
         UniqueConsecutive, input, values, inverse, counts, return_inverse, return_counts
     )
+
+
+class kthvalue_result(values_indices):
+    __slots__ = ()
+    _op = "kthvalue"
+
+
+@public("kthvalue", method=True)
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest value along dim (k = 1 is the minimum) and its index: the k-th entry of
+    the sorted values, so ties resolve as sort's do."""
+    dim = _one_dim(dim, input.ndim)
+    size = input.shape[dim] if input.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(
+            f"kthvalue(): selected number k out of range for dimension {dim}: k={k}, but the "
+            f"dimension has {size} values. Fix: give 1 <= k <= {size}."
+        )
+    ordered = sort(input, dim)
+    values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
+    if not keepdim and input.ndim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return kthvalue_result(values, indices)

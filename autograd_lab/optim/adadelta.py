@@ -35,7 +35,15 @@ class Adadelta(Optimizer):
     State per parameter: `step` (a float32 count), `square_avg` (v) and `acc_delta` (u).
     """
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
+    def __init__(
+        self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False, **switches
+    ):
         check_at_least_zero("learning rate", lr, "it scales every step; the default is lr=1.0")
         if not 0.0 <= rho <= 1.0:
             raise ValueError(
@@ -49,7 +57,7 @@ class Adadelta(Optimizer):
             "weight_decay value", weight_decay, "e.g. weight_decay=1e-4; 0 turns it off"
         )
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

@@ -36,6 +36,12 @@ class Adagrad(Optimizer):
     by the constructor, so `state_dict()` lists every parameter before the first step.
     """
 
+    switches = (
+        "differentiable",
+        "foreach",
+        "fused",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
         self,
         params,
@@ -46,6 +52,7 @@ class Adagrad(Optimizer):
         eps=1e-10,
         *,
         maximize=False,
+        **switches,
     ):
         check_at_least_zero("learning rate", lr, "the learning rate is a step size, e.g. lr=1e-2")
         check_at_least_zero("lr_decay value", lr_decay, "e.g. lr_decay=1e-4; 0 turns it off")
@@ -68,7 +75,7 @@ class Adagrad(Optimizer):
             initial_accumulator_value=initial_accumulator_value,
             maximize=maximize,
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
         for group in self.param_groups:
             for p in group["params"]:
                 self._start_state(p)

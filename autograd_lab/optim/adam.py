@@ -36,6 +36,13 @@ class Adam(Optimizer):
     amsgrad, `max_exp_avg_sq`.
     """
 
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+        "fused",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
         self,
         params,
@@ -47,6 +54,7 @@ class Adam(Optimizer):
         *,
         maximize=False,
         decoupled_weight_decay=False,
+        **switches,
     ):
         if not 0.0 <= lr:
             raise ValueError(
@@ -78,7 +86,7 @@ class Adam(Optimizer):
             maximize=maximize,
             decoupled_weight_decay=decoupled_weight_decay,
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):
@@ -147,6 +155,7 @@ class AdamW(Adam):
         amsgrad=False,
         *,
         maximize=False,
+        **switches,
     ):
         super().__init__(
             params,
@@ -156,5 +165,6 @@ class AdamW(Adam):
             weight_decay,
             amsgrad,
             maximize=maximize,
+            **switches,
             decoupled_weight_decay=True,
         )

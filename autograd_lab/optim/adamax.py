@@ -38,8 +38,22 @@ class Adamax(Optimizer):
     as `torch.optim.Adamax`. State per parameter: `step` (a float32 count), `exp_avg` (m) and
     `exp_inf` (u)."""
 
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
-        self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, *, maximize=False
+        self,
+        params,
+        lr=2e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        *,
+        maximize=False,
+        **switches,
     ):
         check_at_least_zero("learning rate", lr, "the learning rate is a step size, e.g. lr=2e-3")
         check_at_least_zero(
@@ -52,7 +66,7 @@ class Adamax(Optimizer):
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

@@ -33,8 +33,23 @@ class ASGD(Optimizer):
     as `torch.optim.ASGD`. State per parameter: `step`, `eta`, `mu` (float32 numbers) and `ax`
     (the averaged parameter)."""
 
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
-        self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, *, maximize=False
+        self,
+        params,
+        lr=1e-2,
+        lambd=1e-4,
+        alpha=0.75,
+        t0=1e6,
+        weight_decay=0,
+        *,
+        maximize=False,
+        **switches,
     ):
         check_at_least_zero("learning rate", lr, "the learning rate is a step size, e.g. lr=1e-2")
         check_at_least_zero(
@@ -43,7 +58,7 @@ class ASGD(Optimizer):
         defaults = dict(
             lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

@@ -43,6 +43,12 @@ class NAdam(Optimizer):
     State per parameter: `step` and `mu_product` (float32 numbers), `exp_avg` (m), `exp_avg_sq` (v).
     """
 
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
         self,
         params,
@@ -54,6 +60,7 @@ class NAdam(Optimizer):
         decoupled_weight_decay=False,
         *,
         maximize=False,
+        **switches,
     ):
         check_at_least_zero("learning rate", lr, "the learning rate is a step size, e.g. lr=2e-3")
         check_at_least_zero(
@@ -75,7 +82,7 @@ class NAdam(Optimizer):
             decoupled_weight_decay=decoupled_weight_decay,
             maximize=maximize,
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

@@ -40,8 +40,10 @@ class Optimizer:
     implement `step(closure=None)`.
     """
 
-    def __init__(self, params, defaults):
-        self.defaults = defaults
+    switches = ()  # which of PyTorch's implementation switches the subclass takes (see below)
+
+    def __init__(self, params, defaults, switches=None):
+        self.defaults = {**defaults, **_implementation_switches(self, switches or {})}
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -199,6 +201,27 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+# PyTorch's optimizers take switches that choose *how* an update is computed (a loop per
+# parameter or one fused kernel, CUDA-graph capture), never *what* it computes. autograd_lab has one
+# implementation, so it accepts them, keeps them in the param groups (and so in print(optimizer))
+# as PyTorch does, and otherwise ignores them, except `differentiable=True`, which asks for a
+# gradient through the update itself: that it cannot do.
+SWITCH_DEFAULTS = {"capturable": False, "differentiable": False, "foreach": None, "fused": None}
+
+
+def _implementation_switches(optimizer, given):
+    name = type(optimizer).__name__
+    for key in given:
+        if key not in optimizer.switches:
+            raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{key}'")
+    if given.get("differentiable"):
+        raise NotImplementedError(
+            f"{name}(differentiable=True) is not supported by autograd_lab: its updates are not "
+            "recorded in the graph. Fix: leave differentiable at False (the default)."
+        )
+    return {key: given.get(key, SWITCH_DEFAULTS[key]) for key in optimizer.switches}
 
 
 def _copy_state(param, key, value):

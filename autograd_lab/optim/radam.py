@@ -45,6 +45,12 @@ class RAdam(Optimizer):
     State per parameter: `step` (a float32 count), `exp_avg` (m) and `exp_avg_sq` (v).
     """
 
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
         self,
         params,
@@ -55,6 +61,7 @@ class RAdam(Optimizer):
         decoupled_weight_decay=False,
         *,
         maximize=False,
+        **switches,
     ):
         check_at_least_zero("learning rate", lr, "the learning rate is a step size, e.g. lr=1e-3")
         check_at_least_zero(
@@ -72,7 +79,7 @@ class RAdam(Optimizer):
             decoupled_weight_decay=decoupled_weight_decay,
             maximize=maximize,
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

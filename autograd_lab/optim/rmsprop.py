@@ -36,6 +36,12 @@ class RMSprop(Optimizer):
     momentum > 0) and `grad_avg` (m, when centered).
     """
 
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
         self,
         params,
@@ -47,6 +53,7 @@ class RMSprop(Optimizer):
         centered=False,
         *,
         maximize=False,
+        **switches,
     ):
         check_at_least_zero("learning rate", lr, "the learning rate is a step size, e.g. lr=1e-2")
         check_at_least_zero(
@@ -70,7 +77,7 @@ class RMSprop(Optimizer):
             weight_decay=weight_decay,
             maximize=maximize,
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

@@ -35,7 +35,15 @@ class Rprop(Optimizer):
     `torch.optim.Rprop`. State per parameter: `step` (a float32 count), `prev` (the last gradient
     used) and `step_size` (s)."""
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, maximize=False):
+    switches = (
+        "capturable",
+        "differentiable",
+        "foreach",
+    )  # PyTorch's implementation switches (optimizer.py)
+
+    def __init__(
+        self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, maximize=False, **switches
+    ):
         check_at_least_zero("learning rate", lr, "it is where every step size starts, e.g. 1e-2")
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(
@@ -43,7 +51,7 @@ class Rprop(Optimizer):
                 "grow the step sizes, so 0 < eta_minus < 1 < eta_plus; the default is (0.5, 1.2)."
             )
         defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize)
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

@@ -32,6 +32,12 @@ class SGD(Optimizer):
     """`SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
     maximize=False)`, as `torch.optim.SGD`. State: `momentum_buffer` (when momentum != 0)."""
 
+    switches = (
+        "differentiable",
+        "foreach",
+        "fused",
+    )  # PyTorch's implementation switches (optimizer.py)
+
     def __init__(
         self,
         params,
@@ -42,6 +48,7 @@ class SGD(Optimizer):
         nesterov=False,
         *,
         maximize=False,
+        **switches,
     ):
         if lr < 0.0:
             raise ValueError(
@@ -71,7 +78,7 @@ class SGD(Optimizer):
             nesterov=nesterov,
             maximize=maximize,
         )
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, switches)
 
     @no_grad()
     def step(self, closure=None):

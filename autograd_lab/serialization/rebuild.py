@@ -21,7 +21,8 @@ SAFE_GLOBALS = {
     ("builtins", "complex"): complex,
     ("builtins", "bytearray"): bytearray,
     ("_codecs", "encode"): codecs.encode,  # how pickle protocol 2 writes bytes
-    ("autograd_lab.types", "to_dtype"): types.to_dtype,  # autograd_lab.float32 & co
+    ("autograd_lab.types", "_named"): types._named,  # a dtype (autograd_lab.float32 & co)
+    ("autograd_lab.types", "to_dtype"): types.to_dtype,
     ("autograd_lab.types", "device"): types.device,
     ("autograd_lab.types", "Size"): types.Size,
 }
