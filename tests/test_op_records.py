@@ -54,6 +54,8 @@ def _arguments(name):
         return (0,)
     if name in ("scatter", "scatter_add"):
         return (0, ag.tensor([1, 0]), ag.tensor([2.0, 3.0]))
+    if name == "index_add":
+        return (0, ag.tensor([1, 0]), ag.tensor([2.0, 3.0]))
     if name == "masked_fill":
         return (ag.tensor([True, False]), 1.5)
     return ()
