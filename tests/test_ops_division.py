@@ -139,6 +139,8 @@ VALUE_CALLS = {
     "div trunc float64": lambda lib: lib.divide(floats(lib, "float64"), -4, rounding_mode="trunc"),
     "div trunc bool int": lambda lib: lib.tensor([True, False]).div(2, rounding_mode="trunc"),
     "div None keeps the true quotient": lambda lib: ints(lib).div(4, rounding_mode=None),
+    "div floor number first": lambda lib: lib.div(20, divisors(lib), rounding_mode="floor"),
+    "div trunc number first": lambda lib: lib.divide(-7.5, divisors(lib), rounding_mode="trunc"),
     "div floor by 0.0": lambda lib: floats(lib).div(0.0, rounding_mode="floor"),
     "div trunc by 0.0": lambda lib: floats(lib).div(0.0, rounding_mode="trunc"),
     # in place
@@ -224,6 +226,13 @@ def test_an_unknown_rounding_mode_is_refused(lib):
 
 
 @pytest.mark.oracle
+def test_true_divide_takes_no_rounding_mode(lib):
+    with pytest.raises(TypeError, match="rounding_mode"):
+        lib.true_divide(lib.tensor([7.0]), 2, rounding_mode="floor")
+    assert lib.true_divide(lib.tensor([7]), 2).tolist() == [3.5]
+
+
+@pytest.mark.oracle
 def test_in_place_cannot_turn_integers_into_floats(lib):
     x = lib.tensor([7, -7])
     with pytest.raises(RuntimeError):
@@ -271,6 +280,7 @@ NUMBER_GRADIENT_CALLS = {
     "x.fmod_(2) on a copy": lambda lib, x: (x * 1).fmod_(2),
     "div floor number": lambda lib, x: x.div(2, rounding_mode="floor"),
     "div_ trunc number on a copy": lambda lib, x: (x + 0).div_(-0.5, rounding_mode="trunc"),
+    "div floor number first": lambda lib, x: lib.div(2, x, rounding_mode="floor"),
 }
 
 
