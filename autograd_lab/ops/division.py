@@ -34,12 +34,10 @@ from .registry import public
 def _divide_operands(name, a, b):
     """The promoted numpy operands of `name(a, b)`, refused where PyTorch refuses them."""
     x, y = operands(a, b)
-    x_is_bool = not _is_number(x) and x.dtype == np.bool_ or type(x) is bool
-    y_is_bool = not _is_number(y) and y.dtype == np.bool_ or type(y) is bool
-    if x_is_bool and y_is_bool:
+    if _is_bool(x) and _is_bool(y):
         raise NotImplementedError(
             f'"{name}" is not implemented for Bool: True and False cannot be divided in whole '
-            f"steps. Fix: convert first, x.long() or x.float()."
+            "steps. Fix: convert first, x.long() or x.float()."
         )
     if _is_whole(x) and _is_whole(y) and _has_zero(y):
         raise RuntimeError(
@@ -48,6 +46,10 @@ def _divide_operands(name, a, b):
             "floats first with x.float()."
         )
     return x, y
+
+
+def _is_bool(value):
+    return type(value) is bool if _is_number(value) else value.dtype == np.bool_
 
 
 def _is_whole(value):
