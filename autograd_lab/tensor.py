@@ -433,6 +433,12 @@ class Tensor:
     def __itruediv__(self, other):
         return self.div_(other)
 
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
     # ---- operators ---------------------------------------------------------------------------------
     def __radd__(self, other):
         return _ops.add(other, self)
@@ -445,6 +451,12 @@ class Tensor:
 
     def __rtruediv__(self, other):
         return _ops.div(other, self)
+
+    def __rfloordiv__(self, other):
+        return _ops.floor_divide(other, self)
+
+    def __rmod__(self, other):
+        return _ops.remainder(other, self)
 
     def __rpow__(self, base):
         return _ops.pow(base, self)
@@ -630,6 +642,7 @@ from .ops import shape as _shape  # noqa: E402
 Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = _ops.add, _ops.sub, _ops.mul
 Tensor.__truediv__, Tensor.__pow__, Tensor.__matmul__ = _ops.div, _ops.pow, _ops.matmul
 Tensor.__neg__, Tensor.__getitem__ = _ops.neg, _shape.index
+Tensor.__floordiv__, Tensor.__mod__ = _ops.floor_divide, _ops.remainder
 
 # Methods and in-place methods, as the op records declare them (ops/registry.py):
 # `x.exp()` is `autograd_lab.exp(x)`, and `x.exp_()` stores exp(x) into x (see Tensor._inplace).

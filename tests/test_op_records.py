@@ -42,6 +42,7 @@ def test_every_method_and_in_place_method_is_bound_from_the_records():
 def _arguments(name):
     """Arguments for an in-place method after self (two-input ops get a second tensor)."""
     two = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow"}
+    two |= {"remainder", "fmod", "floor_divide"}
     if name in two:
         return (ag.tensor([2.0, 3.0]),)
     if name in ("clamp", "clip"):

@@ -2,6 +2,7 @@
 
     elementwise.py  arithmetic, math functions, comparisons
     compound.py     addcmul, addcdiv, lerp (one node each, as in PyTorch)
+    division.py     //, %, floor_divide, remainder, fmod, div(rounding_mode=): rounded quotients
     reduction.py    sum, mean, max, var, logsumexp, softmax, ...
     scan.py         cumsum, cumprod (running totals along one dimension), diff
     nonfinite.py    isinf, isposinf, isneginf, nan_to_num
@@ -33,6 +34,7 @@ from . import (  # noqa: F401 - the records
     compound,
     conv,
     counting,
+    division,
     elementwise,
     embedding,
     indexing,

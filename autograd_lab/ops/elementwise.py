@@ -1033,11 +1033,21 @@ def mul(input, other):
     return MulNumber.apply(input, other)
 
 
-@public("div", "divide", "true_divide", method=True, inplace=True)
-def div(input, other):
+@public("div", "divide", method=True, inplace=True)
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is not None:  # a whole-number quotient: its own records, in ops/division.py
+        from .division import rounded_div  # here, not at the top: division.py imports this module
+
+        return rounded_div(input, other, rounding_mode)
     if not isinstance(input, Tensor):  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
         return mul(Reciprocal.apply(other), input)
     return Div.apply(input, other)
+
+
+@public("true_divide", method=True, inplace=True)
+def true_divide(input, other):
+    """div without rounding: PyTorch's true_divide takes no rounding_mode."""
+    return div(input, other)
 
 
 @public("pow", method=True, inplace=True)

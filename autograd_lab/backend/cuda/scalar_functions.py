@@ -217,6 +217,31 @@ def divide(a, b):
     return a / b
 
 
+# Rounding division: // and % already round down with numpy's answers, as `divide` above gives
+# numpy's x / 0 (the kernels run with numpy's error model: x // 0 is inf for floats and 0 for
+# integers, x % 0 is nan or 0, never an exception).
+@cuda.jit(device=True)
+def floor_divide(a, b):
+    return a // b
+
+
+@cuda.jit(device=True)
+def remainder(a, b):  # the sign of b, as Python's %
+    return a % b
+
+
+@cuda.jit(device=True)
+def fmod(a, b):  # the sign of a, as C's fmod (Python's math.fmod would raise at 0 and inf)
+    if b == INF or b == -INF:
+        return a if a - a == 0 else a - a  # a finite a stays; inf - inf and nan give nan
+    rest = a % b  # b's sign; where it differs from a's, one b too many was taken away
+    if rest == 0:
+        return a * 0  # zero with a's sign: fmod(-4.0, 2.0) is -0.0
+    if (rest < 0) != (a < 0):
+        rest -= b
+    return rest
+
+
 @cuda.jit(device=True)
 def power(a, b):
     return a**b
