@@ -35,11 +35,17 @@ class Adadelta(Optimizer):
     State per parameter: `step` (a float32 count), `square_avg` (v) and `acc_delta` (u).
     """
 
-    switches = (
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "rho",
+        "eps",
+        "weight_decay",
+        "maximize",
         "capturable",
-        "differentiable",
         "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "differentiable",
+    )
 
     def __init__(
         self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False, **switches

@@ -36,11 +36,18 @@ class Adagrad(Optimizer):
     by the constructor, so `state_dict()` lists every parameter before the first step.
     """
 
-    switches = (
-        "differentiable",
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "lr_decay",
+        "eps",
+        "weight_decay",
+        "initial_accumulator_value",
         "foreach",
+        "maximize",
+        "differentiable",
         "fused",
-    )  # PyTorch's implementation switches (optimizer.py)
+    )
 
     def __init__(
         self,

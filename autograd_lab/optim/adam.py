@@ -36,12 +36,20 @@ class Adam(Optimizer):
     amsgrad, `max_exp_avg_sq`.
     """
 
-    switches = (
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
+        "amsgrad",
+        "maximize",
+        "foreach",
         "capturable",
         "differentiable",
-        "foreach",
         "fused",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "decoupled_weight_decay",
+    )
 
     def __init__(
         self,

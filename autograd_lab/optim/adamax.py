@@ -38,11 +38,17 @@ class Adamax(Optimizer):
     as `torch.optim.Adamax`. State per parameter: `step` (a float32 count), `exp_avg` (m) and
     `exp_inf` (u)."""
 
-    switches = (
-        "capturable",
-        "differentiable",
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
         "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "maximize",
+        "differentiable",
+        "capturable",
+    )
 
     def __init__(
         self,

@@ -33,11 +33,18 @@ class ASGD(Optimizer):
     as `torch.optim.ASGD`. State per parameter: `step`, `eta`, `mu` (float32 numbers) and `ax`
     (the averaged parameter)."""
 
-    switches = (
-        "capturable",
-        "differentiable",
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "lambd",
+        "alpha",
+        "t0",
+        "weight_decay",
         "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "maximize",
+        "differentiable",
+        "capturable",
+    )
 
     def __init__(
         self,

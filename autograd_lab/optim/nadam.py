@@ -43,11 +43,19 @@ class NAdam(Optimizer):
     State per parameter: `step` and `mu_product` (float32 numbers), `exp_avg` (m), `exp_avg_sq` (v).
     """
 
-    switches = (
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
+        "momentum_decay",
+        "decoupled_weight_decay",
+        "maximize",
+        "foreach",
         "capturable",
         "differentiable",
-        "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+    )
 
     def __init__(
         self,

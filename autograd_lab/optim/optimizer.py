@@ -40,10 +40,13 @@ class Optimizer:
     implement `step(closure=None)`.
     """
 
-    switches = ()  # which of PyTorch's implementation switches the subclass takes (see below)
+    group_keys = ()  # a subclass lists its param-group keys in PyTorch's order
 
     def __init__(self, params, defaults, switches=None):
-        self.defaults = {**defaults, **_implementation_switches(self, switches or {})}
+        defaults = {**defaults, **_implementation_switches(self, switches or {})}
+        if self.group_keys:  # the order print(optimizer) and state_dict() show, as PyTorch's
+            defaults = {key: defaults[key] for key in self.group_keys}
+        self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -213,15 +216,16 @@ SWITCH_DEFAULTS = {"capturable": False, "differentiable": False, "foreach": None
 
 def _implementation_switches(optimizer, given):
     name = type(optimizer).__name__
+    switches = [key for key in optimizer.group_keys if key in SWITCH_DEFAULTS]
     for key in given:
-        if key not in optimizer.switches:
+        if key not in switches:
             raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{key}'")
     if given.get("differentiable"):
         raise NotImplementedError(
             f"{name}(differentiable=True) is not supported by autograd_lab: its updates are not "
             "recorded in the graph. Fix: leave differentiable at False (the default)."
         )
-    return {key: given.get(key, SWITCH_DEFAULTS[key]) for key in optimizer.switches}
+    return {key: given.get(key, SWITCH_DEFAULTS[key]) for key in switches}
 
 
 def _copy_state(param, key, value):

@@ -45,11 +45,18 @@ class RAdam(Optimizer):
     State per parameter: `step` (a float32 count), `exp_avg` (m) and `exp_avg_sq` (v).
     """
 
-    switches = (
-        "capturable",
-        "differentiable",
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "betas",
+        "eps",
+        "weight_decay",
+        "maximize",
         "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "capturable",
+        "decoupled_weight_decay",
+        "differentiable",
+    )
 
     def __init__(
         self,

@@ -36,11 +36,19 @@ class RMSprop(Optimizer):
     momentum > 0) and `grad_avg` (m, when centered).
     """
 
-    switches = (
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "momentum",
+        "alpha",
+        "eps",
+        "centered",
+        "weight_decay",
         "capturable",
-        "differentiable",
         "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "maximize",
+        "differentiable",
+    )
 
     def __init__(
         self,

@@ -35,11 +35,16 @@ class Rprop(Optimizer):
     `torch.optim.Rprop`. State per parameter: `step` (a float32 count), `prev` (the last gradient
     used) and `step_size` (s)."""
 
-    switches = (
-        "capturable",
-        "differentiable",
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "etas",
+        "step_sizes",
         "foreach",
-    )  # PyTorch's implementation switches (optimizer.py)
+        "maximize",
+        "differentiable",
+        "capturable",
+    )
 
     def __init__(
         self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, maximize=False, **switches

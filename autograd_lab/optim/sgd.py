@@ -32,11 +32,18 @@ class SGD(Optimizer):
     """`SGD(params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
     maximize=False)`, as `torch.optim.SGD`. State: `momentum_buffer` (when momentum != 0)."""
 
-    switches = (
-        "differentiable",
+    # the param-group keys in PyTorch's order (print(optimizer) and state_dict() show them)
+    group_keys = (
+        "lr",
+        "momentum",
+        "dampening",
+        "weight_decay",
+        "nesterov",
+        "maximize",
         "foreach",
+        "differentiable",
         "fused",
-    )  # PyTorch's implementation switches (optimizer.py)
+    )
 
     def __init__(
         self,
