@@ -115,3 +115,23 @@ def test_view_error_carries_pytorchs_words(torch):
             RuntimeError, match="view size is not compatible with input tensor's size"
         ):
             lib.arange(24).reshape(2, 3, 4).transpose(0, 2).view(-1)
+
+
+def test_out_for_products_and_joins(torch):
+    def make(lib):
+        a = lib.arange(6.0).reshape(2, 3)
+        into = [lib.empty(2, 2), lib.empty(4, 3), lib.empty(0), lib.empty(2), lib.empty(3, 3)]
+        results = [
+            lib.matmul(a, a.T, out=into[0]),
+            lib.cat([a, a], out=into[1]),
+            lib.stack([a, a], out=into[2]),
+            lib.mv(a.T.contiguous().T, lib.ones(3), out=into[3]),
+            lib.outer(lib.ones(3), lib.arange(3.0), out=into[4]),
+        ]
+        assert all(result is out for result, out in zip(results, into))  # out= is returned
+        return into
+
+    for ours, theirs in zip(*both(torch, make)):
+        assert_same(ours, theirs)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        ag.matmul(ag.ones(2, 2, requires_grad=True), ag.ones(2, 2), out=ag.empty(2, 2))

@@ -122,7 +122,7 @@ class histogram_result(namedtuple("histogram", ["hist", "bin_edges"])):
 
     def __repr__(self):
         return (
-            f"autograd_lab.return_types.histogram(\nhist={self.hist!r},\n"
+            f"torch.return_types.histogram(\nhist={self.hist!r},\n"
             f"bin_edges={self.bin_edges!r})"
         )
 

@@ -75,7 +75,7 @@ class Bmm(Matmul):
     derivative = "per batch: grad @ Bᵀ and Aᵀ @ grad"
 
 
-@public("matmul", method=True)
+@public("matmul", method=True, out=True)
 def matmul(input, other):
     from ..tensor import Tensor
 
@@ -96,21 +96,21 @@ def _require(name, tensor, ndim, what):
         raise RuntimeError(f"{name}() expects {what} ({ndim}-D), got a {tensor.ndim}-D tensor")
 
 
-@public("mm", method=True)
+@public("mm", method=True, out=True)
 def mm(input, mat2):
     _require("mm", input, 2, "matrices")
     _require("mm", mat2, 2, "matrices")
     return Mm.apply(input, mat2)
 
 
-@public("mv", method=True)
+@public("mv", method=True, out=True)
 def mv(input, vec):
     _require("mv", input, 2, "a matrix")
     _require("mv", vec, 1, "a vector")
     return Mv.apply(input, vec)
 
 
-@public("bmm", method=True)
+@public("bmm", method=True, out=True)
 def bmm(input, mat2):
     _require("bmm", input, 3, "batches of matrices")
     _require("bmm", mat2, 3, "batches of matrices")
@@ -121,7 +121,7 @@ def bmm(input, mat2):
     return Bmm.apply(input, mat2)
 
 
-@public("dot", method=True)
+@public("dot", method=True, out=True)
 def dot(input, other):
     _require("dot", input, 1, "vectors")
     _require("dot", other, 1, "vectors")
@@ -132,7 +132,7 @@ def dot(input, other):
     return Dot.apply(input, other)
 
 
-@public("outer", "ger", method=True)
+@public("outer", "ger", method=True, out=True)
 def outer(input, vec2):
     _require("outer", input, 1, "vectors")
     _require("outer", vec2, 1, "vectors")

@@ -429,7 +429,7 @@ def broadcast_to(input, shape):
     return expand(input, shape)
 
 
-@public("cat", "concat", "concatenate")
+@public("cat", "concat", "concatenate", out=True)
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -437,7 +437,7 @@ def cat(tensors, dim=0):
     return Cat.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim))
 
 
-@public("stack")
+@public("stack", out=True)
 def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
