@@ -135,3 +135,8 @@ def test_out_for_products_and_joins(torch):
         assert_same(ours, theirs)
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         ag.matmul(ag.ones(2, 2, requires_grad=True), ag.ones(2, 2), out=ag.empty(2, 2))
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 0.0), (1, 0), (True, False), (1, 0.5)])
+def test_where_with_two_numbers_takes_pytorchs_default_dtypes(torch, a, b):
+    assert_same(*both(torch, lambda lib: lib.where(lib.tensor([True, False]), a, b)))

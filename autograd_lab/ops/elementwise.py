@@ -1078,7 +1078,22 @@ def where(condition, input, other):
     condition = condition if isinstance(condition, Tensor) else _make(np.asarray(condition, bool))
     if condition._data.dtype != np.bool_:
         condition = condition != 0
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # two Python numbers: PyTorch makes them tensors of its default dtypes (float32 for
+        # where(mask, 1.0, 0.0), int64 for ints), where numpy would give float64
+        input, other = _number_tensors(input, other, condition)
     return Where.apply(input, other, condition=condition)
+
+
+def _number_tensors(a, b, like):
+    if isinstance(a, bool) and isinstance(b, bool):
+        dtype = np.bool_
+    elif isinstance(a, float) or isinstance(b, float):
+        dtype = types.default_float()
+    else:
+        dtype = np.int64
+    device = storage.device_of(like._data)
+    return tuple(_make(storage.move(np.asarray(n, dtype), device)) for n in (a, b))
 
 
 def to_dtype(input, dtype, device=None):
