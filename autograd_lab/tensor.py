@@ -368,11 +368,10 @@ class Tensor:
         if recording:
             if self._grad_fn is None and self._requires_grad:
                 raise RuntimeError(
-                    "a leaf tensor that requires grad is being used in an in-place operation while "
-                    "autograd is recording: its gradient would refer to values that no longer exist. "
-                    "Fix: update "
-                    "it inside `with no_grad():` (as optimizers do), or work on a copy "
-                    "(y = x.clone()) or an out-of-place op (y = x + 1)."
+                    "a leaf Variable that requires grad is being used in an in-place operation: "
+                    "autograd is recording, and the leaf's gradient would refer to values that no "
+                    "longer exist. Fix: update it inside `with no_grad():` (as optimizers do), or "
+                    "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
             if self._base is not None:
                 raise RuntimeError(

@@ -174,9 +174,10 @@ def _unpack(saved, node):
     now = tensor._version if tensor is not None else saved[3][0]
     if now != version:
         raise RuntimeError(
-            f"a tensor that {node.name()} saved for backward was modified in place: it was "
-            f"saved at version {version} and is now at version {now}, so its gradient "
-            "would be wrong. Fix: avoid the in-place operation (write x = x * 2 instead of "
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: a tensor that {node.name()} saved for backward was modified in "
+            f"place. It was saved at version {version} and is now at version {now}, so its "
+            "gradient would be wrong. Fix: avoid the in-place operation (write x = x * 2 instead of "
             "x *= 2 or x.mul_(2)), or use .clone() on the tensor before modifying it."
         )
     if tensor is None:  # the node's own output: a new tensor on the same storage and counter

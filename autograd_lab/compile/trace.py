@@ -400,9 +400,7 @@ def trace(fn, *example_inputs):
             with observe(on_call=tracer.on_call, on_backward=_refuse_backward):
                 result = fn(*copies)
         except RuntimeError as error:
-            if "leaf tensor that requires grad is being used in an in-place operation" not in str(
-                error
-            ):
+            if "leaf Variable that requires grad is being used in an in-place" not in str(error):
                 raise
             raise RuntimeError(
                 "compile cannot trace a function that modifies one of its inputs in place (the "

@@ -121,10 +121,7 @@ class histogram_result(namedtuple("histogram", ["hist", "bin_edges"])):
     __slots__ = ()
 
     def __repr__(self):
-        return (
-            f"torch.return_types.histogram(\nhist={self.hist!r},\n"
-            f"bin_edges={self.bin_edges!r})"
-        )
+        return f"torch.return_types.histogram(\nhist={self.hist!r},\nbin_edges={self.bin_edges!r})"
 
 
 class HistogramNotDifferentiable(Op):
