@@ -45,6 +45,11 @@ def test_every_import_form_gives_autograd_lab():
         from torch.utils.data import DataLoader, TensorDataset
         import torch.autograd
         import torch.random
+        import torch.linalg
+        from torch.linalg import vector_norm
+        from torch.autograd.functional import jacobian
+        from torch.optim.lr_scheduler import StepLR
+        from torch.nn.utils import clip_grad_norm_
         import sys
         assert torch is autograd_lab
         assert nn is nn2 is autograd_lab.nn and optim is autograd_lab.optim
@@ -54,6 +59,10 @@ def test_every_import_form_gives_autograd_lab():
         assert torch.utils.data is autograd_lab.utils.data
         assert torch.autograd is autograd_lab.autograd and torch.random is autograd_lab.random
         assert sys.modules["torch.nn.functional"] is autograd_lab.nn.functional
+        assert torch.linalg is autograd_lab.linalg and vector_norm is autograd_lab.linalg.vector_norm
+        assert jacobian is autograd_lab.autograd.functional.jacobian
+        assert StepLR is autograd_lab.optim.lr_scheduler.StepLR
+        assert clip_grad_norm_ is autograd_lab.nn.utils.clip_grad_norm_
         # autograd_lab's modules still say where they come from
         assert autograd_lab.__spec__.name == "autograd_lab"
         assert F.__spec__.name == "autograd_lab.nn.functional"
