@@ -564,6 +564,12 @@ class Tensor:
 
     @property
     def mT(self):
+        if self._data.ndim < 2:
+            raise RuntimeError(
+                f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                f"{self._data.ndim}-D tensor. Fix: for a vector there is nothing to transpose; "
+                "use x.unsqueeze(0) (a row) or x.unsqueeze(1) (a column) to make a matrix."
+            )
         return _ops.transpose(self, -2, -1)
 
 

@@ -118,6 +118,11 @@ class Sub(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
+        if _kind(x) == "b" and _kind(y) == "b":
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                "`^` or `logical_xor()` operator instead (True where exactly one is True)."
+            )
         return x - y
 
     @staticmethod
@@ -222,6 +227,11 @@ class Neg(Op):
 
     @staticmethod
     def forward(ctx, input):
+        if input._data.dtype == np.bool_:
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                "to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
         return -input._data
 
     @staticmethod
@@ -835,7 +845,10 @@ class Clamp(Op):
     def forward(ctx, x, min=None, max=None):
         ctx.save_for_backward(x)
         ctx.bounds = (min, max)
-        return np.clip(x._data, min, max).astype(x._data.dtype, copy=False)
+        data = x._data
+        if data.dtype.kind in "biu" and (type(min) is float or type(max) is float):
+            data = data.astype(types.default_float())  # ints clamped to 1.5: float32, as PyTorch
+        return np.clip(data, min, max).astype(data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):

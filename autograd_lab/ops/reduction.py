@@ -385,6 +385,7 @@ class LogSoftmax(Op):
 
 @public("sum", method=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
+    dim = _all_if_empty(dim, input)
     if dtype is not None:
         from ..types import to_dtype
 
@@ -392,8 +393,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return (Sum if dim is None else SumDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
+def _all_if_empty(dim, input):
+    """dim=() (or []) means every dim in PyTorch's reductions, not none of them."""
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        return tuple(range(input.ndim))
+    return dim
+
+
 @public("mean", method=True)
 def mean(input, dim=None, keepdim=False):
+    dim = _all_if_empty(dim, input)
     return (Mean if dim is None else MeanDim).apply(input, dim=dim, keepdim=keepdim)
 
 
@@ -410,11 +419,13 @@ def _correction(unbiased, correction):
 
 @public("var", method=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim = _all_if_empty(dim, input)
     return Var.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
 
 @public("std", method=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim = _all_if_empty(dim, input)
     return Std.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
 

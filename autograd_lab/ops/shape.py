@@ -7,7 +7,7 @@ in-place change through a view is noticed by backward.
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .reduction import _dims
@@ -153,6 +153,10 @@ class Cat(Op):
     @staticmethod
     def forward(ctx, *tensors, dim=0):
         arrays = [t._data for t in tensors]
+        dtype = arrays[0].dtype  # PyTorch's promotion: cat([int64, float32]) is float32
+        for a in arrays[1:]:  # (an empty array stands for "a tensor with dims of this dtype")
+            dtype = types.result_type(np.empty(0, dtype), a)
+        arrays = [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
         ctx.dim = dim
         ctx.sizes = [a.shape[dim] for a in arrays]
         try:
@@ -484,4 +488,12 @@ def index_put(input, value, index):
 @public("narrow", method=True)
 def narrow(input, dim, start, length):
     axis = _one_dim(dim, input.ndim)
+    size = input.shape[axis]
+    if start < 0:
+        start += size  # narrow(0, -1, 1) is the last element, as in PyTorch
+    if not (0 <= start <= size and 0 <= length <= size - start):
+        raise RuntimeError(
+            f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}), or "
+            f"one is negative. Fix: give 0 <= start and start + length <= {size}."
+        )
     return input[(slice(None),) * axis + (slice(start, start + length),)]

@@ -1,0 +1,59 @@
+"""Edge cases issue 14's differential fuzzing found, fixed one by one: each compares with PyTorch
+(values, dtypes, error classes and key words)."""
+
+import numpy as np
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+
+def same(torch, make):
+    ours, theirs = make(ag), make(torch)
+    np.testing.assert_array_equal(values(ours), values(theirs))
+    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+
+
+@pytest.mark.parametrize("start, length", [(-1, 1), (-3, 2), (0, 0), (2, 1)])
+def test_narrow_counts_a_negative_start_from_the_end(torch, start, length):
+    same(torch, lambda lib: lib.arange(3.0).narrow(0, start, length))
+    with pytest.raises(RuntimeError, match="exceeds dimension size"):
+        ag.arange(3.0).narrow(0, 2, 2)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "var", "std"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_an_empty_dim_tuple_reduces_every_dim(torch, reduce, keepdim):
+    same(torch, lambda lib: getattr(lib.arange(6.0).reshape(2, 3), reduce)(dim=(), keepdim=keepdim))
+
+    def grad(lib):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        getattr(x, reduce)(dim=()).backward()
+        return x.grad
+
+    if reduce in ("sum", "mean"):
+        np.testing.assert_allclose(values(grad(ag)), values(grad(torch)), rtol=1e-6)
+    else:  # PyTorch 2.13's var/std backward for dim=() gives inf; ours is the true gradient
+        x = ag.arange(6.0, dtype=ag.float64).reshape(2, 3).requires_grad_()
+        assert ag.autograd.gradcheck(lambda t: getattr(t, reduce)(dim=()), (x,))
+
+
+def test_clamp_of_an_int_tensor_to_float_bounds_is_float(torch):
+    same(torch, lambda lib: lib.tensor([0, 3]).clamp(-0.5, 1.5))
+    same(torch, lambda lib: lib.tensor([0, 3]).clamp(1, 2))  # int bounds keep int64
+
+
+def test_cat_promotes_as_pytorch(torch):
+    same(torch, lambda lib: lib.cat([lib.tensor([1]), lib.tensor([2.0])]))
+    same(torch, lambda lib: lib.cat([lib.tensor([True]), lib.tensor([2])]))
+    same(torch, lambda lib: lib.cat([lib.tensor([1.0]), lib.tensor([2.0], dtype=lib.float64)]))
+
+
+def test_bool_negation_and_subtraction_are_refused_with_pytorchs_words(torch):
+    for lib in (ag, torch):
+        with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+            -lib.tensor([True])
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool"):
+            lib.tensor([True]) - lib.tensor([False])
+        with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices"):
+            lib.ones(3).mT
