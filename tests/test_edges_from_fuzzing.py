@@ -57,3 +57,29 @@ def test_bool_negation_and_subtraction_are_refused_with_pytorchs_words(torch):
             lib.tensor([True]) - lib.tensor([False])
         with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices"):
             lib.ones(3).mT
+
+
+def test_indexing_with_an_empty_list_picks_nothing(torch):
+    same(torch, lambda lib: lib.arange(3.0)[[]])
+    same(torch, lambda lib: lib.arange(6.0).reshape(2, 3)[[]])
+
+    def assign(lib):
+        y = lib.zeros(3)
+        y[[]] = 1.0
+        return y
+
+    same(torch, assign)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.zeros(0).softmax(0),
+        lambda lib: lib.zeros(0, 3).log_softmax(1),
+        lambda lib: lib.zeros(2, 0).softmax(1),
+        lambda lib: lib.zeros(0).logsumexp(0),
+        lambda lib: lib.zeros(2, 0).logsumexp(1),
+    ],
+)
+def test_softmax_and_logsumexp_of_nothing(torch, make):
+    same(torch, make)

@@ -60,4 +60,8 @@ def max_array(data, dims):
             index[dims[0]] = slice(i, i + 1)
             peak = np.maximum(peak, data[tuple(index)])  # NaN wins, as in np.max
         return peak
+    if data.size == 0 and type(data) is np.ndarray:
+        # nothing to compare: -inf, max's identity, so softmax and logsumexp of nothing work
+        shape = [1 if axis in dims else size for axis, size in enumerate(data.shape)]
+        return np.full(shape, -np.inf, data.dtype)
     return np.max(data, axis=dims, keepdims=True)

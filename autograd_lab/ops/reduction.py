@@ -327,7 +327,8 @@ class LogSumExp(Op):
         data = _float(x._data)
         peak = max_array(data, ctx.dims)
         peak = np.where(np.isfinite(peak), peak, 0)  # subtract the max, so exp never overflows
-        out = np.log(sum_array(np.exp(data - peak), ctx.dims, True)) + peak
+        with np.errstate(divide="ignore"):  # log(0) = -inf: the logsumexp of nothing, or of -infs
+            out = np.log(sum_array(np.exp(data - peak), ctx.dims, True)) + peak
         result = _make(out if keepdim else np.squeeze(out, axis=ctx.dims))
         ctx.save_for_backward(x, result)
         return result

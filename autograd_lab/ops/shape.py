@@ -232,7 +232,8 @@ def _numpy_index(index, device):
                     "convert with .long()"
                 )
         elif isinstance(part, list):
-            part = np.asarray(part)
+            # an empty list picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
+            part = np.asarray(part) if part else np.zeros(0, np.int64)
         out.append(part)
     return tuple(out)
 
