@@ -59,9 +59,9 @@ tests/test_random_stream.py). What is *not* reproduced exactly:
   `uniform_(a, b)`) is computed in float64, where the product is exact, and rounded to float32:
   that equals one rounding except when the float64 sum lands exactly halfway between two float32
   numbers (about one time in 2**29; none in the tests' millions of samples). A float64 one is
-  built from exact products and sums (Dekker, Knuth), correct except in rare near-ties. The
-  compiled path (below) uses the CPU's fma instruction, as PyTorch does: 40 million float32 and
-  10 million float64 normals came out the same on both paths.
+  built from exact products and sums (ranges.fma64, shared with linspace), correct except in rare
+  near-ties. The compiled path (below) uses the CPU's fma instruction, as PyTorch does: 40
+  million float32 and 10 million float64 normals came out the same on both paths.
 - CPUs without AVX2 (and PyTorch builds for ARM) use other float32 log/sin/cos for float32
   normals: PyTorch's values there differ from these in the last bit now and then.
 - Floating-point `random_(from, to)` beyond +-2**24 (float32) or +-2**53 (float64): PyTorch warns
@@ -84,6 +84,7 @@ import numpy as np
 
 from . import types
 from .creation import _finish, _shape, _size
+from .ranges import fma64  # float64 a * b + c rounded once (numpy has no fused multiply-add)
 from .tensor import Tensor, _make
 
 # ---- the engine: Mersenne Twister mt19937 ----------------------------------------------------
@@ -466,32 +467,7 @@ def _fma(a, b, c, dtype):
         # float32, which equals a single rounding except in very rare ties.
         exact = a.astype(np.float64) * np.float64(b) + np.float64(c)
         return exact.astype(np.float32)
-    return _fma64(np.asarray(a, np.float64), np.float64(b), np.float64(c))
-
-
-def _two_sum(a, b):
-    """s + e == a + b exactly, s the rounded sum (Knuth)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _split(a):
-    """a == high + low with both halves of 26 bits or fewer (Dekker)."""
-    t = a * 134217729.0  # 2**27 + 1
-    high = t - (t - a)
-    return high, a - high
-
-
-def _fma64(a, b, c):
-    """float64 a * b + c with one rounding, from exact products and sums (no hardware fma)."""
-    product = a * b
-    ah, al = _split(a)
-    bh, bl = _split(np.float64(b))
-    product_error = ((ah * bh - product) + ah * bl + al * bh) + al * bl  # a*b = product + error
-    s, s_error = _two_sum(product, c)
-    # the rest, product_error + s_error, is small: one more rounded sum gives the answer
-    return s + (product_error + s_error)
+    return fma64(a, b, c)
 
 
 # ---- normal samples ------------------------------------------------------------------------------
@@ -640,7 +616,7 @@ def _normal_one_by_one(generator, n, mean, std):
     if len(values) > n:  # one sine left over: the generator keeps it
         generator.next_double_normal_sample = float(values[-1])
         values = values[:n]
-    return _fma64(values, np.float64(std), np.float64(mean))
+    return fma64(values, std, mean)
 
 
 # ---- integers --------------------------------------------------------------------------------
