@@ -225,7 +225,7 @@ class Amax(Op):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         data = x._data
-        ctx.dims, ctx.keepdim = _dims(None if dim == () else dim, data.ndim), keepdim  # () = all
+        ctx.dims, ctx.keepdim = _dims(_all_if_empty(dim, x), data.ndim), keepdim
         name = ctx._fn._name
         if data.size == 0 and dim in (None, ()):
             raise RuntimeError(
