@@ -298,15 +298,21 @@ class MaxDim(Op):
 
     @staticmethod
     def backward(ctx, grad, grad_indices):
-        (indices,) = ctx.saved_tensors
-        if not ctx.shape:
-            return grad
-        grad = _unreduce(grad, ctx.shape, (ctx.axis,), ctx.keepdim)
-        index = _unreduce(indices, ctx.shape, (ctx.axis,), ctx.keepdim)
-        positions = storage.new(np.arange, ctx.shape[ctx.axis], device=index.device).reshape(
-            [-1 if i == ctx.axis else 1 for i in range(len(ctx.shape))]
-        )
-        return grad * (index == _make(positions))
+        return gradient_to_indices(ctx, grad)
+
+
+def gradient_to_indices(ctx, grad):
+    """The backward of values picked one per row along ctx.axis (max, min, median over a dim):
+    each value's gradient goes to the element at its saved index, the others get 0."""
+    (indices,) = ctx.saved_tensors
+    if not ctx.shape:
+        return grad
+    grad = _unreduce(grad, ctx.shape, (ctx.axis,), ctx.keepdim)
+    index = _unreduce(indices, ctx.shape, (ctx.axis,), ctx.keepdim)
+    positions = storage.new(np.arange, ctx.shape[ctx.axis], device=index.device).reshape(
+        [-1 if i == ctx.axis else 1 for i in range(len(ctx.shape))]
+    )
+    return grad * (index == _make(positions))
 
 
 class MinDim(MaxDim):

@@ -18,7 +18,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .elementwise import _float, where
-from .reduction import _correction, _dims, _over_dof, _unreduce, values_indices
+from .reduction import _correction, _dims, _over_dof, _unreduce, gradient_to_indices, values_indices
 from .registry import public
 
 
@@ -157,14 +157,7 @@ class MedianDim(Op):
 
     @staticmethod
     def backward(ctx, grad, grad_indices):
-        (indices,) = ctx.saved_tensors
-        if not ctx.shape:
-            return grad
-        grad = _unreduce(grad, ctx.shape, (ctx.axis,), ctx.keepdim)
-        index = _unreduce(indices, ctx.shape, (ctx.axis,), ctx.keepdim)
-        positions = storage.new(np.arange, ctx.shape[ctx.axis], device=index.device)
-        positions = positions.reshape([-1 if d == ctx.axis else 1 for d in range(len(ctx.shape))])
-        return grad * (index == _make(positions))
+        return gradient_to_indices(ctx, grad)  # as max(dim)'s: to the median's index
 
 
 @public("median", method=True)
