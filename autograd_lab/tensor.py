@@ -412,10 +412,10 @@ class Tensor:
         return self._inplace(_elementwise.copy_from, src)
 
     def zero_(self):
-        return self.fill_(0)
+        return self._inplace(_elementwise.zero)
 
     def fill_(self, value):
-        return self._inplace(_elementwise.copy_from, value)
+        return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
         self._inplace(_shape.index_put, value, index=index)

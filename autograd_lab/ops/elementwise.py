@@ -1008,7 +1008,60 @@ class CopyFrom(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad.to(ctx.src_device)
+        return _nothing_passes(grad), grad.to(ctx.src_device)
+
+
+class Fill(Op):
+    """The out-of-place half of `x.fill_(3.0)`: every element becomes the number; x's old values
+    no longer matter, so no gradient reaches them."""
+
+    node_name = "FillBackward2"  # PyTorch's name for fill_ with a Python number
+    derivative = "0: the old values were overwritten"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return np.full_like(x._data, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _nothing_passes(grad)
+
+
+class FillWithTensor(Op):
+    """`x.fill_(v)` with a 0-d tensor v: every element is v, so v's gradient is the sum of all."""
+
+    node_name = "FillBackward3"
+    derivative = "0 for the old values; the value gets the sum of the gradient"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        if value._data.ndim != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions. Fix: pass one number, e.g. v.item() or v[0]."
+            )
+        ctx.value_device = value.device
+        return np.full_like(x._data, storage.move(value._data, x.device))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _nothing_passes(grad), grad.sum().to(ctx.value_device)
+
+
+class Zero(Fill):
+    """The out-of-place half of `x.zero_()`."""
+
+    node_name = "ZeroBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.zeros_like(x._data)
+
+
+def _nothing_passes(grad):
+    """The gradient of overwritten values: zeros (even where grad is inf or nan, as in PyTorch;
+    `grad * 0` would give nan there). A constant: its own derivative is nothing."""
+    return _make(np.zeros_like(grad._data))
 
 
 def _float(data):
@@ -1115,6 +1168,16 @@ def to_dtype(input, dtype, device=None):
 
 def copy_from(input, src):
     return CopyFrom.apply(input, src)
+
+
+def fill(input, value):
+    if isinstance(value, Tensor):
+        return FillWithTensor.apply(input, value)
+    return Fill.apply(input, value=value)
+
+
+def zero(input):
+    return Zero.apply(input)
 
 
 # ---- comparisons and logic: results are bool tensors that never require grad --------------------
