@@ -129,7 +129,7 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else self.clone()
+        return self if self._data.flags.c_contiguous else _elementwise.contiguous(self)
 
     def item(self):
         if self._data.size != 1:
@@ -396,10 +396,11 @@ class Tensor:
             )
         try:
             self._data[...] = result._data
-        except ValueError as e:  # read-only storage, e.g. the result of expand()
+        except ValueError:  # read-only storage: the result of a real expand()/broadcast_to()
             raise RuntimeError(
-                f"cannot modify this tensor in place ({e}); it probably shares memory between "
-                "elements (expand/broadcast_to). Fix: .clone() it first."
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location (this tensor repeats elements with expand or broadcast_to, "
+                "so writing one would write several). Fix: .clone() the tensor before modifying it."
             ) from None
         if recording:
             self._grad_fn = result._grad_fn

@@ -60,3 +60,55 @@ def test_fill_zero_and_copy_overwrite_a_result_and_pass_it_zeros(torch, overwrit
     for lib in (ag, torch):
         with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
             lib.ones(2).fill_(lib.tensor([1.0]))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.ones(2, 3).t(),
+        lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1),
+        lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1)[:, :, ::2],
+        lambda lib: lib.ones(4, 6)[::2].t(),
+        lambda lib: lib.ones(3).expand(2, 3),
+        lambda lib: lib.ones(2, 1).expand(2, 3),
+    ],
+)
+def test_clone_keeps_the_memory_order_and_contiguous_makes_it_row_major(torch, make):
+    def run(lib):
+        x = make(lib).requires_grad_()
+        copy = x.clone()
+        return copy.stride(), copy.contiguous() is copy, x.contiguous().stride(), node(copy)
+
+    both(torch, run)
+
+
+def test_t_of_a_vector_or_number_is_a_new_view(torch):
+    def run(lib):
+        results = []
+        for x in (lib.tensor(1.0, requires_grad=True), lib.ones(2, requires_grad=True)):
+            y = x.t()
+            results += [y is x, node(y), y._base is x]
+        return results
+
+    both(torch, run)
+
+
+def test_expand_that_repeats_nothing_is_writable(torch):
+    def run(lib):
+        x = lib.ones(2)
+        x.expand(2).add_(1)
+        x.expand(1, 1, 2).mul_(3)
+        return x
+
+    both(torch, run)
+    for lib in (ag, torch):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            lib.ones(1, 3).expand(2, 3).add_(1)
+
+
+def test_clone_keeps_the_memory_order_on_cuda_too():
+    x = ag.ones(2, 3, 4, device="cuda").permute(2, 0, 1)[:, :, ::2]
+    copy = x.clone()
+    assert copy.stride() == (1, 8, 4) and copy.device.type == "cuda"  # PyTorch's, as on the CPU
+    assert copy.contiguous().stride() == (4, 2, 1)
+    np.testing.assert_array_equal(values(copy.cpu()), values(x.cpu()))

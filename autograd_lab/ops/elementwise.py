@@ -968,11 +968,58 @@ class Clone(Op):
 
     @staticmethod
     def forward(ctx, input):
-        return input._data.copy()
+        return copy_keeping_layout(input._data)
 
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+class Contiguous(Clone):
+    """`x.contiguous()` of a strided x: a row-major copy (PyTorch records it as a clone too)."""
+
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, input):
+        return input._data.copy()
+
+
+def copy_keeping_layout(array):
+    """A copy whose dims lie in memory in the same order as `array`'s (PyTorch's preserve_format):
+    the clone of a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()`
+    is (1, 3). Copy with the dims put outermost-first, then permute them back."""
+    order = memory_order(array)
+    if order == sorted(order):
+        return array.copy()
+    in_memory_order = np.transpose(array, order).copy()
+    back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
+    return np.transpose(in_memory_order, back)
+
+
+def memory_order(array):
+    """The dims of `array` from the one with the largest stride to the one with the smallest.
+
+    A dim moves in front of another only if its stride is larger (or, on a tie, its size); a
+    broadcast dim (stride 0) says nothing about memory order, so it stays where it is (as in
+    PyTorch, which sorts the same way)."""
+    strides, shape = array.strides, array.shape
+    order = list(range(array.ndim))
+    for i in range(1, len(order)):  # insertion sort: each dim walks left past smaller strides
+        j = i
+        while j > 0 and _lies_outside(order[j], order[j - 1], strides, shape):
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+    return order
+
+
+def _lies_outside(dim, other, strides, shape):
+    """Does `dim` enclose `other` in memory (a larger step between its elements)?"""
+    if strides[dim] == 0 or strides[other] == 0:
+        return False
+    if strides[dim] != strides[other]:
+        return strides[dim] > strides[other]
+    return shape[dim] > shape[other]
 
 
 class ToCopy(Op):
@@ -1164,6 +1211,10 @@ def _number_tensors(a, b, like):
 
 def to_dtype(input, dtype, device=None):
     return ToCopy.apply(input, dtype=dtype, device=device)
+
+
+def contiguous(input):
+    return Contiguous.apply(input)
 
 
 def copy_from(input, src):

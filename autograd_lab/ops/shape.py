@@ -134,12 +134,15 @@ class Expand(Op):
     @staticmethod
     def forward(ctx, x, shape):
         try:
-            return _view(x, np.broadcast_to(x._data, shape))
+            array = np.broadcast_to(x._data, shape)  # read-only: elements repeat
         except ValueError:
             raise RuntimeError(
                 f"cannot expand shape {list(x._data.shape)} to {list(shape)}: only dimensions of "
                 "size 1 can be expanded (and new ones added on the left)"
             ) from None
+        if array.size == x._data.size:  # nothing repeats: a plain view, writable as in PyTorch
+            array = np.reshape(x._data, shape)
+        return _view(x, array)
 
     @staticmethod
     def backward(ctx, grad):
