@@ -402,11 +402,12 @@ class Tensor:
                 "single memory location (this tensor repeats elements with expand or broadcast_to, "
                 "so writing one would write several). Fix: .clone() the tensor before modifying it."
             ) from None
+        self._shared_version_counter()[0] += 1
         if recording:
             self._grad_fn = result._grad_fn
             self._output_nr = 0
             self._requires_grad = True
-        self._shared_version_counter()[0] += 1
+            rebind_saved_output(self._grad_fn, self)
         return self
 
     def copy_(self, src):
@@ -640,6 +641,7 @@ def _rebuild(data, requires_grad, device="cpu"):  # values travel via the host, 
 
 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
+from .autograd.function import rebind_saved_output  # noqa: E402
 from .ops import elementwise as _elementwise  # noqa: E402
 from .ops import registry as _registry  # noqa: E402
 from .ops import shape as _shape  # noqa: E402

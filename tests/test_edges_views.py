@@ -112,3 +112,58 @@ def test_clone_keeps_the_memory_order_on_cuda_too():
     assert copy.stride() == (1, 8, 4) and copy.device.type == "cuda"  # PyTorch's, as on the CPU
     assert copy.contiguous().stride() == (4, 2, 1)
     np.testing.assert_array_equal(values(copy.cpu()), values(x.cpu()))
+
+
+@pytest.mark.parametrize("method", ["exp_", "tanh_", "sigmoid_", "sqrt_", "relu_", "reciprocal_"])
+def test_an_in_place_op_that_saves_its_result_notices_a_later_change(torch, method):
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = getattr(x * 1, method)()
+        y.add_(1)  # the saved result is y itself: changing y makes its gradient wrong
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+    def unchanged(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        getattr(x * 1, method)().sum().backward()
+        return x.grad
+
+    np.testing.assert_allclose(values(unchanged(ag)), values(unchanged(torch)), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, x: x * 2,  # PyTorch saves the 2
+        lambda lib, x: x.exp(),
+        lambda lib, x: x[lib.tensor([0, 1])],  # and the index
+        lambda lib, x: x.masked_fill(x > 1, 0.0),  # and the mask
+        lambda lib, x: x.gather(0, lib.tensor([1])),
+    ],
+)
+def test_a_second_backward_through_freed_saved_tensors_fails(torch, make):
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = make(lib, x).sum()
+        y.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.backward()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, x: x + 1,  # nothing saved anywhere: PyTorch accumulates again
+        lambda lib, x: x[0] - x[1:].t(),
+        lambda lib, x: x.view(2, 1).expand(2, 3).clone(),
+    ],
+)
+def test_a_second_backward_through_nothing_saved_accumulates_again(torch, make):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = make(lib, x).sum()
+        y.backward()
+        y.backward()
+        return x.grad
+
+    both(torch, run)

@@ -174,6 +174,7 @@ class MulNumber(Mul):
 
     node_name = "MulBackward0"
     saved_names = ()
+    saves_constants = True  # PyTorch saves the number as a tensor (_saved_other)
 
     @staticmethod
     def forward(ctx, a, number):

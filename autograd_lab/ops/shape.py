@@ -256,6 +256,7 @@ def _index_kind(index):
 
 class Index(Op):
     node_name = "IndexBackward0"
+    saves_constants = True  # the index tensors (PyTorch's _saved_indices)
     derivative = "the gradient is added at the indexed places (repeats add up)"
 
     @staticmethod
@@ -275,21 +276,25 @@ class Index(Op):
 
 class Select(Index):
     node_name = "SelectBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = "the gradient goes to the selected elements, 0 elsewhere"
 
 
 class Slice(Index):
     node_name = "SliceBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = "the gradient goes to the sliced elements, 0 elsewhere"
 
 
 class IndexUnsqueeze(Index):
     node_name = "UnsqueezeBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = Unsqueeze.derivative
 
 
 class Alias(Index):
     node_name = "AliasBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = "1: the gradient passes through"
 
 
