@@ -373,6 +373,14 @@ class Tensor:
                     "longer exist. Fix: update it inside `with no_grad():` (as optimizers do), or "
                     "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
+            base = self._base
+            if base is not None and base._grad_fn is None and base._requires_grad:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation: changing the view would change the leaf, whose gradient would then "
+                    "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
+                    "or work on a copy (y = x.clone(), then view and change y)."
+                )
             if self._base is not None:
                 raise RuntimeError(
                     "in-place changes to a view of a tensor that requires grad are not supported by "

@@ -167,3 +167,41 @@ def test_a_second_backward_through_nothing_saved_accumulates_again(torch, make):
         return x.grad
 
     both(torch, run)
+
+
+def test_indexing_one_element_gives_a_0d_view(torch):
+    def run(lib):
+        a, b, c = lib.zeros(3), lib.zeros(2, 2), lib.tensor(2.0)
+        a[0].add_(1)  # numpy's a[0] would be a copied number; PyTorch's is a view
+        b[1, 1].fill_(5)
+        b[0][1].sub_(1)
+        c[()].mul_(3)
+        return a, b, c, a[-1]._base is a, a[0]._version
+
+    both(torch, run)
+
+
+@pytest.mark.parametrize("index", [0, (), slice(0, 1), Ellipsis])
+def test_changing_a_view_of_a_leaf_that_requires_grad_is_refused(torch, index):
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        if index == ():
+            x = lib.tensor(1.0, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            x[index].add_(1)
+
+
+def test_a_change_through_a_0d_view_is_noticed_by_backward(torch):
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        with lib.no_grad():
+            y[0].add_(1)  # y's storage changed: ExpBackward0 saved y
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_a_0d_view_on_cuda_shares_memory():
+    a = ag.zeros(3, device="cuda")
+    a[1].add_(1)
+    np.testing.assert_array_equal(values(a.cpu()), [0.0, 1.0, 0.0])

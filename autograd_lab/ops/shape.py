@@ -262,6 +262,8 @@ class Index(Op):
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.dtype, ctx.index = x._data.shape, x._data.dtype, index
+        if not any(part is Ellipsis for part in index):
+            index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
             return _view(x, x._data[index])
         except IndexError as error:
