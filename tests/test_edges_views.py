@@ -205,3 +205,24 @@ def test_a_0d_view_on_cuda_shares_memory():
     a = ag.zeros(3, device="cuda")
     a[1].add_(1)
     np.testing.assert_array_equal(values(a.cpu()), [0.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda lib: 0,
+        lambda lib: slice(0, 1),
+        lambda lib: lib.tensor([0]),
+        lambda lib: [0, 2],
+        lambda lib: lib.tensor([True, False, True]),
+    ],
+)
+def test_assigning_to_an_index_records_pytorchs_node(torch, index):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        y[index(lib)] = 5.0
+        (y * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return y.detach(), node(y), x.grad
+
+    both(torch, run)

@@ -341,6 +341,12 @@ class IndexPut(Op):
         return grad_x, Index.apply(grad, index=ctx.index)
 
 
+class IndexPutAdvanced(IndexPut):
+    """`x[tensor_index] = value`: PyTorch records an index_put_ (not a view's CopySlices)."""
+
+    node_name = "IndexPutBackward0"
+
+
 # ---- the public functions ---------------------------------------------------------------------------
 
 
@@ -493,7 +499,9 @@ def index(input, index):
 
 
 def index_put(input, value, index):
-    return IndexPut.apply(input, value, index=_numpy_index(index, input.device))
+    index = _numpy_index(index, input.device)
+    record = IndexPutAdvanced if _index_kind(index) is Index else IndexPut
+    return record.apply(input, value, index=index)
 
 
 @public("narrow", method=True)
