@@ -42,6 +42,7 @@ class Tensor:
         "__weakref__",
     )
     _base = None  # for a view: the tensor whose storage it shares
+    _view_version = 0  # for a view: the storage's version its history (grad_fn) was made for
     _hooks = None  # a leaf's register_hook() hooks, {key: hook}
     _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
     _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
@@ -112,6 +113,10 @@ class Tensor:
     def stride(self, dim=None):
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
+
+    def storage_offset(self):
+        """How many elements into its storage this tensor starts (a view: where in its base's)."""
+        return _views.storage_offset(self._data)
 
     def data_ptr(self):
         """The memory address of the first element: a view shares its base's memory, so
@@ -184,7 +189,28 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        # A view whose storage was changed in place since its history was recorded (through its
+        # base or another view) gets a new history from its base, as in PyTorch (ops/views.py).
+        if self._base is not None and self._view_version != self._version_counter[0]:
+            self._rebuild_view_history()
         return self._grad_fn
+
+    def _rebuild_view_history(self):
+        """This view's history, made again as `as_strided(base, its size, stride, offset)`: the
+        node AsStridedBackward0 leads to the base's current history, which the change updated."""
+        base = self._base
+        self._view_version = self._version_counter[0]
+        if not base._requires_grad:
+            return
+        recording = _state.enabled
+        _state.enabled = True  # also inside no_grad() and backward(), as PyTorch does
+        try:
+            size, stride, offset = _views.geometry(self._data)
+            rebuilt = _views.as_strided(base, size, stride, offset)
+        finally:
+            _state.enabled = recording
+        self._grad_fn, self._output_nr = rebuilt._grad_fn, 0
+        self._requires_grad = True
 
     @property
     def is_leaf(self):
@@ -653,6 +679,7 @@ from .autograd.function import rebind_saved_output  # noqa: E402
 from .ops import elementwise as _elementwise  # noqa: E402
 from .ops import registry as _registry  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
+from .ops import views as _views  # noqa: E402
 
 # The operators are the op functions themselves: `a * b` calls ops.mul(a, b) with no extra hop.
 Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = _ops.add, _ops.sub, _ops.mul

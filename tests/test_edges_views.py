@@ -226,3 +226,68 @@ def test_assigning_to_an_index_records_pytorchs_node(torch, index):
         return y.detach(), node(y), x.grad
 
     both(torch, run)
+
+
+def test_as_strided_is_a_view_of_the_storage(torch):
+    def run(lib):
+        x = lib.arange(6.0, dtype=lib.float64).requires_grad_()
+        v = x.view(2, 3)[:, 1:]
+        overlapping = x.as_strided((3, 3), (1, 1), 1)  # elements repeat: gradients add up
+        (overlapping * lib.arange(9.0, dtype=lib.float64).reshape(3, 3)).sum().backward()
+        later = x.detach()[1:].as_strided((2,), (2,))  # no offset given: the input's own
+        return v.stride(), v.storage_offset(), node(overlapping), overlapping, x.grad, later
+
+    both(torch, run)
+    x = ag.arange(6.0, dtype=ag.float64).requires_grad_()
+    assert ag.autograd.gradcheck(lambda t: t.as_strided((2, 2), (1, 2), 1), (x,))
+    assert ag.autograd.gradgradcheck(lambda t: t.as_strided((3, 2), (1, 1)) ** 2, (x,))
+
+
+@pytest.mark.parametrize(
+    "make_view",
+    [
+        lambda a: a[None],
+        lambda a: a.view(-1),
+        lambda a: a.t(),
+        lambda a: a.broadcast_to((2, 2)),
+        lambda a: a[1:],
+        lambda a: a.unsqueeze(1).expand(2, 3),
+    ],
+)
+def test_a_view_of_a_base_changed_in_place_rebuilds_its_history(torch, make_view):
+    def run(lib, use):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = x.clone()
+        b = make_view(a)
+        a.mul_(2)  # b's recorded history is stale now
+        use(lib, b).backward()
+        return x.grad
+
+    for use in (
+        lambda lib, b: (b.grad_fn, b.sum())[1],  # reading grad_fn
+        lambda lib, b: (b * b).sum(),  # as an op's input
+        lambda lib, b: b.sum(),
+    ):
+        both(torch, lambda lib: run(lib, use))
+
+    def names(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True).clone()
+        b = make_view(a)
+        with lib.no_grad():
+            a.mul_(2)  # even without recording, as PyTorch does
+        return node(b), b.requires_grad
+
+    both(torch, names)
+
+
+def test_as_strided_and_a_rebuilt_view_history_on_cuda():
+    x = ag.arange(6.0, device="cuda").requires_grad_()
+    x.as_strided((3, 3), (1, 1), 1).sum().backward()
+    np.testing.assert_array_equal(values(x.grad.cpu()), [0.0, 1.0, 2.0, 3.0, 2.0, 1.0])
+    x = ag.tensor([1.0, 2.0], requires_grad=True, device="cuda")
+    a = x.clone()
+    b = a.t()
+    a.mul_(2)
+    b.sum().backward()
+    assert node(b) == "AsStridedBackward0"
+    np.testing.assert_array_equal(values(x.grad.cpu()), [2.0, 2.0])

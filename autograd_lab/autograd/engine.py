@@ -135,7 +135,8 @@ def _roots(tensors, grads, caller):
 
 
 def _edge_of(t):
-    return (t._grad_fn, t._output_nr) if t._grad_fn is not None else (grad_accumulator_of(t), 0)
+    node = t.grad_fn  # the property: a view changed in place gets its history rebuilt
+    return (node, t._output_nr) if node is not None else (grad_accumulator_of(t), 0)
 
 
 def _target_edge(t, caller):

@@ -455,8 +455,9 @@ def _is_marked(node, value):
 def _edge(arg):
     """The `next_functions` entry for one forward argument: where its gradient must go."""
     if isinstance(arg, Tensor) and arg._requires_grad:
-        if arg._grad_fn is not None:
-            return (arg._grad_fn, arg._output_nr)
+        node = arg.grad_fn  # the property: a view changed in place gets its history rebuilt
+        if node is not None:
+            return (node, arg._output_nr)
         return (grad_accumulator_of(arg), 0)
     return (None, 0)
 

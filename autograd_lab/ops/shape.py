@@ -26,6 +26,7 @@ def _view(x, array):
     if np.may_share_memory(array, x._data):
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
+        out._view_version = out._version_counter[0]  # its history is that of this version
     return out
 
 
