@@ -24,7 +24,6 @@ from ..tensor import _make
 from .registry import public
 from .shape import _view
 
-
 # ---- geometry: where a view's elements lie in its storage --------------------------------------------
 
 
