@@ -386,7 +386,8 @@ class Tensor:
         """Compute `op(self, *args)` and write it into self's storage: PyTorch's `x.op_(...)`.
 
         While recording, the result's node becomes self's `grad_fn`; the node sees a copy of the old
-        values, so the gradient stays right even though the storage changed.
+        values, so the gradient stays right even though the storage changed. Through a view, the
+        change is recorded as a change of its base (CopySlices, ops/views.py).
         """
         recording = _state.enabled and (
             self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -407,14 +408,11 @@ class Tensor:
                     "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
                     "or work on a copy (y = x.clone(), then view and change y)."
                 )
-            if self._base is not None:
-                raise RuntimeError(
-                    "in-place changes to a view of a tensor that requires grad are not supported by "
-                    "autograd_lab (PyTorch rewrites the base's history; we keep the engine simple). "
-                    "Fix: use an out-of-place op, or .clone() the view first."
-                )
-            previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
-            result = op(previous, *args, **kwargs)
+            if base is not None:  # through a view: the base's history changes (ops/views.py)
+                result, base_after = _views.change_through_view(self, op, args, kwargs)
+            else:
+                previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
+                result = op(previous, *args, **kwargs)
         else:
             result = op(self, *args, **kwargs)
         if result._data.shape != self._data.shape:
@@ -438,10 +436,13 @@ class Tensor:
             ) from None
         self._shared_version_counter()[0] += 1
         if recording:
-            self._grad_fn = result._grad_fn
-            self._output_nr = 0
             self._requires_grad = True
-            rebind_saved_output(self._grad_fn, self)
+            rebind_saved_output(result._grad_fn, self)
+            if base is None:
+                self._grad_fn, self._output_nr = result._grad_fn, 0
+            else:  # the view's own history is rebuilt from the base's when next read (grad_fn)
+                base._grad_fn, base._output_nr = base_after._grad_fn, 0
+                base._requires_grad = True
         return self
 
     def copy_(self, src):

@@ -291,3 +291,55 @@ def test_as_strided_and_a_rebuilt_view_history_on_cuda():
     b.sum().backward()
     assert node(b) == "AsStridedBackward0"
     np.testing.assert_array_equal(values(x.grad.cpu()), [2.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib, x, a: a[1:].mul_(3),
+        lambda lib, x, a: a[1:].mul_(x[1:]),  # the in-place op's other input gets its gradient
+        lambda lib, x, a: a[0].exp_(),  # saves its result, which is now part of a
+        lambda lib, x, a: a.view(3, 1).t()[:, 1:].sin_(),  # a view of a view
+        lambda lib, x, a: a.view(3, 1).t().__setitem__((0, 1), 7.0),
+    ],
+)
+def test_an_in_place_change_through_a_view_rewrites_the_base_history(torch, change):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        a = x * 1
+        view = a[1:]
+        change(lib, x, a)
+        (a * a).sum().backward()
+        return a.detach(), node(a), node(view), x.grad
+
+    both(torch, run)
+
+
+def test_a_view_of_a_tensor_without_history_gets_one_from_the_value_written(torch):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = lib.zeros(3)
+        b = a[1:]
+        b.add_(x[0])
+        a.sum().backward()
+        return node(a), node(b), b.requires_grad, x.grad
+
+    both(torch, run)
+
+
+def test_a_change_after_an_in_place_op_through_a_view_is_noticed(torch):
+    for lib in (ag, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        a[1:].exp_()  # ExpBackward0 saved its result: a's storage
+        a.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            a.sum().backward()
+
+
+def test_an_in_place_change_through_a_view_on_cuda():
+    x = ag.tensor([1.0, 2.0, 3.0], requires_grad=True, device="cuda")
+    a = x * 1
+    a[1:].mul_(3)
+    (a * a).sum().backward()
+    assert node(a) == "CopySlices"
+    np.testing.assert_array_equal(values(x.grad.cpu()), [2.0, 36.0, 54.0])

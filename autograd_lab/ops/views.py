@@ -165,6 +165,16 @@ def _zeros(shape, like):
     return _make(np.zeros_like(like._data, shape=shape))
 
 
+def change_through_view(view, op, args, kwargs):
+    """`view.op_(*args)` while recording. Returns the view's new values (recorded as `op` of the
+    view's old values, read from a copy of the base) and the base's new history (CopySlices)."""
+    base = view._base
+    before = _make(base._data.copy(), base.grad_fn, base._output_nr)
+    where = positions_in_base(view._data, base._data)
+    result = op(before.reshape(-1)[where], *args, **kwargs)
+    return result, CopySlices.apply(before, result, where=where)
+
+
 def positions_in_base(view_array, base_array):
     """For each element of a view, its position in the flattened (row-major) base."""
     base_places = places(*geometry(base_array)).reshape(-1)
