@@ -164,6 +164,8 @@ class Tensor:
     # ---- autograd fields -----------------------------------------------------------------------
     @property
     def requires_grad(self):
+        if self._base is not None:  # a view changed in place may have a history now
+            self._refresh_view_history()
         return self._requires_grad
 
     @requires_grad.setter
@@ -189,15 +191,17 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        # A view whose storage was changed in place since its history was recorded (through its
-        # base or another view) gets a new history from its base, as in PyTorch (ops/views.py).
-        if self._base is not None and self._view_version != self._version_counter[0]:
-            self._rebuild_view_history()
+        if self._base is not None:
+            self._refresh_view_history()
         return self._grad_fn
 
-    def _rebuild_view_history(self):
-        """This view's history, made again as `as_strided(base, its size, stride, offset)`: the
-        node AsStridedBackward0 leads to the base's current history, which the change updated."""
+    def _refresh_view_history(self):
+        """A view whose storage was changed in place since its history was recorded (through its
+        base or another view) gets a new one, as in PyTorch: `as_strided(base, its size, stride,
+        offset)`, the node AsStridedBackward0, which leads to the base's current history
+        (ops/views.py). The one place that notices: grad_fn, requires_grad and apply() call it."""
+        if self._view_version == self._version_counter[0]:
+            return
         base = self._base
         self._view_version = self._version_counter[0]
         if not base._requires_grad:

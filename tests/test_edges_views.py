@@ -343,3 +343,16 @@ def test_an_in_place_change_through_a_view_on_cuda():
     (a * a).sum().backward()
     assert node(a) == "CopySlices"
     np.testing.assert_array_equal(values(x.grad.cpu()), [2.0, 36.0, 54.0])
+
+
+def test_another_view_of_a_base_changed_through_a_view_requires_grad(torch):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = lib.zeros(3)
+        b, c = a[1:], a[:2]
+        b.add_(x[0])
+        weights = lib.ones(2, requires_grad=True)
+        (weights * c).sum().backward()  # c is an op's second input: its history counts too
+        return c.requires_grad, node(c), x.grad
+
+    both(torch, run)

@@ -354,9 +354,12 @@ class Function:
         recording = False  # only while grad mode is on, and only if some input wants a gradient
         if _state.enabled:
             for arg in args:
-                if isinstance(arg, Tensor) and arg._requires_grad:
-                    recording = True
-                    break
+                if isinstance(arg, Tensor):
+                    if arg._base is not None:  # a view changed in place may have a history now
+                        arg._refresh_view_history()
+                    if arg._requires_grad:
+                        recording = True
+                        break
         node = cls._node_class.__new__(cls._node_class)  # forward's ctx; kept when recording
         node._saved = ()
         if recording:
@@ -454,10 +457,9 @@ def _is_marked(node, value):
 
 def _edge(arg):
     """The `next_functions` entry for one forward argument: where its gradient must go."""
-    if isinstance(arg, Tensor) and arg._requires_grad:
-        node = arg.grad_fn  # the property: a view changed in place gets its history rebuilt
-        if node is not None:
-            return (node, arg._output_nr)
+    if isinstance(arg, Tensor) and arg.requires_grad:  # (a view's history is refreshed first)
+        if arg._grad_fn is not None:
+            return (arg._grad_fn, arg._output_nr)
         return (grad_accumulator_of(arg), 0)
     return (None, 0)
 
