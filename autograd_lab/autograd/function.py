@@ -175,7 +175,7 @@ def rebind_saved_output(node, tensor):
     """An in-place op computed its result into a new array and then stored it into `tensor`: what
     the node saved of its output (`x.exp_()` saves exp(x)) is `tensor` now, at its new version, so
     that a later in-place change to `tensor` is caught as PyTorch catches it."""
-    if type(node._saved) is not tuple:
+    if node is None or type(node._saved) is not tuple:  # nothing recorded, or packed by hooks
         return
     counter = tensor._shared_version_counter()
     node._saved = tuple(
