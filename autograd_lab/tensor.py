@@ -42,6 +42,7 @@ class Tensor:
         "__weakref__",
     )
     _base = None  # for a view: the tensor whose storage it shares
+    _view_version = 0  # for a view: the storage's version its history (grad_fn) was made for
     _hooks = None  # a leaf's register_hook() hooks, {key: hook}
     _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
     _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
@@ -113,6 +114,10 @@ class Tensor:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
+    def storage_offset(self):
+        """How many elements into its storage this tensor starts (a view: where in its base's)."""
+        return _views.storage_offset(self._data)
+
     def data_ptr(self):
         """The memory address of the first element: a view shares its base's memory, so
         `v.data_ptr() == x.data_ptr()` when v starts where x does."""
@@ -129,7 +134,7 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def contiguous(self):
-        return self if self._data.flags.c_contiguous else self.clone()
+        return self if self._data.flags.c_contiguous else _elementwise.contiguous(self)
 
     def item(self):
         if self._data.size != 1:
@@ -159,6 +164,8 @@ class Tensor:
     # ---- autograd fields -----------------------------------------------------------------------
     @property
     def requires_grad(self):
+        if self._base is not None:  # a view changed in place may have a history now
+            self._refresh_view_history()
         return self._requires_grad
 
     @requires_grad.setter
@@ -184,7 +191,30 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            self._refresh_view_history()
         return self._grad_fn
+
+    def _refresh_view_history(self):
+        """A view whose storage was changed in place since its history was recorded (through its
+        base or another view) gets a new one, as in PyTorch: `as_strided(base, its size, stride,
+        offset)`, the node AsStridedBackward0, which leads to the base's current history
+        (ops/views.py). The one place that notices: grad_fn, requires_grad and apply() call it."""
+        if self._view_version == self._version_counter[0]:
+            return
+        base = self._base
+        self._view_version = self._version_counter[0]
+        if not base._requires_grad:
+            return
+        recording = _state.enabled
+        _state.enabled = True  # also inside no_grad() and backward(), as PyTorch does
+        try:
+            size, stride, offset = _views.geometry(self._data)
+            rebuilt = _views.as_strided(base, size, stride, offset)
+        finally:
+            _state.enabled = recording
+        self._grad_fn, self._output_nr = rebuilt._grad_fn, 0
+        self._requires_grad = True
 
     @property
     def is_leaf(self):
@@ -360,7 +390,8 @@ class Tensor:
         """Compute `op(self, *args)` and write it into self's storage: PyTorch's `x.op_(...)`.
 
         While recording, the result's node becomes self's `grad_fn`; the node sees a copy of the old
-        values, so the gradient stays right even though the storage changed.
+        values, so the gradient stays right even though the storage changed. Through a view, the
+        change is recorded as a change of its base (CopySlices, ops/views.py).
         """
         recording = _state.enabled and (
             self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -373,14 +404,19 @@ class Tensor:
                     "longer exist. Fix: update it inside `with no_grad():` (as optimizers do), or "
                     "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
-            if self._base is not None:
+            base = self._base
+            if base is not None and base._grad_fn is None and base._requires_grad:
                 raise RuntimeError(
-                    "in-place changes to a view of a tensor that requires grad are not supported by "
-                    "autograd_lab (PyTorch rewrites the base's history; we keep the engine simple). "
-                    "Fix: use an out-of-place op, or .clone() the view first."
+                    "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation: changing the view would change the leaf, whose gradient would then "
+                    "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
+                    "or work on a copy (y = x.clone(), then view and change y)."
                 )
-            previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
-            result = op(previous, *args, **kwargs)
+            if base is not None:  # through a view: the base's history changes (ops/views.py)
+                result, base_after = _views.change_through_view(self, op, args, kwargs)
+            else:
+                previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
+                result = op(previous, *args, **kwargs)
         else:
             result = op(self, *args, **kwargs)
         if result._data.shape != self._data.shape:
@@ -396,26 +432,31 @@ class Tensor:
             )
         try:
             self._data[...] = result._data
-        except ValueError as e:  # read-only storage, e.g. the result of expand()
+        except ValueError:  # read-only storage: the result of a real expand()/broadcast_to()
             raise RuntimeError(
-                f"cannot modify this tensor in place ({e}); it probably shares memory between "
-                "elements (expand/broadcast_to). Fix: .clone() it first."
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location (this tensor repeats elements with expand or broadcast_to, "
+                "so writing one would write several). Fix: .clone() the tensor before modifying it."
             ) from None
-        if recording:
-            self._grad_fn = result._grad_fn
-            self._output_nr = 0
-            self._requires_grad = True
         self._shared_version_counter()[0] += 1
+        if recording:
+            self._requires_grad = True
+            rebind_saved_output(result._grad_fn, self)
+            if base is None:
+                self._grad_fn, self._output_nr = result._grad_fn, 0
+            else:  # the view's own history is rebuilt from the base's when next read (grad_fn)
+                base._grad_fn, base._output_nr = base_after._grad_fn, 0
+                base._requires_grad = True
         return self
 
     def copy_(self, src):
         return self._inplace(_elementwise.copy_from, src)
 
     def zero_(self):
-        return self.fill_(0)
+        return self._inplace(_elementwise.zero)
 
     def fill_(self, value):
-        return self._inplace(_elementwise.copy_from, value)
+        return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
         self._inplace(_shape.index_put, value, index=index)
@@ -639,9 +680,11 @@ def _rebuild(data, requires_grad, device="cpu"):  # values travel via the host, 
 
 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
+from .autograd.function import rebind_saved_output  # noqa: E402
 from .ops import elementwise as _elementwise  # noqa: E402
 from .ops import registry as _registry  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
+from .ops import views as _views  # noqa: E402
 
 # The operators are the op functions themselves: `a * b` calls ops.mul(a, b) with no extra hop.
 Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = _ops.add, _ops.sub, _ops.mul

@@ -90,7 +90,9 @@ def test_a_non_leaf_hook_keeps_its_gradient_unchanged_while_others_are_added():
     x = ag.randn(3, requires_grad=True)
     h = x * 2
     h.register_hook(lambda g: kept.append(g))
-    (h * 3 + h * 5).sum().backward()  # h's two gradients are summed before the hook sees them
+    (h * 3 + h * 5).sum().backward(
+        retain_graph=True
+    )  # h's two gradients are summed before the hook sees them
     np.testing.assert_array_equal(kept[0].numpy(), np.full(3, 8.0, np.float32))
     (h * 1).sum().backward()
     np.testing.assert_array_equal(kept[0].numpy(), np.full(3, 8.0, np.float32))

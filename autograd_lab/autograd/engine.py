@@ -25,7 +25,7 @@ import numpy as np
 from .. import storage
 from ..tensor import Tensor, _make
 from . import anomaly
-from .function import AccumulateGrad, Op, grad_accumulator_of
+from .function import AccumulateGrad, Op, freed_error, grad_accumulator_of
 from .grad_mode import _state
 
 
@@ -135,7 +135,8 @@ def _roots(tensors, grads, caller):
 
 
 def _edge_of(t):
-    return (t._grad_fn, t._output_nr) if t._grad_fn is not None else (grad_accumulator_of(t), 0)
+    node = t.grad_fn  # the property: a view changed in place gets its history rebuilt
+    return (node, t._output_nr) if node is not None else (grad_accumulator_of(t), 0)
 
 
 def _target_edge(t, caller):
@@ -212,11 +213,13 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             if profiler is not None:
                 profiler.end(event)
             return
+        if node._saved is None:  # an earlier backward freed what this node saved
+            raise freed_error(node)
         if grads[0] is None and all(g is None for g in grads):
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
         else:
             results = _call_backward(node, grads, check_nan)
-        if not retain_graph and node._saved:
+        if not retain_graph and (node._saved or node._fn.saves_constants):
             node._saved = None  # what forward saved is used up: its memory goes back now
         if profiler is not None:
             profiler.end(event)

@@ -81,13 +81,7 @@ class Node:
     @property
     def saved_tensors(self):
         if self._saved is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or to read saved tensors "
-                f"after they were freed): {self.name()} needs the tensors it saved during forward, "
-                "but an earlier backward pass through this graph freed them (backward frees saved "
-                "tensors to save memory). Fix: pass retain_graph=True to the first backward() if "
-                "you need to go backward twice, or recompute the forward pass."
-            )
+            raise freed_error(self)
         if self._hook_order is None:
             return tuple([None if saved is None else _unpack(saved, self) for saved in self._saved])
         unpacked = [None] * len(self._saved)
@@ -124,6 +118,17 @@ class Node:
             # a number the op kept on ctx (ctx.exponent = 2): PyTorch shows it as _saved_exponent
             return self.__dict__[attr[7:]]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+
+def freed_error(node):
+    """The error for a node whose saved tensors an earlier backward pass freed."""
+    return RuntimeError(
+        "Trying to backward through the graph a second time (or to read saved tensors "
+        f"after they were freed): {node.name()} needs the tensors it saved during forward, "
+        "but an earlier backward pass through this graph freed them (backward frees saved "
+        "tensors to save memory). Fix: pass retain_graph=True to the first backward() if "
+        "you need to go backward twice, or recompute the forward pass."
+    )
 
 
 class AccumulateGrad(Node):
@@ -164,6 +169,23 @@ def _save(tensor, outputs):
             counter = out._shared_version_counter()
             return (None, counter[0], out._data, counter, output_nr)
     return (tensor, tensor._version)
+
+
+def rebind_saved_output(node, tensor):
+    """An in-place op computed its result into a new array and then stored it into `tensor`: what
+    the node saved of its output (`x.exp_()` saves exp(x)) is `tensor` now, at its new version, so
+    that a later in-place change to `tensor` is caught as PyTorch catches it."""
+    if node is None or type(node._saved) is not tuple:  # nothing recorded, or packed by hooks
+        return
+    counter = tensor._shared_version_counter()
+    node._saved = tuple(
+        [
+            (None, counter[0], tensor._data, counter, 0)
+            if type(saved) is tuple and saved[0] is None
+            else saved
+            for saved in node._saved
+        ]
+    )
 
 
 def _unpack(saved, node):
@@ -298,6 +320,10 @@ class Function:
     node_name = None  # PyTorch's node name, e.g. "MulBackward0"; defaults to "<Class>Backward"
     saved_names = ()  # names under which the saved tensors show as `grad_fn._saved_<name>`
     _forward_records = True  # may forward call Tensor operations (which must not be recorded)?
+    # True where PyTorch's node saves a tensor that the record keeps as a plain constant on ctx
+    # (the 2 of `x * 2`, an index): backward frees it like a saved tensor, so that a second
+    # backward through the node fails as in PyTorch (engine.py).
+    saves_constants = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -328,9 +354,12 @@ class Function:
         recording = False  # only while grad mode is on, and only if some input wants a gradient
         if _state.enabled:
             for arg in args:
-                if isinstance(arg, Tensor) and arg._requires_grad:
-                    recording = True
-                    break
+                if isinstance(arg, Tensor):
+                    if arg._base is not None:  # a view changed in place may have a history now
+                        arg._refresh_view_history()
+                    if arg._requires_grad:
+                        recording = True
+                        break
         node = cls._node_class.__new__(cls._node_class)  # forward's ctx; kept when recording
         node._saved = ()
         if recording:
@@ -428,7 +457,7 @@ def _is_marked(node, value):
 
 def _edge(arg):
     """The `next_functions` entry for one forward argument: where its gradient must go."""
-    if isinstance(arg, Tensor) and arg._requires_grad:
+    if isinstance(arg, Tensor) and arg.requires_grad:  # (a view's history is refreshed first)
         if arg._grad_fn is not None:
             return (arg._grad_fn, arg._output_nr)
         return (grad_accumulator_of(arg), 0)

@@ -11,6 +11,7 @@
     counting.py     histc, histogram, bincount, count_nonzero (not differentiable)
     statistics.py   var_mean, std_mean (two results, one node)
     shape.py        reshape, transpose, cat, split, indexing, ...
+    views.py        as_strided: a view is (size, stride, storage offset); CopySlices
     indexing.py     gather, scatter, index_select, masked_fill: picking by an index tensor
     rearrange.py    tril, flip, roll, repeat, diagonal, trace, meshgrid: elements moved
     sorting.py      sort, argsort, topk, unique
@@ -54,6 +55,7 @@ from . import (  # noqa: F401 - the records
     shape,
     sorting,
     statistics,
+    views,
 )
 from .registry import functions as _functions
 

@@ -174,6 +174,7 @@ class MulNumber(Mul):
 
     node_name = "MulBackward0"
     saved_names = ()
+    saves_constants = True  # PyTorch saves the number as a tensor (_saved_other)
 
     @staticmethod
     def forward(ctx, a, number):
@@ -968,11 +969,58 @@ class Clone(Op):
 
     @staticmethod
     def forward(ctx, input):
-        return input._data.copy()
+        return copy_keeping_layout(input._data)
 
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+class Contiguous(Clone):
+    """`x.contiguous()` of a strided x: a row-major copy (PyTorch records it as a clone too)."""
+
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, input):
+        return input._data.copy()
+
+
+def copy_keeping_layout(array):
+    """A copy whose dims lie in memory in the same order as `array`'s (PyTorch's preserve_format):
+    the clone of a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()`
+    is (1, 3). Copy with the dims put outermost-first, then permute them back."""
+    order = memory_order(array)
+    if order == sorted(order):
+        return array.copy()
+    in_memory_order = np.transpose(array, order).copy()
+    back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
+    return np.transpose(in_memory_order, back)
+
+
+def memory_order(array):
+    """The dims of `array` from the one with the largest stride to the one with the smallest.
+
+    A dim moves in front of another only if its stride is larger (or, on a tie, its size); a
+    broadcast dim (stride 0) says nothing about memory order, so it stays where it is (as in
+    PyTorch, which sorts the same way)."""
+    strides, shape = array.strides, array.shape
+    order = list(range(array.ndim))
+    for i in range(1, len(order)):  # insertion sort: each dim walks left past smaller strides
+        j = i
+        while j > 0 and _lies_outside(order[j], order[j - 1], strides, shape):
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+    return order
+
+
+def _lies_outside(dim, other, strides, shape):
+    """Does `dim` enclose `other` in memory (a larger step between its elements)?"""
+    if strides[dim] == 0 or strides[other] == 0:
+        return False
+    if strides[dim] != strides[other]:
+        return strides[dim] > strides[other]
+    return shape[dim] > shape[other]
 
 
 class ToCopy(Op):
@@ -1008,7 +1056,60 @@ class CopyFrom(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad.to(ctx.src_device)
+        return _nothing_passes(grad), grad.to(ctx.src_device)
+
+
+class Fill(Op):
+    """The out-of-place half of `x.fill_(3.0)`: every element becomes the number; x's old values
+    no longer matter, so no gradient reaches them."""
+
+    node_name = "FillBackward2"  # PyTorch's name for fill_ with a Python number
+    derivative = "0: the old values were overwritten"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return np.full_like(x._data, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _nothing_passes(grad)
+
+
+class FillWithTensor(Op):
+    """`x.fill_(v)` with a 0-d tensor v: every element is v, so v's gradient is the sum of all."""
+
+    node_name = "FillBackward3"
+    derivative = "0 for the old values; the value gets the sum of the gradient"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        if value._data.ndim != 0:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions. Fix: pass one number, e.g. v.item() or v[0]."
+            )
+        ctx.value_device = value.device
+        return np.full_like(x._data, storage.move(value._data, x.device))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _nothing_passes(grad), grad.sum().to(ctx.value_device)
+
+
+class Zero(Fill):
+    """The out-of-place half of `x.zero_()`."""
+
+    node_name = "ZeroBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.zeros_like(x._data)
+
+
+def _nothing_passes(grad):
+    """The gradient of overwritten values: zeros (even where grad is inf or nan, as in PyTorch;
+    `grad * 0` would give nan there). A constant: its own derivative is nothing."""
+    return _make(np.zeros_like(grad._data))
 
 
 def _float(data):
@@ -1113,8 +1214,22 @@ def to_dtype(input, dtype, device=None):
     return ToCopy.apply(input, dtype=dtype, device=device)
 
 
+def contiguous(input):
+    return Contiguous.apply(input)
+
+
 def copy_from(input, src):
     return CopyFrom.apply(input, src)
+
+
+def fill(input, value):
+    if isinstance(value, Tensor):
+        return FillWithTensor.apply(input, value)
+    return Fill.apply(input, value=value)
+
+
+def zero(input):
+    return Zero.apply(input)
 
 
 # ---- comparisons and logic: results are bool tensors that never require grad --------------------

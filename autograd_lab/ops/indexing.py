@@ -110,6 +110,7 @@ def _zeros(shape, like):
 
 class Gather(Op):
     node_name = "GatherBackward0"
+    saves_constants = True  # the index (PyTorch's _saved_index)
     derivative = "the gradient is added back at the gathered places (scatter_add)"
 
     @staticmethod
@@ -295,6 +296,7 @@ def take_along_dim(input, indices, dim=None):
 
 class IndexSelect(Op):
     node_name = "IndexSelectBackward0"
+    saves_constants = True  # the index (PyTorch's _saved_index)
     derivative = "the gradient is added back at the selected rows (repeats add up)"
 
     @staticmethod
@@ -363,6 +365,7 @@ def _check_mask(mask, op):
 
 class MaskedFill(Op):
     node_name = "MaskedFillBackward0"
+    saves_constants = True  # the mask (PyTorch's _saved_mask)
     derivative = "0 where the mask is True (the value replaced it), 1 elsewhere"
 
     @staticmethod
@@ -380,6 +383,7 @@ class MaskedFillTensor(Op):
     it filled (summed)."""
 
     node_name = "MaskedFillBackward1"
+    saves_constants = True  # the mask (PyTorch's _saved_mask)
     derivative = "input: 0 where the mask is True; value: the sum of the gradient there"
 
     @staticmethod

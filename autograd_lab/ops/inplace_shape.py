@@ -45,6 +45,8 @@ def _become(tensor, result):
         tensor._grad_fn, tensor._output_nr = result._grad_fn, result._output_nr
         tensor._requires_grad = True
     tensor._shared_version_counter()[0] += 1
+    if tensor._base is not None:  # a view: the node just recorded is its up-to-date history
+        tensor._view_version = tensor._version_counter[0]
     return tensor
 
 

@@ -26,6 +26,7 @@ def _view(x, array):
     if np.may_share_memory(array, x._data):
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
+        out._view_version = out._version_counter[0]  # its history is that of this version
     return out
 
 
@@ -134,12 +135,15 @@ class Expand(Op):
     @staticmethod
     def forward(ctx, x, shape):
         try:
-            return _view(x, np.broadcast_to(x._data, shape))
+            array = np.broadcast_to(x._data, shape)  # read-only: elements repeat
         except ValueError:
             raise RuntimeError(
                 f"cannot expand shape {list(x._data.shape)} to {list(shape)}: only dimensions of "
                 "size 1 can be expanded (and new ones added on the left)"
             ) from None
+        if array.size == x._data.size:  # nothing repeats: a plain view, writable as in PyTorch
+            array = np.reshape(x._data, shape)
+        return _view(x, array)
 
     @staticmethod
     def backward(ctx, grad):
@@ -253,11 +257,14 @@ def _index_kind(index):
 
 class Index(Op):
     node_name = "IndexBackward0"
+    saves_constants = True  # the index tensors (PyTorch's _saved_indices)
     derivative = "the gradient is added at the indexed places (repeats add up)"
 
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.dtype, ctx.index = x._data.shape, x._data.dtype, index
+        if not any(part is Ellipsis for part in index):
+            index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
             return _view(x, x._data[index])
         except IndexError as error:
@@ -272,21 +279,25 @@ class Index(Op):
 
 class Select(Index):
     node_name = "SelectBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = "the gradient goes to the selected elements, 0 elsewhere"
 
 
 class Slice(Index):
     node_name = "SliceBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = "the gradient goes to the sliced elements, 0 elsewhere"
 
 
 class IndexUnsqueeze(Index):
     node_name = "UnsqueezeBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = Unsqueeze.derivative
 
 
 class Alias(Index):
     node_name = "AliasBackward0"
+    saves_constants = False  # ints, slices, None: PyTorch saves no tensor
     derivative = "1: the gradient passes through"
 
 
@@ -329,6 +340,12 @@ class IndexPut(Op):
     def backward(ctx, grad):
         grad_x = IndexPut.apply(grad, 0.0, index=ctx.index)
         return grad_x, Index.apply(grad, index=ctx.index)
+
+
+class IndexPutAdvanced(IndexPut):
+    """`x[tensor_index] = value`: PyTorch records an index_put_ (not a view's CopySlices)."""
+
+    node_name = "IndexPutBackward0"
 
 
 # ---- the public functions ---------------------------------------------------------------------------
@@ -483,7 +500,9 @@ def index(input, index):
 
 
 def index_put(input, value, index):
-    return IndexPut.apply(input, value, index=_numpy_index(index, input.device))
+    index = _numpy_index(index, input.device)
+    record = IndexPutAdvanced if _index_kind(index) is Index else IndexPut
+    return record.apply(input, value, index=index)
 
 
 @public("narrow", method=True)
