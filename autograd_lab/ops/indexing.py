@@ -18,6 +18,7 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .elementwise import check_broadcastable
 from .registry import public
 from .shape import IndexPut, _one_dim
 
@@ -396,6 +397,7 @@ class MaskedFillTensor(Op):
 @public("masked_fill", method=True, inplace=True)
 def masked_fill(input, mask, value):
     _check_mask(mask, "masked_fill_")
+    check_broadcastable(input.shape, mask.shape)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(

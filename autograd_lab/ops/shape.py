@@ -10,14 +10,8 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
-from .reduction import _dims
+from .reduction import _dims, _one_dim
 from .registry import public
-
-
-def _one_dim(dim, ndim):
-    """One normalized dimension index (a 0-d tensor accepts 0 and -1)."""
-    dims = _dims(dim, ndim)
-    return dims[0] if dims else 0
 
 
 def _view(x, array):
