@@ -99,3 +99,106 @@ def test_a_0d_tensor_accepts_only_dims_0_and_minus_1(torch, reduce):
 def values_of(result):
     """The values of a (values, indices) result, or the result itself."""
     return result[0] if isinstance(result, tuple) else result
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda lib, x: x.split(1), "split expects at least a 1-dimensional tensor"),
+        (lambda lib, x: x.split([1]), "split expects at least a 1-dimensional tensor"),
+        (lambda lib, x: x.chunk(1), "chunk expects at least a 1-dimensional tensor"),
+        (lambda lib, x: x.narrow(0, 0, 1), "narrow\\(\\) cannot be applied to a 0-dim tensor"),
+        (lambda lib, x: lib.cat([x, x]), "zero-dimensional tensor \\(at position 0\\)"),
+        (lambda lib, x: lib.cat([lib.ones(1), x]), "zero-dimensional tensor \\(at position 1\\)"),
+        (lambda lib, x: x.unflatten(0, (1,)), "unflatten"),
+    ],
+)
+def test_cutting_or_joining_a_0d_tensor_raises_runtime_error(torch, call, words):
+    both_raise(torch, RuntimeError, words, lambda lib: call(lib, lib.tensor(1.0)))
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda x: x.split(-1), "split_size"),
+        (lambda x: x.split(0), "split_size"),
+        (lambda x: x.chunk(0), "chunks"),
+        (lambda x: x.chunk(-1), "chunks"),
+        (lambda x: x.reshape(2, 3).flatten(1, 0), "start_dim cannot come after end_dim"),
+        (lambda x: x.expand(-1, 3), "leading, non-existing dimension 0"),
+        (lambda x: x.unflatten(0, (2, 2)), "don't multiply up to the size of dim 0"),
+        (lambda x: x.unflatten(0, (4, -1)), "don't multiply up to the size of dim 0"),
+        (lambda x: x.unflatten(0, ()), "unflatten"),
+    ],
+)
+def test_sizes_that_do_not_fit_raise_runtime_error(torch, call, words):
+    both_raise(
+        torch,
+        RuntimeError,
+        words,
+        lambda lib: call(lib.ones(6)[:3] if "expand" in words else lib.ones(6)),
+    )
+
+
+@pytest.mark.parametrize("method, argument", [("reshape", "shape"), ("view", "shape"),
+    ("permute", "dims"), ("expand", "size"), ("repeat", "repeats"), ("flip", "dims")])  # fmt: skip
+def test_shape_methods_called_without_their_argument_raise_type_error(torch, method, argument):
+    both_raise(torch, TypeError, f'missing 1 required positional arguments: "{argument}"',
+               lambda lib: getattr(lib.ones(1), method)())  # fmt: skip
+
+
+@pytest.mark.parametrize("index", [slice(None, None, -1), slice(None, None, -2),
+                                   (0, slice(2, 0, -1))])  # fmt: skip
+def test_a_negative_slice_step_raises_value_error_pointing_to_flip(torch, index):
+    both_raise(torch, ValueError, "step must be greater than zero.*flip",
+               lambda lib: lib.ones(3, 3)[index])  # fmt: skip
+
+
+def test_linear_of_a_vector_with_a_matrix_bias_broadcasts_as_pytorch(torch):
+    same(torch, lambda lib: lib.nn.functional.linear(lib.ones(3), lib.ones(2, 3), lib.ones(1, 2)))
+
+
+# ---- empty and 0-d tensors --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape, chunks, dim", [((0, 4), 2, 0), ((0,), 1, 0), ((3, 0), 3, 1)])
+def test_chunk_of_an_empty_dim_gives_the_asked_number_of_empty_pieces(torch, shape, chunks, dim):
+    ours, theirs = ag.zeros(shape).chunk(chunks, dim), torch.zeros(shape).chunk(chunks, dim)
+    assert [tuple(p.shape) for p in ours] == [tuple(p.shape) for p in theirs]
+    assert len(ag.zeros(0, 3).split(0)) == len(torch.zeros(0, 3).split(0)) == 1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.transpose(0, 0),
+        lambda x: x.transpose(0, -1),
+        lambda x: x.swapaxes(-1, 0),
+        lambda x: x.swapdims(0, 0),
+        lambda x: x.movedim(0, -1),
+        lambda x: x.flatten(-1, 0),
+        lambda x: x.kthvalue(1)[0],
+    ],
+)
+def test_dims_0_and_minus_1_of_a_0d_tensor_name_the_number_itself(torch, call):
+    same(torch, lambda lib: call(lib.tensor(5.0)))
+
+    def grad(lib):
+        x = lib.tensor(5.0, requires_grad=True)
+        (call(x) * 3).backward()
+        return x.grad
+
+    same(torch, grad)
+
+
+def test_mT_of_a_0d_tensor_warns_and_is_the_tensor_itself(torch):
+    for lib in (ag, torch):
+        x = lib.tensor(5.0, requires_grad=True)
+        with pytest.warns(UserWarning, match="mT is deprecated on 0-D tensors"):
+            assert x.mT is x
+
+
+@pytest.mark.parametrize("call", [lambda x: x.flatten(1), lambda x: x.flatten(0, 1)])
+@pytest.mark.parametrize("shape", [(), (1,), (0,)])
+def test_flatten_refuses_dims_a_tensor_does_not_have(torch, call, shape):
+    both_raise(torch, IndexError, "out of range", lambda lib: call(lib.zeros(shape)))

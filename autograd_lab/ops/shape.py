@@ -23,8 +23,13 @@ def _view(x, array):
     return out
 
 
-def _shape_arg(shape):
-    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does."""
+def _shape_arg(shape, function, argument):
+    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does (but not `reshape()`)."""
+    if not shape:
+        raise TypeError(
+            f'{function}() missing 1 required positional arguments: "{argument}". Fix: give it, '
+            f"e.g. x.{function}(2, 3), or x.{function}(()) for an empty one."
+        )
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
@@ -79,6 +84,8 @@ class Transpose(Op):
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
+        if x._data.ndim == 0:  # dims 0 and -1 name a 0-d tensor's no dims: nothing to swap
+            return _view(x, x._data[...])
         return _view(x, np.swapaxes(x._data, dim0, dim1))
 
     @staticmethod
@@ -225,6 +232,11 @@ def _numpy_index(index, device):
                     "tensors used as indices must be integer or bool tensors, not floating point; "
                     "convert with .long()"
                 )
+        elif isinstance(part, slice) and part.step is not None and part.step < 0:
+            raise ValueError(
+                f"step must be greater than zero: PyTorch's slices cannot run backwards (step "
+                f"{part.step}), as numpy's can. Fix: flip the tensor, e.g. x.flip(0) for x[::-1]."
+            )
         elif isinstance(part, list):
             # an empty list picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
             part = np.asarray(part) if part else np.zeros(0, np.int64)
@@ -330,12 +342,13 @@ class IndexPut(Op):
 
 @public("reshape", method=True)
 def reshape(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape)), copy_ok=True)
+    shape = _shape_arg(shape, "reshape", "shape")
+    return View.apply(input, shape=_resolve(input, shape), copy_ok=True)
 
 
 @public("view", method=True)
 def view(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape)))
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "shape")))
 
 
 def _resolve(x, shape):
@@ -353,9 +366,14 @@ def _resolve(x, shape):
 @public("flatten", method=True)
 def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
+    start, end = _one_dim(start_dim, len(shape)), _one_dim(end_dim, len(shape))
     if not shape:
         return reshape(input, 1)
-    start, end = start_dim % len(shape), end_dim % len(shape)
+    if start > end:
+        raise RuntimeError(
+            f"flatten() has invalid args: start_dim cannot come after end_dim ({start_dim} > "
+            f"{end_dim}): it merges the dims from start_dim to end_dim. Fix: swap them."
+        )
     if start == end:
         return input  # nothing to merge: PyTorch hands back the tensor itself, not a view
     return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
@@ -368,7 +386,7 @@ def transpose(input, dim0, dim1):
 
 @public("permute", method=True)
 def permute(input, *dims):
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute", "dims")
     if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
         raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
     return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
@@ -412,8 +430,14 @@ def unsqueeze(input, dim):
 
 @public("expand", method=True)
 def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "expand", "size")
     lead = len(sizes) - input.ndim
+    if -1 in sizes[:lead]:
+        raise RuntimeError(
+            f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+            f"dimension {sizes.index(-1)}: -1 means 'keep this dim's size', and a new dim has "
+            "none. Fix: give the new dim's size."
+        )
     shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
     return Expand.apply(input, shape=shape)
 
@@ -433,6 +457,13 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("cat() needs a non-empty list of tensors")
+    for position, tensor in enumerate(tensors):
+        if tensor.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {position}) cannot be concatenated: it "
+                "has no dim to join along. Fix: use stack() to join numbers into a new dim, or "
+                "make it 1-d first with x.reshape(1)."
+            )
     return Cat.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim))
 
 
@@ -446,11 +477,19 @@ def stack(tensors, dim=0):
 
 @public("split", method=True)
 def split(input, split_size_or_sections, dim=0):
+    _check_not_0d(input, "split expects at least a 1-dimensional tensor")
     axis = _one_dim(dim, input.ndim)
     n = input.shape[axis]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
-        sizes = [min(step, n - start) for start in range(0, n, step)] or [0]
+        if step < 0 or (step == 0 and n != 0):
+            raise RuntimeError(
+                f"split expects split_size be non-negative (and 0 only if dimension size is 0), "
+                f"but got split_size={step} for a dim of size {n}. Fix: give the size of each "
+                "piece, e.g. x.split(2)."
+            )
+        # an empty dim gives one empty piece (pieces of size 0 only fit an empty dim)
+        sizes = [min(step, n - start) for start in range(0, n, step or 1)] or [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
@@ -460,8 +499,26 @@ def split(input, split_size_or_sections, dim=0):
 
 @public("chunk", method=True)
 def chunk(input, chunks, dim=0):
-    n = input.shape[_one_dim(dim, input.ndim)]
+    _check_not_0d(input, "chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(
+            f"chunk expects `chunks` to be greater than 0, got: {chunks}. Fix: ask for at least "
+            "one piece."
+        )
+    axis = _one_dim(dim, input.ndim)
+    n = input.shape[axis]
+    if n == 0:  # an empty dim still gives `chunks` pieces, each empty, as in PyTorch
+        return Split.apply(input, sizes=[0] * chunks, dim=axis)
     return split(input, -(-n // chunks), dim)
+
+
+def _check_not_0d(input, words):
+    """PyTorch refuses to cut a 0-d tensor (one number): it has no dim to cut along."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            f"{words}, but got a 0-d tensor (one number), which has no dim to cut. Fix: make it "
+            "1-d first, e.g. x.reshape(1)."
+        )
 
 
 @public("unbind", method=True)
@@ -482,6 +539,7 @@ def index_put(input, value, index):
 
 @public("narrow", method=True)
 def narrow(input, dim, start, length):
+    _check_not_0d(input, "narrow() cannot be applied to a 0-dim tensor")
     axis = _one_dim(dim, input.ndim)
     size = input.shape[axis]
     if start < 0:

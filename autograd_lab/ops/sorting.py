@@ -240,6 +240,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
             f"dimension has {size} values. Fix: give 1 <= k <= {size}."
         )
     ordered = sort(input, dim)
+    if input.ndim == 0:  # one number is its own first value, at index 0
+        return kthvalue_result(ordered.values, ordered.indices)
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
