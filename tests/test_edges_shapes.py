@@ -202,3 +202,15 @@ def test_mT_of_a_0d_tensor_warns_and_is_the_tensor_itself(torch):
 @pytest.mark.parametrize("shape", [(), (1,), (0,)])
 def test_flatten_refuses_dims_a_tensor_does_not_have(torch, call, shape):
     both_raise(torch, IndexError, "out of range", lambda lib: call(lib.zeros(shape)))
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0)])
+def test_gradients_of_an_empty_tensor_used_twice_add_up(torch, join, shape):
+    def grad(lib):
+        x = lib.zeros(shape, requires_grad=True)
+        y = x * 1  # used twice below: the engine sums two (empty) gradients for it
+        (lib.zeros(()) + getattr(lib, join)([y, y]).sum()).backward()
+        return x.grad
+
+    same(torch, grad)

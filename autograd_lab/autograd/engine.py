@@ -268,6 +268,8 @@ def _owned(g, node, grads, results, create_graph):
         return False
     if len(results) > 1 and [other is g for other in results].count(True) > 1:
         return False  # handed to two inputs
+    if not g._data.flags.writeable:  # a broadcast view; an empty one shares "no memory" below
+        return False
     for incoming in grads:
         if incoming is not None and type(incoming._data) is np.ndarray:
             if g._data.base is None:  # an array of its own: is it the incoming one itself?
