@@ -214,3 +214,113 @@ def test_gradients_of_an_empty_tensor_used_twice_add_up(torch, join, shape):
         return x.grad
 
     same(torch, grad)
+
+
+# ---- node names learners read -------------------------------------------------------------------
+
+
+def node_names(tensor):
+    """The grad_fn's name and the name of the first node under it."""
+    below = [node for node, _ in tensor.grad_fn.next_functions if node is not None]
+    return type(tensor.grad_fn).__name__, type(below[0]).__name__
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.unbind()[0],
+        lambda lib, x: x.unbind(1)[1],
+        lambda lib, x: x.split([1, 2], dim=1)[1],
+        lambda lib, x: lib.split(x, (2, 1), 1)[0],
+        lambda lib, x: x.split(2, dim=1)[0],
+        lambda lib, x: x.chunk(2, dim=1)[1],
+        lambda lib, x: x.amax(0),
+        lambda lib, x: x.amin(1),
+        lambda lib, x: x.t(),
+    ],
+)
+def test_shape_nodes_have_pytorchs_names(torch, call):
+    def make(lib):
+        return call(lib, lib.arange(6.0).reshape(2, 3).requires_grad_())
+
+    assert node_names(make(ag)) == node_names(make(torch))
+    same(torch, make)
+
+
+def test_the_pieces_of_unbind_share_one_node_and_stack_their_gradients(torch):
+    def grads(lib):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        first, second = x.unbind()
+        assert first.grad_fn is second.grad_fn and second.output_nr == 1
+        (first * 2).sum().backward()  # the second piece gets no gradient: zeros for it
+        return x.grad
+
+    same(torch, grads)
+    both_raise(torch, IndexError, "Dimension specified as 0 but tensor has no dimensions",
+               lambda lib: lib.tensor(1.0).unbind())  # fmt: skip
+    assert ag.zeros(0, 3).unbind() == torch.zeros(0, 3).unbind() == ()
+
+
+@pytest.mark.parametrize("shapes", [((2, 2, 3), (2, 3, 4)), ((2, 2, 3), (3, 4)),
+    ((2, 2, 2, 3), (2, 2, 3, 4)), ((2, 2, 3), (3,))])  # fmt: skip
+def test_a_batched_product_ends_in_an_unsafe_view_as_in_pytorch(torch, shapes):
+    def make(lib):
+        a, b = (lib.ones(shape, dtype=lib.float64, requires_grad=True) for shape in shapes)
+        return a @ b
+
+    ours, theirs = make(ag), make(torch)
+    assert ours.grad_fn.name() == theirs.grad_fn.name() == "UnsafeViewBackward0"
+    if shapes == ((2, 2, 3), (2, 3, 4)):  # equal batches: PyTorch's bmm under it, and ours
+        assert node_names(ours)[1] == "BmmBackward0"
+    ours.add_(1)  # the result is no view: it may be changed in place, as in PyTorch
+    np.testing.assert_array_equal(values(ours), values(theirs.detach() + 1))
+
+
+def test_batched_matmul_gradients_through_the_unsafe_view_match_pytorch(torch):
+    def grads(lib):
+        a = lib.arange(12.0, dtype=lib.float64).reshape(2, 2, 3).requires_grad_()
+        b = lib.arange(24.0, dtype=lib.float64).reshape(2, 3, 4).requires_grad_()
+        ((a @ b) ** 2).sum().backward()
+        return lib.cat([a.grad.reshape(-1), b.grad.reshape(-1)])
+
+    same(torch, grads)
+
+
+# ---- when hooks run for autograd.grad ---------------------------------------------------------
+
+
+def hooked(lib):
+    """x, and y = 2x with a hook that doubles y's gradient."""
+    x = lib.tensor(1.0, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g * 2)
+    return x, y
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x, y: lib.autograd.grad(y, [x, y]),  # (4, 1): y's taken before its hook
+        lambda lib, x, y: lib.autograd.grad(y * 3, [y, x]),  # (3, 12)
+        lambda lib, x, y: lib.autograd.grad(y, [y]),  # (2,): nothing behind y, hook first
+        lambda lib, x, y: lib.autograd.grad(y * 3, [y]),  # (6,)
+    ],
+)
+def test_grad_takes_an_input_gradient_before_its_hooks_when_the_node_still_runs(torch, call):
+    ours, theirs = call(ag, *hooked(ag)), call(torch, *hooked(torch))
+    assert [float(g) for g in ours] == [float(g) for g in theirs]
+
+
+def test_retain_grad_and_leaf_hooks_with_grad_and_backward_inputs_match_pytorch(torch):
+    def run(lib):
+        x, y = hooked(lib)
+        y.retain_grad()
+        results = list(lib.autograd.grad(y * 3, [x, y])) + [y.grad]  # y.grad: after the hook
+        leaf = lib.tensor(1.0, requires_grad=True)
+        leaf.register_hook(lambda g: g * 5)
+        results += lib.autograd.grad(leaf * 2, [leaf])  # a leaf's hooks run first
+        x, y = hooked(lib)
+        (y * 3).backward(inputs=[y, x])  # a non-leaf input keeps its gradient by retain_grad
+        return [float(g) for g in results + [y.grad, x.grad]] + [y.retains_grad]
+
+    assert run(ag) == run(torch)

@@ -210,6 +210,30 @@ class Split(Op):
         return cat(grads, dim=ctx.dim)
 
 
+class SplitWithSizes(Split):
+    """split() with a list of sizes: the same node under PyTorch's name for it."""
+
+    node_name = "SplitWithSizesBackward0"
+
+
+class Unbind(Op):
+    """One node with an output per slice along dim, each without that dim (PyTorch's
+    UnbindBackward0)."""
+
+    node_name = "UnbindBackward0"
+    derivative = "stack the slices' gradients"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        lead = (slice(None),) * dim
+        return tuple(_view(x, x._data[lead + (i,)]) for i in range(x._data.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(grads, dim=ctx.dim)
+
+
 # ---- indexing ---------------------------------------------------------------------------------------
 
 
@@ -494,6 +518,7 @@ def split(input, split_size_or_sections, dim=0):
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
             raise RuntimeError(f"split sizes {sizes} must add up to the dimension's size {n}")
+        return SplitWithSizes.apply(input, sizes=sizes, dim=axis)
     return Split.apply(input, sizes=sizes, dim=axis)
 
 
@@ -523,9 +548,12 @@ def _check_not_0d(input, words):
 
 @public("unbind", method=True)
 def unbind(input, dim=0):
-    axis = _one_dim(dim, input.ndim)
-    lead = (slice(None),) * axis
-    return tuple(input[lead + (i,)] for i in range(input.shape[axis]))
+    if input.ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dim} but tensor has no dimensions: a 0-d tensor (one "
+            "number) has nothing to unbind. Fix: use it as it is, or x.reshape(1).unbind()."
+        )
+    return Unbind.apply(input, dim=_one_dim(dim, input.ndim))
 
 
 def index(input, index):
