@@ -50,6 +50,23 @@ def test_shapes_that_do_not_broadcast_raise_runtime_error(torch, call):
     )
 
 
+@pytest.mark.parametrize("index", [slice(None), 0, [0], "mask", "tensor"])
+@pytest.mark.parametrize("value_shape", [(3,), (2, 2)])
+def test_assigning_a_value_that_does_not_fit_the_indexed_places_raises_runtime_error(
+    torch, index, value_shape
+):
+    def assign(lib):
+        x = lib.ones(2)
+        if index == "mask":
+            x[x > 0] = lib.ones(value_shape)
+        elif index == "tensor":
+            x[lib.tensor([0, 1])] = lib.ones(value_shape)
+        else:
+            x[index] = lib.ones(value_shape)
+
+    both_raise(torch, RuntimeError, "cannot be broadcast to indexing result of shape", assign)
+
+
 def test_integer_powers_with_negative_tensor_exponents_round_toward_zero(torch):
     same(torch, lambda lib: 2 ** lib.tensor([-1, 2]))
     same(torch, lambda lib: 0 ** lib.tensor([-1, 2]))

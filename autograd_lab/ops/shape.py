@@ -562,7 +562,18 @@ def index(input, index):
 
 
 def index_put(input, value, index):
-    return IndexPut.apply(input, value, index=_numpy_index(index, input.device))
+    index = _numpy_index(index, input.device)
+    try:
+        return IndexPut.apply(input, value, index=index)
+    except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
+        if not isinstance(value, Tensor):
+            raise
+        target = list(input._data[index].shape)
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+            f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
+            "that broadcasts to it (a number, say)."
+        ) from None
 
 
 @public("narrow", method=True)
