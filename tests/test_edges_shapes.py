@@ -341,3 +341,25 @@ def test_retain_grad_and_leaf_hooks_with_grad_and_backward_inputs_match_pytorch(
         return [float(g) for g in results + [y.grad, x.grad]] + [y.retains_grad]
 
     assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda lib, x: x.permute(0, 5), IndexError, "out of range"),
+        (lambda lib, x: x.permute(0, -2), RuntimeError, "duplicate dims are not allowed"),
+        (lambda lib, x: x.permute(0), RuntimeError, "number of dimensions in the tensor input"),
+        (lambda lib, x: x.all(5), IndexError, "out of range"),
+        (lambda lib, x: x.any(-3), IndexError, "out of range"),
+        (lambda lib, x: lib.cat(x), TypeError, "must be tuple of Tensors, not Tensor"),
+        (lambda lib, x: lib.stack(x), TypeError, "must be tuple of Tensors, not Tensor"),
+        (lambda lib, x: lib.cat([]), ValueError, "expected a non-empty list of Tensors"),
+        (lambda lib, x: lib.stack([]), RuntimeError, "stack expects a non-empty TensorList"),
+    ],
+)
+def test_dims_and_tensor_lists_that_do_not_fit_raise_pytorchs_error_class(
+    torch, call, error, words
+):
+    both_raise(torch, error, words, lambda lib: call(lib, lib.ones(2, 3)))
+    same(torch, lambda lib: lib.ones(2, 3).permute(-1, 0))
+    same(torch, lambda lib: lib.tensor([[True, False]]).any(-1, keepdim=True))

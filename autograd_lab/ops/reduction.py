@@ -529,9 +529,11 @@ def log_softmax(input, dim, dtype=None):
 
 @public("any", method=True)
 def any(input, dim=None, keepdim=False):
-    return _make(np.any(input._data, axis=dim, keepdims=keepdim))
+    axis = None if dim is None else _dims(dim, input.ndim)  # PyTorch's IndexError for a bad dim
+    return _make(np.any(input._data, axis=axis, keepdims=keepdim))
 
 
 @public("all", method=True)
 def all(input, dim=None, keepdim=False):
-    return _make(np.all(input._data, axis=dim, keepdims=keepdim))
+    axis = None if dim is None else _dims(dim, input.ndim)
+    return _make(np.all(input._data, axis=axis, keepdims=keepdim))

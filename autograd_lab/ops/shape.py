@@ -411,9 +411,19 @@ def transpose(input, dim0, dim1):
 @public("permute", method=True)
 def permute(input, *dims):
     dims = _shape_arg(dims, "permute", "dims")
-    if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
-        raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
-    return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
+    if len(dims) != input.ndim:
+        raise RuntimeError(
+            f"permute(): number of dimensions in the tensor input does not match the length of "
+            f"the desired ordering of dimensions: the tensor has {input.ndim}, permute{dims} "
+            f"lists {len(dims)}. Fix: list each of its {input.ndim} dims once, in the new order."
+        )
+    dims = tuple(_one_dim(d, input.ndim) for d in dims)  # IndexError for a dim it lacks
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(
+            f"permute(): duplicate dims are not allowed: {list(dims)} names a dim twice. Fix: "
+            "list each dim once, in the new order."
+        )
+    return Permute.apply(input, dims=dims)
 
 
 @public("movedim", "moveaxis", method=True)
@@ -478,9 +488,13 @@ def broadcast_to(input, shape):
 
 @public("cat", "concat", "concatenate", out=True)
 def cat(tensors, dim=0):
+    _check_tensor_list(tensors, "cat")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("cat() needs a non-empty list of tensors")
+        raise ValueError(
+            "cat(): expected a non-empty list of Tensors: there is nothing to join. Fix: "
+            "pass at least one tensor, e.g. cat([a, b])."
+        )
     for position, tensor in enumerate(tensors):
         if tensor.ndim == 0:
             raise RuntimeError(
@@ -493,10 +507,23 @@ def cat(tensors, dim=0):
 
 @public("stack", out=True)
 def stack(tensors, dim=0):
+    _check_tensor_list(tensors, "stack")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("stack() needs a non-empty list of tensors")
+        raise RuntimeError(
+            "stack expects a non-empty TensorList: there is nothing to stack. Fix: pass at least "
+            "one tensor, e.g. stack([a, b])."
+        )
     return Stack.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim + 1))
+
+
+def _check_tensor_list(tensors, function):
+    """cat and stack join a list of tensors: one tensor alone would be split into its rows."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{function}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor. "
+            f"Fix: put the tensors in a list, e.g. {function}([a, b])."
+        )
 
 
 @public("split", method=True)
