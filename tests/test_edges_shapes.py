@@ -2,6 +2,8 @@
 and 0-d tensors, the node names learners read, and when tensor hooks run for autograd.grad.
 Each test compares with PyTorch (values, dtypes, error classes and key words)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import values
@@ -105,6 +107,14 @@ def test_argmax_of_an_empty_tensor_without_a_dim_raises_index_error(torch, reduc
 def test_reductions_with_an_identity_or_nan_accept_an_empty_dim(torch, reduce):
     same(torch, lambda lib: getattr(lib.zeros(0, 3), reduce)(0))
     same(torch, lambda lib: getattr(lib.zeros(3, 0), reduce)(0))
+
+
+def test_the_mean_of_nothing_is_nan_without_a_warning(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PyTorch warns nothing here; numpy's mean would
+        same(torch, lambda lib: lib.zeros(0, 3).mean(0))
+        same(torch, lambda lib: lib.zeros(0, 3, dtype=lib.float64).mean())
+        same(torch, lambda lib: lib.zeros(2, 0).mean(-1, keepdim=True))
 
 
 @pytest.mark.parametrize("reduce", ["max", "argmax", "cumsum"])

@@ -84,6 +84,8 @@ class Mean(Op):
             )
         ctx.shape, ctx.dims, ctx.keepdim = x._data.shape, _dims(dim, x._data.ndim), keepdim
         ctx.count = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
+        if ctx.count == 0:  # nothing to average: nan, quietly as in PyTorch (numpy would warn)
+            return np.sum(x._data, axis=ctx.dims, keepdims=keepdim) * np.nan
         return np.mean(x._data, axis=ctx.dims, keepdims=keepdim)
 
     @staticmethod
