@@ -373,3 +373,22 @@ def test_dims_and_tensor_lists_that_do_not_fit_raise_pytorchs_error_class(
     both_raise(torch, error, words, lambda lib: call(lib, lib.ones(2, 3)))
     same(torch, lambda lib: lib.ones(2, 3).permute(-1, 0))
     same(torch, lambda lib: lib.tensor([[True, False]]).any(-1, keepdim=True))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.gather(0, lib.zeros((), dtype=lib.int64)),
+        lambda lib, x: x.scatter(0, lib.zeros((), dtype=lib.int64), x * 2),
+        lambda lib, x: x.scatter_add(0, lib.zeros((), dtype=lib.int64), x * 2),
+        lambda lib, x: x.index_add(0, lib.tensor([0]), x * 2),
+    ],
+)
+def test_gather_and_scatter_of_a_0d_tensor_work_on_its_one_element(torch, call):
+    def grad(lib):
+        x = lib.tensor(5.0, requires_grad=True)
+        out = call(lib, x)
+        (out * 3).backward()
+        return lib.stack([out.detach(), x.grad])
+
+    same(torch, grad)
