@@ -392,3 +392,16 @@ def test_gather_and_scatter_of_a_0d_tensor_work_on_its_one_element(torch, call):
         return lib.stack([out.detach(), x.grad])
 
     same(torch, grad)
+
+
+@pytest.mark.parametrize("shape, dim", [((2, 3), 0), ((2, 3), 1), ((3, 0), -1), ((0,), 0)])
+def test_cat_leaves_out_a_1d_empty_tensor_as_pytorch_does(torch, shape, dim):
+    def joined(lib):
+        x = lib.ones(shape, requires_grad=True)
+        empty = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        out = lib.cat([empty, x, empty], dim)
+        (out * 2).sum().backward()
+        assert tuple(empty.grad.shape) == (0,) and str(empty.grad.dtype).endswith("float64")
+        return lib.cat([out.detach().reshape(-1), x.grad.reshape(-1).double()])
+
+    same(torch, joined)

@@ -158,10 +158,15 @@ class Cat(Op):
         for a in arrays[1:]:  # (an empty array stands for "a tensor with dims of this dtype")
             dtype = types.result_type(np.empty(0, dtype), a)
         arrays = [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+        # PyTorch's legacy rule: a 1-D empty tensor (shape [0]) joins any shape by being left out
+        ctx.left_out = [a.shape == (0,) for a in arrays]
+        if all(ctx.left_out):
+            ctx.left_out = [False] * len(arrays)
+        joined = [a for a, out in zip(arrays, ctx.left_out) if not out]
         ctx.dim = dim
-        ctx.sizes = [a.shape[dim] for a in arrays]
+        ctx.sizes = [0 if out else a.shape[dim] for a, out in zip(arrays, ctx.left_out)]
         try:
-            return np.concatenate(arrays, axis=dim)
+            return np.concatenate(joined, axis=dim)
         except ValueError as error:
             shapes = ", ".join(str(list(a.shape)) for a in arrays)
             raise RuntimeError(
@@ -172,7 +177,12 @@ class Cat(Op):
     def backward(ctx, grad):
         bounds = np.cumsum([0] + ctx.sizes)
         lead = (slice(None),) * (ctx.dim % grad.ndim)
-        return tuple(grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
+        pieces = [grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
+        # a left-out input gets the gradient of its own (empty) shape
+        return tuple(
+            _make(np.zeros_like(grad._data, shape=(0,))) if out else piece
+            for piece, out in zip(pieces, ctx.left_out)
+        )
 
 
 class Stack(Op):
@@ -502,7 +512,8 @@ def cat(tensors, dim=0):
                 "has no dim to join along. Fix: use stack() to join numbers into a new dim, or "
                 "make it 1-d first with x.reshape(1)."
             )
-    return Cat.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim))
+    joined = [t for t in tensors if tuple(t.shape) != (0,)] or tensors  # (see Cat.forward)
+    return Cat.apply(*tensors, dim=_one_dim(dim, joined[0].ndim))
 
 
 @public("stack", out=True)
