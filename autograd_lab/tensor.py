@@ -605,6 +605,14 @@ class Tensor:
 
     @property
     def mT(self):
+        if self._data.ndim == 0:  # PyTorch still accepts a number here, as itself
+            warnings.warn(
+                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+                "cases: a number has no rows and columns to swap. Fix: leave .mT out.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self
         if self._data.ndim < 2:
             raise RuntimeError(
                 f"tensor.mT is only supported on matrices or batches of matrices. Got "

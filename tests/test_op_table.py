@@ -168,7 +168,8 @@ TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (1e-5, 1e-6)}
 
 # PyTorch lowers `@` on anything but two vectors or two matrices into several nodes (unsqueeze,
 # expand, bmm, _unsafe_view, squeeze) and the result's grad_fn is the last of them. We record the
-# product as one node a learner can recognise (MatmulBackward0; BmmBackward0 for equal batches).
+# product as one node a learner can recognise (MatmulBackward0; BmmBackward0 for equal batches),
+# under PyTorch's UnsafeViewBackward0 for a batch (tests/test_edges_shapes.py checks that name).
 # A deliberate difference: grad_fn names are compared only where PyTorch records one named op.
 LOWERED_BY_PYTORCH = {"matmul": {"UnsafeViewBackward0", "SqueezeBackward4"}}
 

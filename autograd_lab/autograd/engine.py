@@ -39,12 +39,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("backward(inputs=...) got an empty list; give at least one tensor")
         targets = [_target_edge(t, "backward(inputs=...)") for t in inputs]
-    captured = _run(
-        roots, _retain(retain_graph, create_graph), create_graph, targets, capture=False
-    )
-    for t, edge in zip(inputs or (), targets or ()):
-        if t._grad_fn is not None and edge in captured and not t.retains_grad:  # non-leaf input
-            _accumulate(t, captured[edge], create_graph)
+        for t in inputs:
+            if t._grad_fn is not None:  # a non-leaf input keeps its gradient as PyTorch's does:
+                t.retain_grad()  # by retain_grad(), after its hooks (and from now on)
+    _run(roots, _retain(retain_graph, create_graph), create_graph, targets, capture=False)
 
 
 def grad(
@@ -189,19 +187,28 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             else:
                 heapq.heappush(ready, (-node._seq, node))
 
+    def capture_gradients(node, grads):
+        for output_nr, g in enumerate(grads):
+            if (node, output_nr) in target_edges and g is not None:
+                captured[(node, output_nr)] = g
+
     def run_node(node):
         grads = buffers.pop(node)
         if profiler is not None:  # closed once the node is done, before gradients move on
             event = profiler.begin_node(node, grads)
         accumulate = type(node) is AccumulateGrad
+        # grad() takes an input's gradient as PyTorch does: before that tensor's hooks when the
+        # node must still run for another input behind it (the hooks run as the node runs),
+        # after them when nothing behind it is needed
+        capture_first = capture and any(n in needed for n, _ in node.next_functions)
+        if capture_first:
+            capture_gradients(node, grads)
         flags = None
         if node._tensor_hooks or node._retained or accumulate:
             flags = [(node, k) in owned for k in range(len(grads))]
             _apply_tensor_hooks(node, grads, flags, create_graph)
-        if target_edges:
-            for output_nr, g in enumerate(grads):
-                if (node, output_nr) in target_edges and g is not None:
-                    captured[(node, output_nr)] = g
+        if capture and not capture_first:
+            capture_gradients(node, grads)
         if recorder is not None:
             recorder("run", node, grads)
         if accumulate:
@@ -271,6 +278,8 @@ def _owned(g, node, grads, results, create_graph):
         return False
     if len(results) > 1 and [other is g for other in results].count(True) > 1:
         return False  # handed to two inputs
+    if not g._data.flags.writeable:  # a broadcast view; an empty one shares "no memory" below
+        return False
     for incoming in grads:
         if incoming is not None and type(incoming._data) is np.ndarray:
             if g._data.base is None:  # an array of its own: is it the incoming one itself?

@@ -26,6 +26,7 @@ from ..ops.activation import Elu, LeakyRelu, Silu, Softplus
 from ..ops.conv import Convolution, Geometry
 from ..ops.elementwise import check_broadcastable, mul, where
 from ..ops.embedding import Embedding
+from ..ops.linalg import UnsafeView
 from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
@@ -38,7 +39,7 @@ from ..ops.loss import (
     NllPlan,
     SmoothL1Loss,
 )
-from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims, UnsafeView
+from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims
 from ..ops.normalization import BatchNorm, LayerNorm
 from ..ops.padding import ConstantPad
 from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices

@@ -12,6 +12,7 @@ import numpy as np
 from .. import types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .elementwise import check_broadcastable
 from .registry import public
 
 
@@ -110,6 +111,7 @@ def _tensors(name, *values):
             f"{name}() works on floating-point tensors, got {types.of_array(like._data)}. Fix: "
             "convert first, e.g. x.float()."
         )
+    check_broadcastable(*[t.shape for t in tensors])
     return [t if t._data.dtype == dtype else t.to(types.to_dtype(dtype)) for t in tensors]
 
 

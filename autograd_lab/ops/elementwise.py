@@ -8,6 +8,7 @@ element (ops/scalar.py); the fusion compiler writes its kernels from it, and fin
 local derivatives by tracing its `backward`, so no derivative is written twice.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -63,15 +64,19 @@ def _wrapped_int(value, dtype):
     return int(np.array(value, dtype=np.int64).astype(dtype))
 
 
-def check_broadcastable(shape_a, shape_b):
-    """Refuse shapes that do not broadcast with PyTorch's RuntimeError (numpy raises ValueError)."""
-    for m, n in zip(reversed(shape_a), reversed(shape_b), strict=False):
-        if m != n and m != 1 and n != 1:
-            raise RuntimeError(
-                f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast together: "
-                f"compared from the right, sizes {m} and {n} differ and neither is 1. Fix: reshape "
-                "or unsqueeze one of them so that each pair of sizes is equal or 1."
-            )
+def check_broadcastable(*shapes):
+    """Refuse shapes that do not broadcast with PyTorch's RuntimeError (numpy raises ValueError).
+
+    Shapes broadcast together when every two of them do: in each dim, all sizes other than 1
+    must be equal."""
+    for shape_a, shape_b in itertools.combinations(shapes, 2):
+        for m, n in zip(reversed(shape_a), reversed(shape_b), strict=False):
+            if m != n and m != 1 and n != 1:
+                raise RuntimeError(
+                    f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast together: "
+                    f"compared from the right, sizes {m} and {n} differ and neither is 1. Fix: "
+                    "reshape or unsqueeze one of them so that each pair of sizes is equal or 1."
+                )
 
 
 def _is_number(value):
@@ -275,7 +280,7 @@ class Pow(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        result = _make(x**y)
+        result = _make(_power(x, y))
         ctx.save_for_backward(a, b, result)
         return result
 
@@ -291,6 +296,15 @@ class Pow(Op):
         return grad_a, grad_b
 
 
+def _power(base, exponent):
+    """base ** exponent, element by element; for integers as PyTorch computes it, where numpy
+    refuses negative exponents: 1 / base**k rounded toward zero is 0, except for bases 1 and -1."""
+    if _kind(base) not in "iub" or _kind(exponent) not in "iu":
+        return base**exponent
+    powers = base ** np.abs(exponent)  # (-1) ** -k == (-1) ** k, and 1 ** -k == 1
+    return np.where((exponent < 0) & (np.abs(base) != 1), 0, powers).astype(powers.dtype)
+
+
 class RPow(Op):
     """`c ** x` for a number c."""
 
@@ -302,7 +316,7 @@ class RPow(Op):
     @staticmethod
     def forward(ctx, x, base):
         b, e = operands(base, x)
-        result = _make(b**e)
+        result = _make(_power(b, e))
         ctx.save_for_backward(x, result)
         ctx.base = base
         return result
@@ -1052,7 +1066,9 @@ class CopyFrom(Op):
             return np.full_like(x._data, src)
         ctx.src_device = src.device  # copy_ copies across devices, as in PyTorch
         value = storage.move(src._data, x.device)
-        return np.broadcast_to(value, x._data.shape).astype(x._data.dtype)
+        # a src with more dims gives a bigger result, which Tensor._inplace then refuses
+        shape = np.broadcast_shapes(x._data.shape, value.shape)
+        return np.broadcast_to(value, shape).astype(x._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1170,6 +1186,13 @@ def pow(input, exponent):
         return RPow.apply(exponent, base=input)
     if isinstance(exponent, Tensor):
         return Pow.apply(input, exponent)
+    if type(exponent) is int and exponent < 0 and input._data.dtype.kind in "iub":
+        # PyTorch refuses this one, though it computes a tensor of negative exponents (_power)
+        raise RuntimeError(
+            f"Integers to negative integer powers are not allowed: {input.dtype} ** {exponent} "
+            "would be a fraction, which an integer tensor cannot hold. Fix: make one of them "
+            f"floating point, e.g. x.float() ** {exponent} or x ** {float(exponent)}."
+        )
     return PowScalar.apply(input, exponent=exponent)
 
 
@@ -1196,6 +1219,7 @@ def where(condition, input, other):
         # two Python numbers: PyTorch makes them tensors of its default dtypes (float32 for
         # where(mask, 1.0, 0.0), int64 for ints), where numpy would give float64
         input, other = _number_tensors(input, other, condition)
+    check_broadcastable(*[t.shape for t in (condition, input, other) if isinstance(t, Tensor)])
     return Where.apply(input, other, condition=condition)
 
 
@@ -1219,6 +1243,8 @@ def contiguous(input):
 
 
 def copy_from(input, src):
+    if isinstance(src, Tensor):
+        check_broadcastable(input.shape, src.shape)
     return CopyFrom.apply(input, src)
 
 
@@ -1289,11 +1315,13 @@ def equal(input, other):
 
 @public("allclose", method=True)
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    check_broadcastable(input.shape, other.shape)
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @public("isclose", method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    check_broadcastable(input.shape, other.shape)
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

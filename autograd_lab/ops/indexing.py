@@ -18,6 +18,7 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .elementwise import check_broadcastable
 from .registry import public
 from .shape import IndexPut, _one_dim
 
@@ -88,6 +89,8 @@ def _positions(index, dim):
 
 def _leading(src, shape):
     """The leading block of `src` of `shape` (scatter uses only as much of src as index covers)."""
+    if src.ndim == 0:  # one number, for a 0-d index the scatters read as one element
+        src = src.reshape(1)
     return src[tuple(slice(0, s) for s in shape)]
 
 
@@ -400,6 +403,7 @@ class MaskedFillTensor(Op):
 @public("masked_fill", method=True, inplace=True)
 def masked_fill(input, mask, value):
     _check_mask(mask, "masked_fill_")
+    check_broadcastable(input.shape, mask.shape)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(
@@ -493,7 +497,10 @@ def index_add(input, dim, index, source, *, alpha=1):
             f"{dim}; got index of shape {tuple(index.shape)} for source of shape "
             f"{tuple(source.shape)}"
         )
-    shape = [1] * source.ndim
-    shape[dim] = -1  # the index runs along dim and is the same for every other position
-    spread = index.reshape(shape).expand(*source.shape) if source.ndim else index.reshape(())
+    if source.ndim:
+        shape = [1] * source.ndim
+        shape[dim] = -1  # the index runs along dim and is the same for every other position
+        spread = index.reshape(shape).expand(*source.shape)
+    else:  # a 0-d source: one number, added at the one index
+        spread = index.reshape(())
     return scatter_add(input, dim, spread, source if alpha == 1 else source * alpha)

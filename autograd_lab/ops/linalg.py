@@ -11,6 +11,7 @@ import numpy as np
 from ..autograd.function import Op
 from .elementwise import operands
 from .registry import public
+from .shape import View
 
 
 class Matmul(Op):
@@ -75,6 +76,19 @@ class Bmm(Matmul):
     derivative = "per batch: grad @ Bᵀ and Aᵀ @ grad"
 
 
+class UnsafeView(View):
+    """A reshape, under the name PyTorch gives the reshape that ends its matmul of a batch."""
+
+    node_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        # not a view of x, though it shares x's memory: x is a product nobody else holds, so an
+        # in-place change to the result cannot surprise anyone (PyTorch's reason for the name)
+        return np.reshape(x._data, shape)
+
+
 @public("matmul", method=True, out=True)
 def matmul(input, other):
     from ..tensor import Tensor
@@ -88,7 +102,13 @@ def matmul(input, other):
     kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
     if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:
         kind = Bmm
-    return kind.apply(input, other)
+    product = kind.apply(input, other)
+    if input.ndim < 3 and other.ndim < 3:
+        return product
+    # PyTorch multiplies a batch as one long matrix product and reshapes the result back to the
+    # batch's shape (its _unsafe_view): the grad_fn a learner sees is UnsafeViewBackward0, and
+    # under it the product (we keep the batch dims, so ours is the same shape throughout)
+    return UnsafeView.apply(product, shape=product._data.shape)
 
 
 def _require(name, tensor, ndim, what):

@@ -18,7 +18,7 @@ from ..tensor import _make
 from . import scalar
 from .elementwise import _float
 from .linalg import Mm
-from .shape import SqueezeDim, Transpose, View
+from .shape import SqueezeDim, Transpose
 
 # ---- linear -----------------------------------------------------------------------------------------
 
@@ -91,12 +91,6 @@ class LinearMm(Op):
     @staticmethod
     def backward(ctx, grad):
         return _input_and_weight_grads(ctx, grad, *ctx.needs_input_grad)
-
-
-class UnsafeView(View):
-    """A reshape, under the name PyTorch gives the reshape that ends its matmul of a batch."""
-
-    node_name = "UnsafeViewBackward0"
 
 
 class SqueezeDims(SqueezeDim):

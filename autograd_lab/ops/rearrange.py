@@ -101,7 +101,7 @@ def flip(input, *dims, **keyword):
         dims = (keyword.pop("dims"),)
     if keyword:
         raise TypeError(f"flip() got an unexpected keyword argument {next(iter(keyword))!r}")
-    return Flip.apply(input, dims=_dims(_shape_arg(dims), input.ndim))
+    return Flip.apply(input, dims=_dims(_shape_arg(dims, "flip", "dims"), input.ndim))
 
 
 class Roll(Op):
@@ -188,7 +188,7 @@ class Repeat(Op):
 
 @public("repeat", method=True, function=False)  # x.repeat(2, 1): PyTorch has no torch.repeat
 def repeat(input, *repeats):
-    repeats = _shape_arg(repeats)
+    repeats = _shape_arg(repeats, "repeat", "repeats")
     if len(repeats) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
@@ -463,6 +463,18 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 def unflatten(input, dim, sizes):
     """Split dim into several: x of shape (2, 12) unflattened at dim 1 into (3, 4) is (2, 3, 4).
     One size may be -1 (worked out from the others), as in view()."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            "unflatten: a 0-d tensor (one number) has no dim to split. Fix: make it 1-d first, "
+            "e.g. x.reshape(1)."
+        )
     dim = _one_dim(dim, input.ndim)
     shape = list(input.shape)
+    known = int(np.prod([s for s in sizes if s != -1]))
+    fits = shape[dim] % known == 0 if -1 in sizes and known else shape[dim] == known
+    if not sizes or not fits:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({shape[dim]}) in the input tensor. Fix: give sizes whose product is {shape[dim]}."
+        )
     return input.view(*shape[:dim], *sizes, *shape[dim + 1 :])

@@ -36,6 +36,12 @@ def _dims(dim, ndim):
     return tuple(sorted(out)) if ndim else ()  # a 0-d tensor has nothing to reduce over
 
 
+def _one_dim(dim, ndim):
+    """One normalized dimension index (a 0-d tensor accepts 0 and -1)."""
+    dims = _dims(dim, ndim)
+    return dims[0] if dims else 0
+
+
 def _unreduce(grad, shape, dims, keepdim):
     """Reshape a reduced gradient so it broadcasts against the input of `shape`."""
     if keepdim or not shape:
@@ -78,6 +84,8 @@ class Mean(Op):
             )
         ctx.shape, ctx.dims, ctx.keepdim = x._data.shape, _dims(dim, x._data.ndim), keepdim
         ctx.count = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
+        if ctx.count == 0:  # nothing to average: nan, quietly as in PyTorch (numpy would warn)
+            return np.sum(x._data, axis=ctx.dims, keepdims=keepdim) * np.nan
         return np.mean(x._data, axis=ctx.dims, keepdims=keepdim)
 
     @staticmethod
@@ -208,6 +216,18 @@ class MaxAll(Op):
         return grad * hits / hits.sum()
 
 
+def check_reduction_dims(name, shape, dims):
+    """PyTorch's IndexError for a reduction that must pick an element (max, argmax, median, ...)
+    over a dim of size 0: unlike a sum (0) or a product (1), it has no value for no elements."""
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim {d} to have non-zero size, but it has size 0: "
+                "no element to pick. Fix: reduce over a dim that has elements, or check "
+                "x.numel() (or x.shape) for an empty tensor first."
+            )
+
+
 class MinAll(MaxAll):
     node_name = "MinBackward1"
     derivative = "1 at the minimum (shared at ties), 0 elsewhere"
@@ -233,11 +253,7 @@ class Amax(Op):
                 "undefined. Fix: specify the reduction dim with the 'dim' argument (one that has "
                 "elements), or check for empty input first."
             )
-        if 0 in [data.shape[d] for d in ctx.dims]:  # (this module's `any` is the tensor op)
-            raise IndexError(
-                f"{name}(): the reduction dim has size 0, and a maximum or minimum of no elements "
-                "is undefined. Fix: reduce over a dimension that has elements."
-            )
+        check_reduction_dims(name, data.shape, ctx.dims)
         result = _make(ctx._fn._reduce(data, axis=ctx.dims, keepdims=keepdim))
         ctx.save_for_backward(x, result)
         return result
@@ -279,13 +295,14 @@ class MaxDim(Op):
     node_name = "MaxBackward0"
     derivative = "1 at each maximum's index, 0 elsewhere"
     saved_names = ("indices",)
-    _arg = staticmethod(np.argmax)
+    _arg, _name = staticmethod(np.argmax), "max"
     result_type = values_indices
 
     @staticmethod
     def forward(ctx, x, dim, keepdim=False):
-        axis = _dims(dim, x._data.ndim)[0] if x._data.ndim else 0
+        axis = _one_dim(dim, x._data.ndim)
         data = x._data if x._data.ndim else x._data.reshape(1)
+        check_reduction_dims(ctx._fn._name, data.shape, [axis])
         indices = np.expand_dims(ctx._fn._arg(data, axis=axis), axis)
         values = np.take_along_axis(data, indices, axis=axis)
         if not keepdim or not x._data.ndim:
@@ -318,7 +335,7 @@ def gradient_to_indices(ctx, grad):
 class MinDim(MaxDim):
     node_name = "MinBackward0"
     derivative = "1 at each minimum's index, 0 elsewhere"
-    _arg = staticmethod(np.argmin)
+    _arg, _name = staticmethod(np.argmin), "min"
     result_type = min_values_indices
 
 
@@ -470,10 +487,18 @@ def amin(input, dim=(), keepdim=False):
 
 def _arg(fn, input, dim, keepdim):
     data = input._data
+    name = fn.__name__  # argmax or argmin
     if dim is None:
+        if data.size == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0: "
+                f"there is no element to point at. Fix: give a dim that has elements, "
+                f"e.g. x.{name}(dim=1), or check for an empty tensor first."
+            )
         out = fn(data.reshape(-1))  # numpy gives a numpy scalar: it has astype and reshape too
         return _make(out.astype(np.int64).reshape((1,) * data.ndim if keepdim else ()))
-    axis = _dims(dim, data.ndim)[0] if data.ndim else 0
+    axis = _one_dim(dim, data.ndim)
+    check_reduction_dims(name, data.shape or (1,), [axis])
     out = fn(data if data.ndim else data.reshape(1), axis=axis)
     out = np.expand_dims(out, axis) if keepdim and data.ndim else out
     return _make(out.astype(np.int64, copy=False))
@@ -506,9 +531,11 @@ def log_softmax(input, dim, dtype=None):
 
 @public("any", method=True)
 def any(input, dim=None, keepdim=False):
-    return _make(np.any(input._data, axis=dim, keepdims=keepdim))
+    axis = None if dim is None else _dims(dim, input.ndim)  # PyTorch's IndexError for a bad dim
+    return _make(np.any(input._data, axis=axis, keepdims=keepdim))
 
 
 @public("all", method=True)
 def all(input, dim=None, keepdim=False):
-    return _make(np.all(input._data, axis=dim, keepdims=keepdim))
+    axis = None if dim is None else _dims(dim, input.ndim)
+    return _make(np.all(input._data, axis=axis, keepdims=keepdim))

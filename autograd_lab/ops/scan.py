@@ -16,7 +16,7 @@ from ..autograd.function import Op
 from ..tensor import _make
 from ..types import to_dtype
 from .elementwise import where
-from .reduction import _dims
+from .reduction import _one_dim
 from .registry import public
 from .shape import cat
 
@@ -28,7 +28,7 @@ def _axis(dim, ndim):
             f"a scan runs along one dimension: dim must be an int, got {dim!r}. "
             "Example: x.cumsum(dim=0)"
         )
-    return _dims(dim, ndim)[0] if ndim else 0
+    return _one_dim(dim, ndim)
 
 
 def _scan(numpy_scan, data, axis, dtype):

@@ -10,14 +10,8 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
-from .reduction import _dims
+from .reduction import _dims, _one_dim
 from .registry import public
-
-
-def _one_dim(dim, ndim):
-    """One normalized dimension index (a 0-d tensor accepts 0 and -1)."""
-    dims = _dims(dim, ndim)
-    return dims[0] if dims else 0
 
 
 def _view(x, array):
@@ -30,8 +24,13 @@ def _view(x, array):
     return out
 
 
-def _shape_arg(shape):
-    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does."""
+def _shape_arg(shape, function, argument):
+    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does (but not `reshape()`)."""
+    if not shape:
+        raise TypeError(
+            f'{function}() missing 1 required positional arguments: "{argument}". Fix: give it, '
+            f"e.g. x.{function}(2, 3), or x.{function}(()) for an empty one."
+        )
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
@@ -86,6 +85,8 @@ class Transpose(Op):
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
+        if x._data.ndim == 0:  # dims 0 and -1 name a 0-d tensor's no dims: nothing to swap
+            return _view(x, x._data[...])
         return _view(x, np.swapaxes(x._data, dim0, dim1))
 
     @staticmethod
@@ -161,10 +162,15 @@ class Cat(Op):
         for a in arrays[1:]:  # (an empty array stands for "a tensor with dims of this dtype")
             dtype = types.result_type(np.empty(0, dtype), a)
         arrays = [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+        # PyTorch's legacy rule: a 1-D empty tensor (shape [0]) joins any shape by being left out
+        ctx.left_out = [a.shape == (0,) for a in arrays]
+        if all(ctx.left_out):
+            ctx.left_out = [False] * len(arrays)
+        joined = [a for a, out in zip(arrays, ctx.left_out) if not out]
         ctx.dim = dim
-        ctx.sizes = [a.shape[dim] for a in arrays]
+        ctx.sizes = [0 if out else a.shape[dim] for a, out in zip(arrays, ctx.left_out)]
         try:
-            return np.concatenate(arrays, axis=dim)
+            return np.concatenate(joined, axis=dim)
         except ValueError as error:
             shapes = ", ".join(str(list(a.shape)) for a in arrays)
             raise RuntimeError(
@@ -175,7 +181,12 @@ class Cat(Op):
     def backward(ctx, grad):
         bounds = np.cumsum([0] + ctx.sizes)
         lead = (slice(None),) * (ctx.dim % grad.ndim)
-        return tuple(grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
+        pieces = [grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
+        # a left-out input gets the gradient of its own (empty) shape
+        return tuple(
+            _make(np.zeros_like(grad._data, shape=(0,))) if out else piece
+            for piece, out in zip(pieces, ctx.left_out)
+        )
 
 
 class Stack(Op):
@@ -213,6 +224,30 @@ class Split(Op):
         return cat(grads, dim=ctx.dim)
 
 
+class SplitWithSizes(Split):
+    """split() with a list of sizes: the same node under PyTorch's name for it."""
+
+    node_name = "SplitWithSizesBackward0"
+
+
+class Unbind(Op):
+    """One node with an output per slice along dim, each without that dim (PyTorch's
+    UnbindBackward0)."""
+
+    node_name = "UnbindBackward0"
+    derivative = "stack the slices' gradients"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        lead = (slice(None),) * dim
+        return tuple(_view(x, x._data[lead + (i,)]) for i in range(x._data.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(grads, dim=ctx.dim)
+
+
 # ---- indexing ---------------------------------------------------------------------------------------
 
 
@@ -235,6 +270,11 @@ def _numpy_index(index, device):
                     "tensors used as indices must be integer or bool tensors, not floating point; "
                     "convert with .long()"
                 )
+        elif isinstance(part, slice) and part.step is not None and part.step < 0:
+            raise ValueError(
+                f"step must be greater than zero: PyTorch's slices cannot run backwards (step "
+                f"{part.step}), as numpy's can. Fix: flip the tensor, e.g. x.flip(0) for x[::-1]."
+            )
         elif isinstance(part, list):
             # an empty list picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
             part = np.asarray(part) if part else np.zeros(0, np.int64)
@@ -353,12 +393,13 @@ class IndexPutAdvanced(IndexPut):
 
 @public("reshape", method=True)
 def reshape(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape)), copy_ok=True)
+    shape = _shape_arg(shape, "reshape", "shape")
+    return View.apply(input, shape=_resolve(input, shape), copy_ok=True)
 
 
 @public("view", method=True)
 def view(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape)))
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "shape")))
 
 
 def _resolve(x, shape):
@@ -376,9 +417,14 @@ def _resolve(x, shape):
 @public("flatten", method=True)
 def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
+    start, end = _one_dim(start_dim, len(shape)), _one_dim(end_dim, len(shape))
     if not shape:
         return reshape(input, 1)
-    start, end = start_dim % len(shape), end_dim % len(shape)
+    if start > end:
+        raise RuntimeError(
+            f"flatten() has invalid args: start_dim cannot come after end_dim ({start_dim} > "
+            f"{end_dim}): it merges the dims from start_dim to end_dim. Fix: swap them."
+        )
     if start == end:
         return input  # nothing to merge: PyTorch hands back the tensor itself, not a view
     return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
@@ -391,10 +437,20 @@ def transpose(input, dim0, dim1):
 
 @public("permute", method=True)
 def permute(input, *dims):
-    dims = _shape_arg(dims)
-    if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
-        raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
-    return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
+    dims = _shape_arg(dims, "permute", "dims")
+    if len(dims) != input.ndim:
+        raise RuntimeError(
+            f"permute(): number of dimensions in the tensor input does not match the length of "
+            f"the desired ordering of dimensions: the tensor has {input.ndim}, permute{dims} "
+            f"lists {len(dims)}. Fix: list each of its {input.ndim} dims once, in the new order."
+        )
+    dims = tuple(_one_dim(d, input.ndim) for d in dims)  # IndexError for a dim it lacks
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(
+            f"permute(): duplicate dims are not allowed: {list(dims)} names a dim twice. Fix: "
+            "list each dim once, in the new order."
+        )
+    return Permute.apply(input, dims=dims)
 
 
 @public("movedim", "moveaxis", method=True)
@@ -435,8 +491,14 @@ def unsqueeze(input, dim):
 
 @public("expand", method=True)
 def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "expand", "size")
     lead = len(sizes) - input.ndim
+    if -1 in sizes[:lead]:
+        raise RuntimeError(
+            f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+            f"dimension {sizes.index(-1)}: -1 means 'keep this dim's size', and a new dim has "
+            "none. Fix: give the new dim's size."
+        )
     shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
     return Expand.apply(input, shape=shape)
 
@@ -453,45 +515,100 @@ def broadcast_to(input, shape):
 
 @public("cat", "concat", "concatenate", out=True)
 def cat(tensors, dim=0):
+    _check_tensor_list(tensors, "cat")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("cat() needs a non-empty list of tensors")
-    return Cat.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim))
+        raise ValueError(
+            "cat(): expected a non-empty list of Tensors: there is nothing to join. Fix: "
+            "pass at least one tensor, e.g. cat([a, b])."
+        )
+    for position, tensor in enumerate(tensors):
+        if tensor.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {position}) cannot be concatenated: it "
+                "has no dim to join along. Fix: use stack() to join numbers into a new dim, or "
+                "make it 1-d first with x.reshape(1)."
+            )
+    joined = [t for t in tensors if tuple(t.shape) != (0,)] or tensors  # (see Cat.forward)
+    return Cat.apply(*tensors, dim=_one_dim(dim, joined[0].ndim))
 
 
 @public("stack", out=True)
 def stack(tensors, dim=0):
+    _check_tensor_list(tensors, "stack")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("stack() needs a non-empty list of tensors")
+        raise RuntimeError(
+            "stack expects a non-empty TensorList: there is nothing to stack. Fix: pass at least "
+            "one tensor, e.g. stack([a, b])."
+        )
     return Stack.apply(*tensors, dim=_one_dim(dim, tensors[0].ndim + 1))
+
+
+def _check_tensor_list(tensors, function):
+    """cat and stack join a list of tensors: one tensor alone would be split into its rows."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{function}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor. "
+            f"Fix: put the tensors in a list, e.g. {function}([a, b])."
+        )
 
 
 @public("split", method=True)
 def split(input, split_size_or_sections, dim=0):
+    _check_not_0d(input, "split expects at least a 1-dimensional tensor")
     axis = _one_dim(dim, input.ndim)
     n = input.shape[axis]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
-        sizes = [min(step, n - start) for start in range(0, n, step)] or [0]
+        if step < 0 or (step == 0 and n != 0):
+            raise RuntimeError(
+                f"split expects split_size be non-negative (and 0 only if dimension size is 0), "
+                f"but got split_size={step} for a dim of size {n}. Fix: give the size of each "
+                "piece, e.g. x.split(2)."
+            )
+        # an empty dim gives one empty piece (pieces of size 0 only fit an empty dim)
+        sizes = [min(step, n - start) for start in range(0, n, step or 1)] or [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
             raise RuntimeError(f"split sizes {sizes} must add up to the dimension's size {n}")
+        return SplitWithSizes.apply(input, sizes=sizes, dim=axis)
     return Split.apply(input, sizes=sizes, dim=axis)
 
 
 @public("chunk", method=True)
 def chunk(input, chunks, dim=0):
-    n = input.shape[_one_dim(dim, input.ndim)]
+    _check_not_0d(input, "chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(
+            f"chunk expects `chunks` to be greater than 0, got: {chunks}. Fix: ask for at least "
+            "one piece."
+        )
+    axis = _one_dim(dim, input.ndim)
+    n = input.shape[axis]
+    if n == 0:  # an empty dim still gives `chunks` pieces, each empty, as in PyTorch
+        return Split.apply(input, sizes=[0] * chunks, dim=axis)
     return split(input, -(-n // chunks), dim)
+
+
+def _check_not_0d(input, words):
+    """PyTorch refuses to cut a 0-d tensor (one number): it has no dim to cut along."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            f"{words}, but got a 0-d tensor (one number), which has no dim to cut. Fix: make it "
+            "1-d first, e.g. x.reshape(1)."
+        )
 
 
 @public("unbind", method=True)
 def unbind(input, dim=0):
-    axis = _one_dim(dim, input.ndim)
-    lead = (slice(None),) * axis
-    return tuple(input[lead + (i,)] for i in range(input.shape[axis]))
+    if input.ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dim} but tensor has no dimensions: a 0-d tensor (one "
+            "number) has nothing to unbind. Fix: use it as it is, or x.reshape(1).unbind()."
+        )
+    return Unbind.apply(input, dim=_one_dim(dim, input.ndim))
 
 
 def index(input, index):
@@ -502,11 +619,22 @@ def index(input, index):
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
     record = IndexPutAdvanced if _index_kind(index) is Index else IndexPut
-    return record.apply(input, value, index=index)
+    try:
+        return record.apply(input, value, index=index)
+    except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
+        if not isinstance(value, Tensor):
+            raise
+        target = list(input._data[index].shape)
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+            f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
+            "that broadcasts to it (a number, say)."
+        ) from None
 
 
 @public("narrow", method=True)
 def narrow(input, dim, start, length):
+    _check_not_0d(input, "narrow() cannot be applied to a 0-dim tensor")
     axis = _one_dim(dim, input.ndim)
     size = input.shape[axis]
     if start < 0:

@@ -19,7 +19,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .indexing import ScatterAdd
-from .reduction import values_indices
+from .reduction import check_reduction_dims, values_indices
 from .registry import public
 from .shape import _one_dim
 
@@ -233,12 +233,15 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     the sorted values, so ties resolve as sort's do."""
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
+    check_reduction_dims("kthvalue", (size,), [0])
     if not 1 <= k <= size:
         raise RuntimeError(
             f"kthvalue(): selected number k out of range for dimension {dim}: k={k}, but the "
             f"dimension has {size} values. Fix: give 1 <= k <= {size}."
         )
     ordered = sort(input, dim)
+    if input.ndim == 0:  # one number is its own first value, at index 0
+        return kthvalue_result(ordered.values, ordered.indices)
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)

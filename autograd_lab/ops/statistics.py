@@ -18,7 +18,16 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .elementwise import _float, where
-from .reduction import _correction, _dims, _over_dof, _unreduce, gradient_to_indices, values_indices
+from .reduction import (
+    _correction,
+    _dims,
+    _one_dim,
+    _over_dof,
+    _unreduce,
+    check_reduction_dims,
+    gradient_to_indices,
+    values_indices,
+)
 from .registry import public
 
 
@@ -140,12 +149,8 @@ class MedianDim(Op):
     def forward(ctx, x, dim, keepdim=False):
         _on_the_cpu(x)
         data = x._data if x._data.ndim else x._data.reshape(1)
-        axis = _dims(dim, x._data.ndim)[0] if x._data.ndim else 0
-        if data.shape[axis] == 0:
-            raise IndexError(
-                f"median(): Expected reduction dim {axis} to have non-zero size: the median of no "
-                "elements is undefined. Fix: take it over a dimension that has elements."
-            )
+        axis = _one_dim(dim, x._data.ndim)
+        check_reduction_dims("median", data.shape, [axis])
         values, indices = _median_along(data, axis)
         if not keepdim or not x._data.ndim:
             values, indices = values.squeeze(axis), indices.squeeze(axis)
