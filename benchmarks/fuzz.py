@@ -97,8 +97,9 @@ def _shrunk(program, kind, budget):
         small = program
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    divergences = [d for d in check(small).divergences if d.kind == kind]
-    return (divergences[:1] or [None])[0], reproducer(small, divergences[:1])
+    result = check(small)
+    divergences = [d for d in result.divergences if d.kind == kind]
+    return (divergences[:1] or [None])[0], reproducer(small, divergences[:1], result.raising)
 
 
 def _kind_text(kind):

@@ -13,6 +13,7 @@ class Result:
     program: object
     divergences: list = field(default_factory=list)  # what the lead must look at
     accepted: list = field(default_factory=list)  # (divergence, the simplification it matches)
+    raising: set = field(default_factory=set)  # lines that raised (or could not run) in either
 
 
 def check(program, ours=None, theirs=None):
@@ -25,7 +26,12 @@ def check(program, ours=None, theirs=None):
         ours, theirs = autograd_lab, torch
     lines = statements(program)
     result = Result(program)
-    for divergence in compare(run(program, ours, lines), run(program, theirs, lines), lines):
+    records = run(program, ours, lines), run(program, theirs, lines)
+    for record in records:
+        result.raising |= {
+            line for (line, _), seen in record.items() if seen.kind in ("raise", "skipped")
+        }
+    for divergence in compare(*records, lines):
         simplification = accepted_by(divergence)
         if simplification is None:
             result.divergences.append(divergence)

@@ -8,14 +8,16 @@
     v1 = x0.narrow(0, -1, 1)
     print("v1:", repr(v1))  # ours : tensor([1.], ...)   torch: tensor([2.], ...)
 
-A line that raises in either library is wrapped in try/except and prints the exception's class.
+A line that raises in either library (check.Result.raising) is wrapped in try/except and prints
+the exception's class, so the whole program runs to its end in both.
 """
 
 from .program import statements
 
 
-def reproducer(program, divergences=()):
-    """The source of `program`, printing what `divergences` (compare.Divergence) are about."""
+def reproducer(program, divergences=(), raising=()):
+    """The source of `program`, printing what `divergences` (compare.Divergence) are about;
+    `raising`: the numbers of the lines that raise in either library."""
     lines = statements(program)
     about = ", ".join(sorted({_about(d, lines) for d in divergences}))
     seed = f"fuzzer seed {program.seed}: " if program.seed is not None else ""
@@ -26,11 +28,11 @@ def reproducer(program, divergences=()):
     ]
     for number, line in enumerate(lines):
         here = [d for d in divergences if d.line == number]
-        raises = any(d.expression == "" for d in here)
+        raises = number in raising or any(d.expression == "" for d in here)
         if raises:
             out.append("try:")
             out += ["    " + text for text in line.source.splitlines()]
-            out.append("except Exception as error:  # one library raises here")
+            out.append("except Exception as error:")
             out.append(f"    print({line.label!r}, 'raises', type(error).__name__, error)")
         else:
             out += line.source.splitlines()

@@ -65,7 +65,7 @@ def run(program, lib, lines=None):
                 if ran.kind != "ran":
                     continue
                 for expression in line.observe:
-                    record[(number, expression)] = observe(eval(expression, namespace), lib)
+                    record[(number, expression)] = _evaluate(expression, namespace, lib)
         finally:
             _fresh_state(lib)
     return record
@@ -88,6 +88,13 @@ def _execute(source, namespace):
     except Exception as error:  # the library's own error: recorded, then compared
         return _raised(error)
     return Seen("ran")
+
+
+def _evaluate(expression, namespace, lib):
+    try:
+        return observe(eval(expression, namespace), lib)
+    except Exception as error:  # reading a value can raise too (a freed tensor, say)
+        return _raised(error)
 
 
 def _raised(error):

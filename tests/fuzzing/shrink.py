@@ -6,9 +6,9 @@ program keeps it. Smaller, in the order tried (the big cuts first, since each tr
 libraries):
 
     1. no backward phase, or a plain backward() instead of the fancier ones;
-    2. fewer steps: halves, quarters, ... then single steps (a step that reads a dropped value
+    2. fewer leaves (with the steps that read them);
+    3. fewer steps: halves, quarters, ... then single steps (a step that reads a dropped value
        goes too); a step reading a leaf instead of an earlier step's value;
-    3. fewer leaves (with the steps that read them);
     4. simpler leaves: no requires_grad, contiguous, smaller dims, fewer dims, values 0 or 1.
 """
 
@@ -20,7 +20,7 @@ from .check import check as check_both
 from .program import FLOATS
 
 
-def shrink(program, kind, check=check_both, budget=300):
+def shrink(program, kind, check=check_both, budget=400):
     """The smallest program found (within `budget` runs of both libraries) still showing `kind`."""
     runs = 0
 
@@ -50,22 +50,22 @@ def smaller(program):
         yield program.replace(backward=None, loss_of=None)
         if program.backward != "backward":
             yield program.replace(backward="backward")
+    if len(program.leaves) > 1:
+        for leaf in program.leaves:
+            yield without(program, {leaf.name})
     steps = program.steps
     size = len(steps) // 2
     while size >= 1:
         for start in range(0, len(steps), size):
             yield without(program, {step.name for step in steps[start : start + size]})
         size //= 2
+    leaf_names = {leaf.name for leaf in program.leaves}
     for index, step in enumerate(steps):  # read a leaf instead, so the steps between can go
         for position, name in enumerate(step.inputs):
-            for leaf in program.leaves:
-                if leaf.name != name:
-                    inputs = step.inputs[:position] + (leaf.name,) + step.inputs[position + 1 :]
-                    changed = steps[:index] + (replace(step, inputs=inputs),) + steps[index + 1 :]
-                    yield program.replace(steps=changed)
-    if len(program.leaves) > 1:
-        for leaf in program.leaves:
-            yield without(program, {leaf.name})
+            for leaf in program.leaves if name not in leaf_names else ():
+                inputs = step.inputs[:position] + (leaf.name,) + step.inputs[position + 1 :]
+                changed = steps[:index] + (replace(step, inputs=inputs),) + steps[index + 1 :]
+                yield program.replace(steps=changed)
     for index, leaf in enumerate(program.leaves):
         for simpler in simpler_leaves(leaf):
             leaves = program.leaves[:index] + (simpler,) + program.leaves[index + 1 :]
@@ -106,9 +106,11 @@ def simpler_leaves(leaf):
         if size == 1:
             kept = values.reshape(leaf.shape[:dim] + leaf.shape[dim + 1 :])
             yield _with(leaf, shape=kept.shape, values=tuple(kept.reshape(-1)))
+    # plainer values: 0 is plainer than 1, and 1 than anything else (so no two candidates
+    # undo each other and the loop ends)
     plain = {"bool": (False, True), "int64": (0, 1)}.get(leaf.dtype, (0.0, 1.0))
     for value in plain:
-        if any(v != value for v in leaf.values):
+        if any(_plainness(v, plain) > _plainness(value, plain) for v in leaf.values):
             yield _with(leaf, values=(value,) * len(leaf.values))
     if leaf.dtype in FLOATS:
         rounded = tuple(float(round(v)) if np.isfinite(v) else v for v in leaf.values)
@@ -117,9 +119,17 @@ def simpler_leaves(leaf):
     if len(leaf.values) <= 8:
         for index, value in enumerate(leaf.values):
             for simple in plain:
-                if value != simple and not (value != value and simple != simple):
+                if _plainness(value, plain) > _plainness(simple, plain):
                     changed = leaf.values[:index] + (simple,) + leaf.values[index + 1 :]
                     yield _with(leaf, values=changed)
+
+
+def _plainness(value, plain):
+    """0 for the plainest value (0), 1 for the next (1), 2 for any other."""
+    for rank, simple in enumerate(plain):
+        if value == simple and str(value) == str(simple):  # -0.0 is not 0.0 here
+            return rank
+    return len(plain)
 
 
 def _with(leaf, **changes):
