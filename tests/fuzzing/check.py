@@ -13,6 +13,7 @@ class Result:
     program: object
     divergences: list = field(default_factory=list)  # what the lead must look at
     accepted: list = field(default_factory=list)  # (divergence, the simplification it matches)
+    consequences: list = field(default_factory=list)  # later lines' divergences, not findings
     raising: set = field(default_factory=set)  # lines that raised (or could not run) in either
 
 
@@ -37,4 +38,10 @@ def check(program, ours=None, theirs=None):
             result.divergences.append(divergence)
         else:
             result.accepted.append((divergence, simplification))
+    # Once the libraries part ways (one raised where the other changed a tensor in place, say),
+    # later lines differ as a consequence: only the first diverging line is a finding.
+    if result.divergences:
+        first = result.divergences[0].line
+        result.consequences = [d for d in result.divergences if d.line != first]
+        result.divergences = [d for d in result.divergences if d.line == first]
     return result

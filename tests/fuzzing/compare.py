@@ -2,8 +2,9 @@
 
 What counts as the same:
 - integers and bools: equal, element for element;
-- floats: NaN where PyTorch has NaN, ±inf with the same sign, and the finite values within
-  rtol/atol for the dtype (float32 sums in another order differ in the last bits, float64 far less);
+- floats: NaN where PyTorch has NaN, ±inf with the same sign (else "NaN/inf" differs), and the
+  finite values within rtol/atol for the dtype (else "values": float32 sums in another order
+  differ in the last bits, float64 far less);
 - dtype, shape, grad_fn's name, requires_grad: equal; None is not a tensor of zeros;
 - errors: when both raise, the same built-in exception class (the message is ours to word);
   one raising and the other not is a divergence.
@@ -25,14 +26,16 @@ class Divergence:
     theirs: str
     line: int = 0  # which of the program's statements (program.statements)
     expression: str = ""  # what was recorded after it ("" for the line itself: did it raise?)
+    after_rounding: bool = False  # an earlier float value was equal only within tolerance
 
     @property
     def kind(self):
-        """Divergences of one kind are one finding: op, what differed, and the error classes."""
+        """Divergences of one kind are one finding: op (x.sum() and torch.sum(x) are one),
+        what differed, and the error classes."""
         classes = ""
         if self.what in ("raises", "exception class"):
             classes = f"{_class(self.ours)} vs {_class(self.theirs)}"
-        return (self.op, self.what, classes)
+        return (self.op.removeprefix("Tensor."), self.what, classes)
 
     def __str__(self):
         return (
@@ -46,7 +49,7 @@ def _class(text):
 
 def compare(ours, theirs, lines):
     """The divergences between two records (runner.run) of the same `lines`, in program order."""
-    found = []
+    found, rounded = [], False
     for key, seen in theirs.items():
         if key not in ours:
             continue  # that line did not run in ours: already reported where it raised
@@ -54,8 +57,20 @@ def compare(ours, theirs, lines):
         line = lines[number]
         where = line.source.splitlines()[0][:100] + (f"  [{expression}]" if expression else "")
         for divergence in _differences(ours[key], seen, where, line.op):
-            found.append(replace(divergence, line=number, expression=expression))
+            found.append(
+                replace(divergence, line=number, expression=expression, after_rounding=rounded)
+            )
+        rounded = rounded or _rounded(ours[key], seen)
     return found
+
+
+def _rounded(ours, theirs):
+    """Equal within tolerance but not bit for bit (a float sum taken in another order)?"""
+    if ours.kind != "tensor" or theirs.kind != "tensor" or ours.shape != theirs.shape:
+        return False
+    if theirs.dtype not in TOLERANCE:
+        return False
+    return not np.array_equal(ours.values, theirs.values, equal_nan=True)
 
 
 def _differences(ours, theirs, where, op):
@@ -105,7 +120,13 @@ def _tensor_differences(ours, theirs, differ):
         return differ("shape")
     found = []
     if not same_values(ours.values, theirs.values, theirs.dtype):
-        found += differ("values")
+        finite = np.isfinite(ours.values) == np.isfinite(theirs.values)
+        same_specials = finite.all() and np.array_equal(
+            np.where(np.isfinite(ours.values), 0, ours.values),
+            np.where(np.isfinite(theirs.values), 0, theirs.values),
+            equal_nan=True,
+        )
+        found += differ("values" if same_specials else "NaN/inf")
     if ours.node != theirs.node:
         found += differ("grad_fn", ours.node or "None", theirs.node or "None")
     if ours.requires_grad != theirs.requires_grad:

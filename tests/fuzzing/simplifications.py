@@ -18,9 +18,32 @@ def _node_name_of(*ops):
     return lambda d: d.what == "grad_fn" and d.op in ops
 
 
+# ops whose result jumps: a last-bit difference in their input can change the result by a lot
+DISCONTINUOUS = {"floor", "ceil", "round", "trunc", "fix", "frac", "sign", "floor_divide",
+                 "remainder", "fmod", "x // y", "x % y", "number // x", "number % x", "div",
+                 "divide", "argmax", "argmin", "argsort", "sort", "msort", "topk", "kthvalue",
+                 "median", "max", "min", "amax", "amin", "unique", "unique_consecutive", "histc",
+                 "histogram", "eq", "ne", "lt", "le", "gt", "ge", "x == y", "x != y", "x < y",
+                 "x <= y", "x > y", "x >= y", "where", "masked_fill", "clamp", "clip", "relu",
+                 "nonzero", "argwhere", "count_nonzero", "isclose", "allclose", "equal",
+                 "masked_select", "F.relu", "F.one_hot"}  # fmt: skip
+
+
+def _after_rounding(d):
+    """A finite value that differs only because an earlier float value differed in its last bits
+    and a jumping op (floor, sort, ==, ...) made that big. (NaN/inf and gradients still count.)"""
+    op = d.op.removeprefix("Tensor.").removesuffix("_")
+    return d.after_rounding and d.what == "values" and op in DISCONTINUOUS
+
+
 COMPOSED = ("kthvalue", "index_add", "dist", "logit")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
+    Simplification(
+        "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
+        "not bit for bit)",
+        _after_rounding,
+    ),
     Simplification(
         "indexing records one node (`SelectBackward0`, `SliceBackward0` or `IndexBackward0`) "
         "where PyTorch may record a chain of them",
