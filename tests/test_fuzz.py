@@ -160,3 +160,10 @@ def test_running_a_program_leaves_no_state_behind(torch):
 def test_a_divergence_kind_names_the_op_what_differed_and_the_classes():
     divergence = Divergence("v1 = x.sum()", "sum", "raises", "ran", "raises TypeError: no")
     assert divergence.kind == ("sum", "raises", "no error vs TypeError")
+
+
+def test_only_the_first_diverging_line_is_a_finding(torch):
+    program = _planted_program()  # exp is wrong; v2 and v3, computed from it, differ too
+    result = check(program, Planted(torch), torch)
+    assert {d.op for d in result.divergences} == {"exp"}  # its values (and its grad_fn: + 1)
+    assert {d.op for d in result.consequences} >= {"sum", "x + y"}

@@ -3,7 +3,9 @@
 One concept per module, in the order a program travels:
 
     program.py          a program is plain data: leaves (tensors to start from) and steps
-    generator.py        draws programs from a seed: the table of every op the fuzzer calls
+    generator.py        draws programs from a seed; lists the families of calls, and what is
+                        left out and why
+    draw.py, api_*.py   the families: how each draws its inputs and arguments
     runner.py           runs one program in one library, records what each step gave
     compare.py          two records side by side: the divergences, each with a kind
     simplifications.py  divergences we accept on purpose (README's "Simplifications")

@@ -1,4 +1,9 @@
-"""Elementwise calls: the op records' functions, arithmetic, comparisons, logic, clamp, where, lerp, ..."""
+"""Elementwise calls: the op records' functions, arithmetic, comparisons, logic, clamp, where,
+lerp, ..."""
+
+import inspect
+
+from autograd_lab.ops import registry
 
 from .draw import call, spec
 
@@ -6,16 +11,15 @@ from .draw import call, spec
 
 
 def _records(arity):
-    from autograd_lab.autograd.function import Op
-    from autograd_lab.ops import registry
-
+    """(public names, has a method?, has an in-place method?) of each op record whose forward
+    takes `arity` tensors and whose function is public (ops/registry.py reads the same fields)."""
     found = []
     for cls in registry.op_classes():
         names = cls.__dict__.get("function")
-        if names is None or not issubclass(cls, Op):
+        if names is None:
             continue
         names = (names,) if isinstance(names, str) else tuple(names)
-        if len(__import__("inspect").signature(cls.forward).parameters) - 1 == arity:
+        if len(inspect.signature(cls.forward).parameters) - 1 == arity:  # without ctx
             found.append((names, cls.method, cls.inplace))
     return found
 

@@ -36,7 +36,7 @@ class Value:
 
 @dataclass(frozen=True)
 class Spec:
-    name: str  # the op's name in divergence reports
+    name: str  # the family's name (reports name the call itself: generator.api_name)
     draw: object  # Draw -> (call, inputs) or (call, inputs, is a statement), or None: not now
     covers: tuple  # the public names it can call: "add", "Tensor.add_", "F.relu"
     weight: float = 1.0
@@ -73,9 +73,9 @@ class Draw:
         return self.rng.choice(list(options))
 
     def value(self, floats=True, min_rank=0, max_rank=4, nonempty=False):
-        """A value made so far: a float one unless `floats` is False (or by mistake)."""
-        if self.wrong():
-            return self.choice(self.pool)
+        """A value made so far with a rank the spec can build arguments for: a float one unless
+        `floats` is False (or by mistake: then any dtype)."""
+        floats = floats and not self.wrong()
         fits = [
             v
             for v in self.pool
