@@ -34,6 +34,9 @@ def reproducer(program, divergences=(), raising=()):
             out += ["    " + text for text in line.source.splitlines()]
             out.append("except Exception as error:")
             out.append(f"    print({line.label!r}, 'raises', type(error).__name__, error)")
+            for divergence in [d for d in here if d.expression == ""][:1]:
+                out.append(f"# ours : {_one_line(divergence.ours)}")
+                out.append(f"# torch: {_one_line(divergence.theirs)}")
         else:
             out += line.source.splitlines()
         for expression in sorted({d.expression for d in here if d.expression}):

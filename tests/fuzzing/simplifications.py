@@ -60,7 +60,12 @@ SIMPLIFICATIONS = [
     Simplification(
         "a few functions are composed from other ops and so record their nodes (`kthvalue`, "
         "`index_add`, `dist`, `logit`)",
-        _node_name_of(*COMPOSED, *[f"Tensor.{name}" for name in COMPOSED], "Tensor.index_add_"),
+        _node_name_of(
+            *COMPOSED,
+            *[f"Tensor.{name}" for name in COMPOSED],
+            "Tensor.index_add_",
+            "Tensor.logit_",
+        ),
     ),
     Simplification(
         "a gradient computed with `create_graph=True` records the nodes of our backward "
