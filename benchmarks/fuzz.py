@@ -25,9 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import torch  # noqa: E402  (imported before any alarm is set: importing takes seconds)
 from fuzzing import check, generator  # noqa: E402
 from fuzzing.reproduce import reproducer  # noqa: E402
 from fuzzing.shrink import shrink  # noqa: E402
+
+import autograd_lab  # noqa: E402, F401
 
 PROGRAM_SECONDS = 10  # a program that runs longer is stopped and counted as a fuzzer problem
 
@@ -111,8 +114,6 @@ def _report(args, programs, running, next_seed, seen, first, accepted, problems)
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    import torch
-
     rate = programs / running if running else 0.0
     out = [
         f"# Differential fuzzing: autograd_lab ({commit}) against PyTorch {torch.__version__}",

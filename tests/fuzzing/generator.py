@@ -144,6 +144,8 @@ def api_name(call, statement=False):
     "getitem", "setitem", or the operator ("x + y")."""
     if statement and re.match(r"\{0\}\[.*\] = ", call):
         return "setitem"
+    if call.startswith("(") and call.endswith(" {0})"):  # reflected: (2.0 - x)
+        return f"number {call.removesuffix(' {0})').rsplit(' ', 1)[1]} x"
     found = re.match(r"torch\.nn\.functional\.(\w+)|torch\.(\w+(?:\.\w+)?)\(", call)
     if found:
         return f"F.{found[1]}" if found[1] else found[2]
@@ -157,8 +159,6 @@ def api_name(call, statement=False):
         return f"x {operator} y"
     if call.startswith("{0} "):
         return f"x {call.split(' ')[1]} y"
-    if call.startswith("(") and call.endswith(" {0})"):  # reflected: (2.0 - x)
-        return f"number {call.split(' ')[1]} x"
     if re.match(r"\([-+~]\{0\}\)", call):
         return f"{call[1]}x"
     if call.endswith("[{0}]"):
