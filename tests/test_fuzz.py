@@ -171,3 +171,14 @@ def test_only_the_first_diverging_line_is_a_finding(torch):
     result = check(program, Planted(torch), torch)
     assert {d.op for d in result.divergences} == {"exp"}  # its values (and its grad_fn: + 1)
     assert {d.op for d in result.consequences} >= {"sum", "x + y"}
+
+
+def test_a_readme_simplification_is_counted_apart_not_reported(torch):
+    program = Program(
+        (Leaf("x0", (2,), "float32", (1.0, 2.0), True),),
+        (Step("v0", "x * y", "({0} * 1)", ("x0",)), Step("v1", "getitem", "{0}[1:]", ("v0",))),
+    )
+    view_in_place = Step("v2", "Tensor.mul_", "{0}.mul_(2)", ("v1",))
+    result = check(program.replace(steps=program.steps + (view_in_place,)), ag, torch)
+    assert not result.divergences
+    assert [d.what for d, _ in result.accepted] == ["raises"]

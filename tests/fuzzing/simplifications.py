@@ -40,6 +40,14 @@ COMPOSED = ("kthvalue", "index_add", "dist", "logit")  # composed from other ops
 
 SIMPLIFICATIONS = [
     Simplification(
+        "in-place changes through a *view* of a tensor that requires grad raise a clear error "
+        "instead of rewriting the base's history as PyTorch does",
+        lambda d: (
+            d.what == "raises"
+            and "in-place changes to a view of a tensor that requires grad" in d.ours
+        ),
+    ),
+    Simplification(
         "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
         "not bit for bit)",
         _after_rounding,
