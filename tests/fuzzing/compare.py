@@ -1,0 +1,152 @@
+"""Two records of one program side by side: what differs, each difference with a kind.
+
+What counts as the same:
+- integers and bools: equal, element for element;
+- floats: NaN where PyTorch has NaN, ±inf with the same sign (else "NaN/inf" differs), and the
+  finite values within rtol/atol for the dtype (else "values": float32 sums in another order
+  differ in the last bits, float64 far less);
+- dtype, shape, grad_fn's name, requires_grad: equal; None is not a tensor of zeros;
+- errors: when both raise, the same built-in exception class (the message is ours to word);
+  one raising and the other not is a divergence.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+TOLERANCE = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}  # (rtol, atol)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    where: str  # the line, and the expression recorded after it: "v3 = x0.sum(0)  [v3]"
+    op: str  # the op the line exercises (the generator's name for it)
+    what: str  # "raises", "exception class", "dtype", "shape", "values", "grad_fn", ...
+    ours: str
+    theirs: str
+    line: int = 0  # which of the program's statements (program.statements)
+    expression: str = ""  # what was recorded after it ("" for the line itself: did it raise?)
+    after_rounding: bool = False  # an earlier float value was equal only within tolerance
+
+    @property
+    def kind(self):
+        """Divergences of one kind are one finding: op (x.sum() and torch.sum(x) are one),
+        what differed, and the error classes."""
+        classes = ""
+        if self.what in ("raises", "exception class"):
+            classes = f"{_class(self.ours)} vs {_class(self.theirs)}"
+        return (self.op.removeprefix("Tensor."), self.what, classes)
+
+    def __str__(self):
+        return (
+            f"{self.what} differs at {self.where}\n    ours : {self.ours}\n    torch: {self.theirs}"
+        )
+
+
+def _class(text):
+    return text.removeprefix("raises ").split(":")[0] if text.startswith("raises") else "no error"
+
+
+def compare(ours, theirs, lines):
+    """The divergences between two records (runner.run) of the same `lines`, in program order."""
+    found, rounded = [], False
+    for key, seen in theirs.items():
+        if key not in ours:
+            continue  # that line did not run in ours: already reported where it raised
+        number, expression = key
+        line = lines[number]
+        where = line.source.splitlines()[0][:100] + (f"  [{expression}]" if expression else "")
+        for divergence in _differences(ours[key], seen, where, line.op):
+            found.append(
+                replace(divergence, line=number, expression=expression, after_rounding=rounded)
+            )
+        rounded = rounded or _rounded(ours[key], seen)
+    return found
+
+
+def _rounded(ours, theirs):
+    """Equal within tolerance but not bit for bit (a float sum taken in another order)?"""
+    if ours.kind != "tensor" or theirs.kind != "tensor" or ours.shape != theirs.shape:
+        return False
+    if theirs.dtype not in TOLERANCE:
+        return False
+    return not np.array_equal(ours.values, theirs.values, equal_nan=True)
+
+
+def _differences(ours, theirs, where, op):
+    def differ(what, mine=str(ours), other=str(theirs)):
+        return [Divergence(where, op, what, mine, other)]
+
+    if "skipped" in (ours.kind, theirs.kind):
+        return []  # a consequence of an earlier difference, not a new one
+    if ours.kind != theirs.kind:
+        if "raise" in (ours.kind, theirs.kind):
+            return differ("raises")
+        if "none" in (ours.kind, theirs.kind):
+            return differ("None vs tensor")
+        return differ("kind of result")
+    if ours.kind == "raise":
+        if ours.error.split(":")[0] != theirs.error.split(":")[0]:
+            return differ("exception class")
+        return []
+    if ours.kind == "sequence":
+        if len(ours.values) != len(theirs.values):
+            return differ("length")
+        found = []
+        for index, (mine, other) in enumerate(zip(ours.values, theirs.values)):
+            found += _differences(mine, other, f"{where}[{index}]", op)
+        return found
+    if ours.kind == "python":
+        if ours.dtype != theirs.dtype:
+            return differ("python type")
+        if not _same_python(ours.values, theirs.values):
+            return differ("values")
+        return []
+    if ours.kind == "tensor":
+        return _tensor_differences(ours, theirs, differ)
+    return []
+
+
+def _same_python(mine, other):
+    if isinstance(mine, float) and isinstance(other, float):
+        return bool(same_values(np.array(mine), np.array(other), "float32"))
+    return mine == other
+
+
+def _tensor_differences(ours, theirs, differ):
+    if ours.dtype != theirs.dtype:
+        return differ("dtype")
+    if ours.shape != theirs.shape:
+        return differ("shape")
+    found = []
+    if not same_values(ours.values, theirs.values, theirs.dtype):
+        finite = np.isfinite(ours.values) == np.isfinite(theirs.values)
+        same_specials = finite.all() and np.array_equal(
+            np.where(np.isfinite(ours.values), 0, ours.values),
+            np.where(np.isfinite(theirs.values), 0, theirs.values),
+            equal_nan=True,
+        )
+        found += differ("values" if same_specials else "NaN/inf")
+    if ours.node != theirs.node:
+        found += differ("grad_fn", ours.node or "None", theirs.node or "None")
+    if ours.requires_grad != theirs.requires_grad:
+        found += differ("requires_grad", str(ours.requires_grad), str(theirs.requires_grad))
+    return found
+
+
+def same_values(mine, other, dtype):
+    """Equal for ints and bools; for floats NaN == NaN, inf signs equal, the rest within tolerance."""
+    mine, other = np.asarray(mine), np.asarray(other)
+    if mine.shape != other.shape:
+        return False
+    if dtype not in TOLERANCE:
+        return bool(np.array_equal(mine, other))
+    mine, other = mine.astype(np.float64), other.astype(np.float64)
+    if not np.array_equal(np.isnan(mine), np.isnan(other)):
+        return False
+    infinite = np.isinf(mine) | np.isinf(other)
+    if not np.array_equal(mine[infinite], other[infinite]):
+        return False
+    finite = ~(np.isnan(mine) | infinite)
+    rtol, atol = TOLERANCE[dtype]
+    return bool(np.allclose(mine[finite], other[finite], rtol=rtol, atol=atol))

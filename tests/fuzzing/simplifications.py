@@ -1,0 +1,99 @@
+"""Differences from PyTorch that autograd_lab keeps on purpose, each the fuzzer's side of a line
+in README's "Simplifications". A divergence one of them matches is counted, not reported.
+
+Keep this list short and honest: an entry matches only the difference its README line names
+(which ops, what differed), never everything an op does.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Simplification:
+    readme: str  # the line in README's "Simplifications"
+    matches: object  # Divergence -> bool
+
+
+def _node_name_of(*ops):
+    return lambda d: d.what == "grad_fn" and d.op in ops
+
+
+# ops whose result jumps: a last-bit difference in their input can change the result by a lot
+DISCONTINUOUS = {"floor", "ceil", "round", "trunc", "fix", "frac", "sign", "floor_divide",
+                 "remainder", "fmod", "x // y", "x % y", "number // x", "number % x", "div",
+                 "divide", "argmax", "argmin", "argsort", "sort", "msort", "topk", "kthvalue",
+                 "median", "max", "min", "amax", "amin", "unique", "unique_consecutive", "histc",
+                 "histogram", "eq", "ne", "lt", "le", "gt", "ge", "x == y", "x != y", "x < y",
+                 "x <= y", "x > y", "x >= y", "where", "masked_fill", "clamp", "clip", "relu",
+                 "nonzero", "argwhere", "count_nonzero", "isclose", "allclose", "equal",
+                 "masked_select", "F.relu", "F.one_hot"}  # fmt: skip
+
+
+def _after_rounding(d):
+    """A finite value that differs only because an earlier float value differed in its last bits
+    and a jumping op (floor, sort, ==, ...) made that big. (NaN/inf and gradients still count.)"""
+    op = d.op.removeprefix("Tensor.").removesuffix("_")
+    return d.after_rounding and d.what == "values" and op in DISCONTINUOUS
+
+
+COMPOSED = ("kthvalue", "index_add", "dist", "logit")  # composed from other ops, so their nodes
+
+SIMPLIFICATIONS = [
+    Simplification(
+        "in-place changes through a *view* of a tensor that requires grad raise a clear error "
+        "instead of rewriting the base's history as PyTorch does",
+        lambda d: (
+            d.what == "raises"
+            and "in-place changes to a view of a tensor that requires grad" in d.ours
+        ),
+    ),
+    Simplification(
+        "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
+        "not bit for bit)",
+        _after_rounding,
+    ),
+    Simplification(
+        "indexing records one node (`SelectBackward0`, `SliceBackward0` or `IndexBackward0`) "
+        "where PyTorch may record a chain of them",
+        _node_name_of("getitem", "setitem"),
+    ),
+    Simplification(
+        "general batched `@` records one `MatmulBackward0`",
+        lambda d: (
+            d.what == "grad_fn"
+            and d.op in ("x @ y", "matmul", "Tensor.matmul")
+            and d.ours.startswith("MatmulBackward0")
+        ),
+    ),
+    Simplification(
+        "a few functions are composed from other ops and so record their nodes (`kthvalue`, "
+        "`index_add`, `dist`, `logit`)",
+        _node_name_of(
+            *COMPOSED,
+            *[f"Tensor.{name}" for name in COMPOSED],
+            "Tensor.index_add_",
+            "Tensor.logit_",
+        ),
+    ),
+    Simplification(
+        "a gradient computed with `create_graph=True` records the nodes of our backward "
+        "formulas (written with ordinary ops), not PyTorch's `...BackwardBackward0` nodes",
+        lambda d: d.what == "grad_fn" and d.op == "grad",
+    ),
+    Simplification(
+        "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
+        "reproduced",
+        lambda d: (
+            d.what == "values"
+            and d.op in ("bernoulli", "Tensor.bernoulli", "Tensor.bernoulli_", "F.dropout")
+        ),
+    ),
+]
+
+
+def accepted_by(divergence):
+    """The simplification that explains `divergence`, or None."""
+    for simplification in SIMPLIFICATIONS:
+        if simplification.matches(divergence):
+            return simplification
+    return None
