@@ -82,9 +82,21 @@ COMPARISONS = {
 }
 
 
-OPERATOR_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
-                  "%": "mod", "**": "pow", "==": "eq", "!=": "ne", "<": "lt", "<=": "le",
-                  ">": "gt", ">=": "ge"}  # fmt: skip
+OPERATOR_NAMES = {
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "/": "truediv",
+    "//": "floordiv",
+    "%": "mod",
+    "**": "pow",
+    "==": "eq",
+    "!=": "ne",
+    "<": "lt",
+    "<=": "le",
+    ">": "gt",
+    ">=": "ge",
+}
 
 
 def _dunders(operators, reflected=True):
@@ -108,8 +120,11 @@ def _forms(names, inplace=True):
     return found
 
 
-@spec(*[n for names, _, _ in ARITHMETIC.values() for n in _forms(names)],
-      *_dunders(o for _, o, _ in ARITHMETIC.values() if o), weight=6)  # fmt: skip
+@spec(
+    *[n for names, _, _ in ARITHMETIC.values() for n in _forms(names)],
+    *_dunders(o for _, o, _ in ARITHMETIC.values() if o),
+    weight=6,
+)
 def arithmetic(d):
     names, operator, keyword = ARITHMETIC[d.choice(ARITHMETIC)]
     a = d.value(floats=not d.chance(0.3))
@@ -136,8 +151,11 @@ def arithmetic(d):
     return f"torch.{name}({{0}}, {other}{extra})", (a.name,) + inputs
 
 
-@spec(*[n for names, _ in COMPARISONS.values() for n in _forms(names, inplace=False)],
-      *_dunders([o for _, o in COMPARISONS.values()]), weight=2)  # fmt: skip
+@spec(
+    *[n for names, _ in COMPARISONS.values() for n in _forms(names, inplace=False)],
+    *_dunders([o for _, o in COMPARISONS.values()]),
+    weight=2,
+)
 def comparison(d):
     names, operator = COMPARISONS[d.choice(COMPARISONS)]
     a = d.value(floats=not d.chance(0.3))
@@ -152,9 +170,19 @@ def comparison(d):
     return f"torch.{d.choice(names)}({{0}}, {other})", (a.name,) + inputs
 
 
-@spec("Tensor.__and__", "Tensor.__or__", "Tensor.__invert__", "logical_and", "Tensor.logical_and",
-      "logical_or", "Tensor.logical_or", "logical_xor", "Tensor.logical_xor", "logical_not",
-      "Tensor.logical_not")  # fmt: skip
+@spec(
+    "Tensor.__and__",
+    "Tensor.__or__",
+    "Tensor.__invert__",
+    "logical_and",
+    "Tensor.logical_and",
+    "logical_or",
+    "Tensor.logical_or",
+    "logical_xor",
+    "Tensor.logical_xor",
+    "logical_not",
+    "Tensor.logical_not",
+)
 def logical(d):
     a = d.value(floats=False)
     if a is None:
@@ -171,15 +199,52 @@ def logical(d):
     return f"torch.{name}({{0}}, {{1}})", (a.name, b.name)
 
 
-@spec("Tensor.__neg__", "Tensor.__pos__", "Tensor.__abs__", "square", "Tensor.square",
-      "Tensor.square_", "isnan", "Tensor.isnan", "isinf", "Tensor.isinf", "isfinite",
-      "Tensor.isfinite", "isposinf", "Tensor.isposinf", "isneginf", "Tensor.isneginf",
-      "logit", "Tensor.logit", "Tensor.logit_", "round", "Tensor.round", "Tensor.round_",
-      "fix", "Tensor.fix", "Tensor.fix_", "nan_to_num", "Tensor.nan_to_num",
-      "Tensor.nan_to_num_", "Tensor.float", "Tensor.double", "Tensor.long", "Tensor.int",
-      "Tensor.bool", "Tensor.half", "Tensor.byte", "Tensor.char", "Tensor.short", "Tensor.to",
-      "Tensor.type", "Tensor.type_as", "Tensor.detach", "Tensor.contiguous", "Tensor.clone",
-      "Tensor.cpu")  # fmt: skip
+@spec(
+    "Tensor.__neg__",
+    "Tensor.__pos__",
+    "Tensor.__abs__",
+    "square",
+    "Tensor.square",
+    "Tensor.square_",
+    "isnan",
+    "Tensor.isnan",
+    "isinf",
+    "Tensor.isinf",
+    "isfinite",
+    "Tensor.isfinite",
+    "isposinf",
+    "Tensor.isposinf",
+    "isneginf",
+    "Tensor.isneginf",
+    "logit",
+    "Tensor.logit",
+    "Tensor.logit_",
+    "round",
+    "Tensor.round",
+    "Tensor.round_",
+    "fix",
+    "Tensor.fix",
+    "Tensor.fix_",
+    "nan_to_num",
+    "Tensor.nan_to_num",
+    "Tensor.nan_to_num_",
+    "Tensor.float",
+    "Tensor.double",
+    "Tensor.long",
+    "Tensor.int",
+    "Tensor.bool",
+    "Tensor.half",
+    "Tensor.byte",
+    "Tensor.char",
+    "Tensor.short",
+    "Tensor.to",
+    "Tensor.type",
+    "Tensor.type_as",
+    "Tensor.detach",
+    "Tensor.contiguous",
+    "Tensor.clone",
+    "Tensor.cpu",
+)
 def elementwise_more(d):
     v = d.value(floats=not d.chance(0.3))
     if v is None:
@@ -212,11 +277,26 @@ def elementwise_more(d):
             return "{0}." + f"nan_to_num_({arguments.lstrip(', ')})", (v.name,)
         return call(d, "nan_to_num", v, arguments)
     cast = d.choice(
-        ["float()", "double()", "long()", "int()", "bool()", "half().float()", "byte().long()",
-         "char().long()", "short().long()", "to(torch.float64)", "to(dtype=torch.int64)",
-         "type(torch.float64)", "detach()", "contiguous()", "clone()", "cpu()",
-         "to('cpu')"]
-    )  # fmt: skip
+        [
+            "float()",
+            "double()",
+            "long()",
+            "int()",
+            "bool()",
+            "half().float()",
+            "byte().long()",
+            "char().long()",
+            "short().long()",
+            "to(torch.float64)",
+            "to(dtype=torch.int64)",
+            "type(torch.float64)",
+            "detach()",
+            "contiguous()",
+            "clone()",
+            "cpu()",
+            "to('cpu')",
+        ]
+    )
     if d.chance(0.1):
         return "{0}.type_as({1})", (v.name, d.choice(d.pool).name)
     return "{0}." + cast, (v.name,)
@@ -250,9 +330,23 @@ def clamp(d):
     return f"torch.{name}({{0}}, {arguments})", inputs
 
 
-@spec("where", "Tensor.where", "lerp", "Tensor.lerp", "Tensor.lerp_", "addcmul", "Tensor.addcmul",
-      "Tensor.addcmul_", "addcdiv", "Tensor.addcdiv", "Tensor.addcdiv_", "masked_fill",
-      "Tensor.masked_fill", "Tensor.masked_fill_", weight=3)  # fmt: skip
+@spec(
+    "where",
+    "Tensor.where",
+    "lerp",
+    "Tensor.lerp",
+    "Tensor.lerp_",
+    "addcmul",
+    "Tensor.addcmul",
+    "Tensor.addcmul_",
+    "addcdiv",
+    "Tensor.addcdiv",
+    "Tensor.addcdiv_",
+    "masked_fill",
+    "Tensor.masked_fill",
+    "Tensor.masked_fill_",
+    weight=3,
+)
 def ternary(d):
     a = d.value(floats=not d.chance(0.2))
     if a is None:
@@ -289,8 +383,16 @@ def ternary(d):
     return form.replace("M", mask).replace("V", value), (a.name, b.name) + inputs
 
 
-@spec("isclose", "Tensor.isclose", "allclose", "Tensor.allclose", "equal", "Tensor.equal",
-      "dist", "Tensor.dist")  # fmt: skip
+@spec(
+    "isclose",
+    "Tensor.isclose",
+    "allclose",
+    "Tensor.allclose",
+    "equal",
+    "Tensor.equal",
+    "dist",
+    "Tensor.dist",
+)
 def closeness(d):
     a = d.value(floats=not d.chance(0.2))
     if a is None:

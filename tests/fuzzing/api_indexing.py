@@ -60,11 +60,29 @@ def setitem(d):
     return "{0}" + f"[{_index(d, v)}] = {value}", inputs, True
 
 
-@spec("gather", "Tensor.gather", "scatter", "Tensor.scatter", "Tensor.scatter_", "scatter_add",
-      "Tensor.scatter_add", "Tensor.scatter_add_", "index_select", "Tensor.index_select",
-      "index_add", "Tensor.index_add", "Tensor.index_add_", "take_along_dim", "masked_select",
-      "Tensor.masked_select", "nonzero", "Tensor.nonzero", "argwhere", "Tensor.argwhere",
-      weight=3)  # fmt: skip
+@spec(
+    "gather",
+    "Tensor.gather",
+    "scatter",
+    "Tensor.scatter",
+    "Tensor.scatter_",
+    "scatter_add",
+    "Tensor.scatter_add",
+    "Tensor.scatter_add_",
+    "index_select",
+    "Tensor.index_select",
+    "index_add",
+    "Tensor.index_add",
+    "Tensor.index_add_",
+    "take_along_dim",
+    "masked_select",
+    "Tensor.masked_select",
+    "nonzero",
+    "Tensor.nonzero",
+    "argwhere",
+    "Tensor.argwhere",
+    weight=3,
+)
 def index_ops(d):
     v = d.value(floats=not d.chance(0.2), min_rank=1)
     if v is None or v.rank == 0:
@@ -72,8 +90,19 @@ def index_ops(d):
     dim = d.dim(v)
     size = v.shape[dim % v.rank] if -v.rank <= dim < v.rank else 1
     high = max(size - 1, 0) + d.wrong()
-    kind = d.choice(["gather", "scatter", "scatter_add", "index_select", "index_add",
-                     "take_along_dim", "masked_select", "nonzero", "argwhere"])  # fmt: skip
+    kind = d.choice(
+        [
+            "gather",
+            "scatter",
+            "scatter_add",
+            "index_select",
+            "index_add",
+            "take_along_dim",
+            "masked_select",
+            "nonzero",
+            "argwhere",
+        ]
+    )
     if kind in ("gather", "take_along_dim"):
         shape = list(v.shape)
         shape[dim % v.rank] = d.rng.randint(1, 3)

@@ -6,9 +6,26 @@ from .program import FLOATS
 # ---- matrix products --------------------------------------------------------------------------
 
 
-@spec("matmul", "Tensor.matmul", "Tensor.__matmul__", "Tensor.__rmatmul__", "mm", "Tensor.mm",
-      "bmm", "Tensor.bmm", "mv", "Tensor.mv", "dot", "Tensor.dot", "outer", "Tensor.outer", "ger",
-      "Tensor.ger", "F.linear", weight=3)  # fmt: skip
+@spec(
+    "matmul",
+    "Tensor.matmul",
+    "Tensor.__matmul__",
+    "Tensor.__rmatmul__",
+    "mm",
+    "Tensor.mm",
+    "bmm",
+    "Tensor.bmm",
+    "mv",
+    "Tensor.mv",
+    "dot",
+    "Tensor.dot",
+    "outer",
+    "Tensor.outer",
+    "ger",
+    "Tensor.ger",
+    "F.linear",
+    weight=3,
+)
 def matrix_product(d):
     a = d.value(floats=not d.chance(0.1), min_rank=1)
     if a is None:
@@ -41,16 +58,44 @@ def matrix_product(d):
 # ---- sorting, picking the largest, counting ----------------------------------------------------
 
 
-@spec("sort", "Tensor.sort", "argsort", "Tensor.argsort", "msort", "Tensor.msort", "topk",
-      "Tensor.topk", "unique", "Tensor.unique", "unique_consecutive", "Tensor.unique_consecutive",
-      "histc", "Tensor.histc", "histogram", "Tensor.histogram", "bincount", "Tensor.bincount",
-      weight=2)  # fmt: skip
+@spec(
+    "sort",
+    "Tensor.sort",
+    "argsort",
+    "Tensor.argsort",
+    "msort",
+    "Tensor.msort",
+    "topk",
+    "Tensor.topk",
+    "unique",
+    "Tensor.unique",
+    "unique_consecutive",
+    "Tensor.unique_consecutive",
+    "histc",
+    "Tensor.histc",
+    "histogram",
+    "Tensor.histogram",
+    "bincount",
+    "Tensor.bincount",
+    weight=2,
+)
 def sort_and_count(d):
     v = d.value(floats=not d.chance(0.3))
     if v is None:
         return None
-    kind = d.choice(["sort", "argsort", "msort", "topk", "unique", "unique_consecutive", "histc",
-                     "histogram", "bincount"])  # fmt: skip
+    kind = d.choice(
+        [
+            "sort",
+            "argsort",
+            "msort",
+            "topk",
+            "unique",
+            "unique_consecutive",
+            "histc",
+            "histogram",
+            "bincount",
+        ]
+    )
     if kind in ("sort", "argsort"):
         arguments = f", dim={d.dim(v)}" if d.chance(0.6) else ""
         arguments += d.choice(["", ", descending=True", ", descending=False"])
@@ -88,14 +133,43 @@ def sort_and_count(d):
 F = "torch.nn.functional."
 
 
-@spec("F.relu", "F.sigmoid", "F.tanh", "F.silu", "F.gelu", "F.leaky_relu", "F.elu", "F.softplus",
-      "F.softmax", "F.log_softmax", "F.dropout", "F.normalize", "F.one_hot", weight=3)  # fmt: skip
+@spec(
+    "F.relu",
+    "F.sigmoid",
+    "F.tanh",
+    "F.silu",
+    "F.gelu",
+    "F.leaky_relu",
+    "F.elu",
+    "F.softplus",
+    "F.softmax",
+    "F.log_softmax",
+    "F.dropout",
+    "F.normalize",
+    "F.one_hot",
+    weight=3,
+)
 def activation(d):
     v = d.value(floats=not d.chance(0.1))
     if v is None:
         return None
-    kind = d.choice(["relu", "sigmoid", "tanh", "silu", "gelu", "leaky_relu", "elu", "softplus",
-                     "softmax", "log_softmax", "dropout", "normalize", "one_hot"])  # fmt: skip
+    kind = d.choice(
+        [
+            "relu",
+            "sigmoid",
+            "tanh",
+            "silu",
+            "gelu",
+            "leaky_relu",
+            "elu",
+            "softplus",
+            "softmax",
+            "log_softmax",
+            "dropout",
+            "normalize",
+            "one_hot",
+        ]
+    )
     options = {
         "gelu": d.choice(["", ", approximate='tanh'", ", approximate='none'"]),
         "leaky_relu": d.choice(["", ", 0.2", ", negative_slope=-1.0"]),
@@ -116,8 +190,16 @@ def activation(d):
     return f"{F}{kind}({{0}}{options})", (v.name,)
 
 
-LOSSES = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-          "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy"]  # fmt: skip
+LOSSES = [
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "nll_loss",
+    "cross_entropy",
+]
 
 
 @spec(*[f"F.{name}" for name in LOSSES], weight=3)
@@ -158,11 +240,30 @@ def loss(d):
     return f"{F}{name}({{0}}, {target}{options if d.chance(0.5) else ''}{reduction})", inputs
 
 
-@spec("F.layer_norm", "F.batch_norm", "F.embedding", "F.pad", "F.conv1d", "F.conv2d",
-      "F.max_pool2d", "F.avg_pool2d", weight=2)  # fmt: skip
+@spec(
+    "F.layer_norm",
+    "F.batch_norm",
+    "F.embedding",
+    "F.pad",
+    "F.conv1d",
+    "F.conv2d",
+    "F.max_pool2d",
+    "F.avg_pool2d",
+    weight=2,
+)
 def layer(d):
-    kind = d.choice(["layer_norm", "batch_norm", "embedding", "pad", "conv1d", "conv2d",
-                     "max_pool2d", "avg_pool2d"])  # fmt: skip
+    kind = d.choice(
+        [
+            "layer_norm",
+            "batch_norm",
+            "embedding",
+            "pad",
+            "conv1d",
+            "conv2d",
+            "max_pool2d",
+            "avg_pool2d",
+        ]
+    )
     low = {"conv1d": 2, "conv2d": 3, "max_pool2d": 3, "avg_pool2d": 3, "batch_norm": 2}
     v = d.value(min_rank=low.get(kind, 1), max_rank=low.get(kind, 3) + 1, nonempty=True)
     if v is None:

@@ -9,13 +9,33 @@ def _dims_text(dims):
     return "" if dims is None else f"dim={dims!r}"
 
 
-@spec("sum", "Tensor.sum", "mean", "Tensor.mean", "prod", "Tensor.prod", "amax", "Tensor.amax",
-      "amin", "Tensor.amin", "logsumexp", "Tensor.logsumexp", "count_nonzero",
-      "Tensor.count_nonzero", "all", "Tensor.all", "any", "Tensor.any", "norm", "Tensor.norm",
-      weight=4)  # fmt: skip
+@spec(
+    "sum",
+    "Tensor.sum",
+    "mean",
+    "Tensor.mean",
+    "prod",
+    "Tensor.prod",
+    "amax",
+    "Tensor.amax",
+    "amin",
+    "Tensor.amin",
+    "logsumexp",
+    "Tensor.logsumexp",
+    "count_nonzero",
+    "Tensor.count_nonzero",
+    "all",
+    "Tensor.all",
+    "any",
+    "Tensor.any",
+    "norm",
+    "Tensor.norm",
+    weight=4,
+)
 def reduce(d):
-    name = d.choice(["sum", "mean", "prod", "amax", "amin", "logsumexp", "count_nonzero", "all",
-                     "any", "norm"])  # fmt: skip
+    name = d.choice(
+        ["sum", "mean", "prod", "amax", "amin", "logsumexp", "count_nonzero", "all", "any", "norm"]
+    )
     v = d.value(floats=name not in ("count_nonzero", "all", "any") and not d.chance(0.2))
     if v is None:
         return None
@@ -37,8 +57,21 @@ def reduce(d):
     return call(d, name, v, f", {arguments}" if arguments else "")
 
 
-@spec("max", "Tensor.max", "min", "Tensor.min", "argmax", "Tensor.argmax", "argmin",
-      "Tensor.argmin", "median", "Tensor.median", "kthvalue", "Tensor.kthvalue", weight=2)  # fmt: skip
+@spec(
+    "max",
+    "Tensor.max",
+    "min",
+    "Tensor.min",
+    "argmax",
+    "Tensor.argmax",
+    "argmin",
+    "Tensor.argmin",
+    "median",
+    "Tensor.median",
+    "kthvalue",
+    "Tensor.kthvalue",
+    weight=2,
+)
 def reduce_with_indices(d):
     name = d.choice(["max", "min", "argmax", "argmin", "median", "kthvalue"])
     v = d.value(floats=not d.chance(0.2))
@@ -76,9 +109,23 @@ def spread(d):
 # ---- scans and normalisations along one dim ---------------------------------------------------
 
 
-@spec("cumsum", "Tensor.cumsum", "Tensor.cumsum_", "cumprod", "Tensor.cumprod", "Tensor.cumprod_",
-      "logcumsumexp", "Tensor.logcumsumexp", "softmax", "Tensor.softmax", "log_softmax",
-      "Tensor.log_softmax", "diff", "Tensor.diff", weight=2)  # fmt: skip
+@spec(
+    "cumsum",
+    "Tensor.cumsum",
+    "Tensor.cumsum_",
+    "cumprod",
+    "Tensor.cumprod",
+    "Tensor.cumprod_",
+    "logcumsumexp",
+    "Tensor.logcumsumexp",
+    "softmax",
+    "Tensor.softmax",
+    "log_softmax",
+    "Tensor.log_softmax",
+    "diff",
+    "Tensor.diff",
+    weight=2,
+)
 def scan(d):
     name = d.choice(["cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax", "diff"])
     v = d.value(floats=not d.chance(0.2))

@@ -21,8 +21,16 @@ def _factor(rng, n, rank):
     return tuple(sizes)
 
 
-@spec("reshape", "Tensor.reshape", "Tensor.view", "flatten", "Tensor.flatten", "unflatten",
-      "Tensor.unflatten", weight=3)  # fmt: skip
+@spec(
+    "reshape",
+    "Tensor.reshape",
+    "Tensor.view",
+    "flatten",
+    "Tensor.flatten",
+    "unflatten",
+    "Tensor.unflatten",
+    weight=3,
+)
 def reshape(d):
     v = d.value(floats=not d.chance(0.2))
     if v is None:
@@ -47,11 +55,33 @@ def reshape(d):
     return call(d, "reshape", v, f", {shape!r}")
 
 
-@spec("squeeze", "Tensor.squeeze", "Tensor.squeeze_", "unsqueeze", "Tensor.unsqueeze",
-      "Tensor.unsqueeze_", "transpose", "Tensor.transpose", "Tensor.transpose_", "swapaxes",
-      "Tensor.swapaxes", "Tensor.swapaxes_", "swapdims", "Tensor.swapdims", "Tensor.swapdims_",
-      "t", "Tensor.t", "Tensor.t_", "permute", "Tensor.permute", "movedim", "Tensor.movedim",
-      "moveaxis", "Tensor.moveaxis", weight=4)  # fmt: skip
+@spec(
+    "squeeze",
+    "Tensor.squeeze",
+    "Tensor.squeeze_",
+    "unsqueeze",
+    "Tensor.unsqueeze",
+    "Tensor.unsqueeze_",
+    "transpose",
+    "Tensor.transpose",
+    "Tensor.transpose_",
+    "swapaxes",
+    "Tensor.swapaxes",
+    "Tensor.swapaxes_",
+    "swapdims",
+    "Tensor.swapdims",
+    "Tensor.swapdims_",
+    "t",
+    "Tensor.t",
+    "Tensor.t_",
+    "permute",
+    "Tensor.permute",
+    "movedim",
+    "Tensor.movedim",
+    "moveaxis",
+    "Tensor.moveaxis",
+    weight=4,
+)
 def move_dims(d):
     v = d.value(floats=not d.chance(0.2))
     if v is None:
@@ -92,15 +122,33 @@ def move_dims(d):
     return "{0}." + kind, (v.name,)
 
 
-@spec("Tensor.expand", "Tensor.expand_as", "broadcast_to",
-      "Tensor.broadcast_to", "broadcast_tensors", "Tensor.repeat", "repeat_interleave",
-      "Tensor.repeat_interleave", "meshgrid", weight=2)  # fmt: skip
+@spec(
+    "Tensor.expand",
+    "Tensor.expand_as",
+    "broadcast_to",
+    "Tensor.broadcast_to",
+    "broadcast_tensors",
+    "Tensor.repeat",
+    "repeat_interleave",
+    "Tensor.repeat_interleave",
+    "meshgrid",
+    weight=2,
+)
 def broadcast(d):
     v = d.value(floats=not d.chance(0.2), max_rank=3)
     if v is None:
         return None
-    kind = d.choice(["expand", "expand_as", "broadcast_to", "broadcast_tensors", "repeat",
-                     "repeat_interleave", "meshgrid"])  # fmt: skip
+    kind = d.choice(
+        [
+            "expand",
+            "expand_as",
+            "broadcast_to",
+            "broadcast_tensors",
+            "repeat",
+            "repeat_interleave",
+            "meshgrid",
+        ]
+    )
     if kind in ("expand", "broadcast_to"):
         shape = [s if s != 1 or d.chance(0.5) else d.rng.randint(0, 3) for s in v.shape]
         shape = [d.rng.randint(1, 3)] * d.rng.randint(0, 1) + shape
@@ -130,9 +178,27 @@ def broadcast(d):
     return f"torch.meshgrid({{0}}, {{1}}{indexing})", (v.name, flat.name)
 
 
-@spec("narrow", "Tensor.narrow", "flip", "Tensor.flip", "roll", "Tensor.roll", "tril",
-      "Tensor.tril", "Tensor.tril_", "triu", "Tensor.triu", "Tensor.triu_", "diag", "Tensor.diag",
-      "diagonal", "Tensor.diagonal", "trace", "Tensor.trace", weight=3)  # fmt: skip
+@spec(
+    "narrow",
+    "Tensor.narrow",
+    "flip",
+    "Tensor.flip",
+    "roll",
+    "Tensor.roll",
+    "tril",
+    "Tensor.tril",
+    "Tensor.tril_",
+    "triu",
+    "Tensor.triu",
+    "Tensor.triu_",
+    "diag",
+    "Tensor.diag",
+    "diagonal",
+    "Tensor.diagonal",
+    "trace",
+    "Tensor.trace",
+    weight=3,
+)
 def rearrange(d):
     v = d.value(floats=not d.chance(0.2))
     if v is None:
@@ -166,8 +232,19 @@ def rearrange(d):
     return call(d, "trace", v)
 
 
-@spec("cat", "concat", "concatenate", "stack", "split", "Tensor.split", "chunk", "Tensor.chunk",
-      "unbind", "Tensor.unbind", weight=3)  # fmt: skip
+@spec(
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "split",
+    "Tensor.split",
+    "chunk",
+    "Tensor.chunk",
+    "unbind",
+    "Tensor.unbind",
+    weight=3,
+)
 def join_and_split(d):
     v = d.value(floats=not d.chance(0.2))
     if v is None:
@@ -191,3 +268,23 @@ def join_and_split(d):
     if kind == "chunk":
         return call(d, "chunk", v, f", {d.rng.randint(1, 4) - d.wrong()}, {d.dim(v)}")
     return call(d, "unbind", v, f", {d.dim(v)}" if d.chance(0.5) else "")
+
+
+@spec("as_strided", "Tensor.as_strided")
+def as_strided(d):
+    """A window of (size, stride, storage offset) into a fresh copy's storage: the copy has
+    exactly numel elements, so the window is drawn to fit (or, by mistake, to overrun them)."""
+    v = d.value(floats=not d.chance(0.2), nonempty=True, max_rank=3)
+    if v is None:
+        return None
+    numel = int(np.prod(v.shape, dtype=int))
+    rank = d.rng.randint(0, 3)
+    size = [d.rng.randint(0, 3) for _ in range(rank)]
+    stride = [d.rng.randint(0, 2) for _ in range(rank)]  # 0: elements overlap
+    reach = sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    if reach >= numel and not d.wrong():
+        return None
+    offset = d.rng.randint(0, numel - 1 - reach) if reach < numel else 0
+    arguments = f", {tuple(size)!r}, {tuple(stride)!r}" + (f", {offset}" if offset else "")
+    made, inputs = call(d, "as_strided", v, arguments)
+    return made.replace("{0}", "{0}.clone()"), inputs

@@ -19,14 +19,66 @@ def _node_name_of(*ops):
 
 
 # ops whose result jumps: a last-bit difference in their input can change the result by a lot
-DISCONTINUOUS = {"floor", "ceil", "round", "trunc", "fix", "frac", "sign", "floor_divide",
-                 "remainder", "fmod", "x // y", "x % y", "number // x", "number % x", "div",
-                 "divide", "argmax", "argmin", "argsort", "sort", "msort", "topk", "kthvalue",
-                 "median", "max", "min", "amax", "amin", "unique", "unique_consecutive", "histc",
-                 "histogram", "eq", "ne", "lt", "le", "gt", "ge", "x == y", "x != y", "x < y",
-                 "x <= y", "x > y", "x >= y", "where", "masked_fill", "clamp", "clip", "relu",
-                 "nonzero", "argwhere", "count_nonzero", "isclose", "allclose", "equal",
-                 "masked_select", "F.relu", "F.one_hot"}  # fmt: skip
+DISCONTINUOUS = {
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fix",
+    "frac",
+    "sign",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "x // y",
+    "x % y",
+    "number // x",
+    "number % x",
+    "div",
+    "divide",
+    "argmax",
+    "argmin",
+    "argsort",
+    "sort",
+    "msort",
+    "topk",
+    "kthvalue",
+    "median",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "unique",
+    "unique_consecutive",
+    "histc",
+    "histogram",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "x == y",
+    "x != y",
+    "x < y",
+    "x <= y",
+    "x > y",
+    "x >= y",
+    "where",
+    "masked_fill",
+    "clamp",
+    "clip",
+    "relu",
+    "nonzero",
+    "argwhere",
+    "count_nonzero",
+    "isclose",
+    "allclose",
+    "equal",
+    "masked_select",
+    "F.relu",
+    "F.one_hot",
+}
 
 
 def _after_rounding(d):
@@ -39,14 +91,6 @@ def _after_rounding(d):
 COMPOSED = ("kthvalue", "index_add", "dist", "logit")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
-    Simplification(
-        "in-place changes through a *view* of a tensor that requires grad raise a clear error "
-        "instead of rewriting the base's history as PyTorch does",
-        lambda d: (
-            d.what == "raises"
-            and "in-place changes to a view of a tensor that requires grad" in d.ours
-        ),
-    ),
     Simplification(
         "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
         "not bit for bit)",
