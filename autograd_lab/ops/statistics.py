@@ -18,7 +18,15 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .elementwise import _float, where
-from .reduction import _correction, _dims, _over_dof, _unreduce, gradient_to_indices, values_indices
+from .reduction import (
+    _correction,
+    _dims,
+    _over_dof,
+    _unreduce,
+    evenly_distributed,
+    gradient_to_indices,
+    values_indices,
+)
 from .registry import public
 
 
@@ -120,8 +128,7 @@ class Median(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        hits = (x == result) | (x.isnan() & result.isnan())  # a nan median: the nans share it
-        return grad * hits / hits.sum()
+        return evenly_distributed(grad, x, result)
 
 
 class median_values_indices(values_indices):
