@@ -69,6 +69,9 @@ FLAT_PIECES = {
     "div_floor": lambda lib, x: lib.div(x, lib.full_like(x, 2.0), rounding_mode="floor"),
     "div_trunc": lambda lib, x: x.div(2.0, rounding_mode="trunc"),
     "copy_": lambda lib, x: (x * 1).copy_(lib.ones(4)),
+    "embedding_padding": lambda lib, x: lib.nn.functional.embedding(
+        lib.tensor([0, 1, 1]), x.reshape(2, 2), padding_idx=1
+    ),
     # PyTorch multiplies for these: inf * 0 is nan there too, and so it is here
     "abs": lambda lib, x: x.abs(),
     "amax": lambda lib, x: x.reshape(2, 2).amax(1),
