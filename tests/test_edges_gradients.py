@@ -140,6 +140,18 @@ def test_relu_and_elu_pass_the_gradient_on_at_nan(torch, activation):
 @pytest.mark.parametrize(
     "make",
     [
+        lambda lib, x: x.sign(),
+        lambda lib, x: x.abs(),
+        lambda lib, x: lib.nn.functional.l1_loss(x, lib.zeros(5), reduction="none"),
+    ],
+)
+def test_sign_of_nan_and_of_minus_zero_is_zero_so_abs_has_gradient_zero_at_nan(torch, make):
+    same_gradients(torch, make, [NAN, -0.0, 0.0, -2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
         lambda lib, x: x.max(1).values,
         lambda lib, x: x.min(1).values,
         lambda lib, x: x.amax(1),

@@ -794,19 +794,24 @@ class Abs(Op):
 
 
 class Sign(Op):
-    """-1, 0 or 1: flat everywhere, so its gradient is 0 (PyTorch records it all the same)."""
+    """-1, 0 or 1: flat everywhere, so its gradient is 0 (PyTorch records it all the same).
+    As in PyTorch, sign(nan) is 0 (so |x|'s gradient, grad * sign(x), is 0 at nan) and
+    sign(-0.) is 0., where numpy's sign gives nan and -0."""
 
     function, method, inplace = "sign", True, True
     node_name = "SignBackward0"
     kernel = staticmethod(
-        lambda input: scalar.where(input > 0, 1.0, scalar.where(input < 0, -1.0, input))
+        lambda input: scalar.where(input > 0, 1.0, scalar.where(input < 0, -1.0, 0.0))
     )
     derivative = "d sign(x)/dx = 0: the output is flat almost everywhere"
     domain, piecewise = "nonzero", True
 
     @staticmethod
     def forward(ctx, input):
-        return np.sign(input._data)
+        x = input._data
+        if x.dtype.kind != "f":
+            return np.sign(x)
+        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # nan: neither, so 0
 
     @staticmethod
     def backward(ctx, grad):
