@@ -244,6 +244,7 @@ SECOND_ORDER = {
     "nll_loss_ignored": lambda lib, x: lib.nn.functional.nll_loss(
         x.reshape(3, 1), lib.tensor([0, -100, 0]), reduction="none"
     ),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x.reshape(1, 1, 1, 3), (1, 2), 1),
 }
 
 
