@@ -109,6 +109,18 @@ def test_ignored_targets_get_a_zero_loss_and_a_zero_gradient(torch, loss, reduct
     same_gradients(torch, all_ignored, [[1.0, 2.0]])
 
 
+@pytest.mark.parametrize("op", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("output", [0, 1])
+def test_var_mean_with_one_output_used_leaves_the_other_out(torch, op, output):
+    """Only the used output's gradient counts: the mean's is 1/n even where x holds a nan (the
+    spread's slope there is nan, and 0 times nan would be nan)."""
+    pick = lambda lib, x: getattr(lib, op)(x, 0)[output]  # noqa: E731
+    same_gradients(torch, pick, [NAN, 1.0, -2.0, 2.0], close=True)
+    same_gradients(torch, pick, [NAN, 1.0, -2.0, 2.0], upstream=INF, close=True)
+    both = lambda lib, x: sum(getattr(lib, op)(x, 0))  # noqa: E731
+    same_gradients(torch, both, [3.0, 1.0, -2.0, 2.0], close=True)
+
+
 # ---- item 9: nan follows PyTorch's rules -----------------------------------------------------------
 
 
