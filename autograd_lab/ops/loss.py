@@ -1,8 +1,9 @@
 """The Functions behind the losses of `autograd_lab.nn.functional` (which checks the arguments).
 
 A loss reduces per-element losses with `reduction` = "none" (keep them), "sum" or "mean". Its
-backward first spreads the incoming gradient back over the elements (`_spread`: divided by their
-count for "mean"), then applies the derivative of the per-element loss.
+backward spreads the incoming gradient back over the elements (`_spread`: divided by their count
+for "mean") and applies the derivative of the per-element loss (the binary cross-entropies do
+these in PyTorch's order, slope times grad first: `_weighted_mean`).
 """
 
 import numpy as np
@@ -305,7 +306,7 @@ class NllLoss(Op):
 
     @staticmethod
     def forward(ctx, input, plan, primal=True):
-        ctx.plan, ctx.shape = plan, input._data.shape
+        ctx.plan = plan
         ctx.save_for_backward(input)
         if primal and plan.undefined:
             return np.full_like(input._data, np.nan, shape=())
