@@ -126,12 +126,21 @@ def derive(call):
         for arg in call.args:
             if isinstance(arg, Value) and arg.dtype.kind == "f":
                 value = next(gradients)
-                derivatives.append(None if value is None else _constant_or(names, value))
+                derivatives.append(None if value is None else _gradient(names, value))
             else:
                 derivatives.append(None)
     except KeyError:  # a gradient made from outside the traced backward: not elementwise
         return None
     return tuple(derivatives)
+
+
+def _gradient(names, value):
+    """One traced gradient as an Expr. Zeros that backward made as a new tensor (a derivative
+    that is exactly 0, PyTorch's zeros_like) are the constant 0; any other tensor from outside
+    the traced backward raises KeyError (not elementwise)."""
+    if value.const is not None and not value.const._data.any():
+        return Expr("constant", 0.0)
+    return _constant_or(names, value)
 
 
 def _stand_in(value):

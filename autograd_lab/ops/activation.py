@@ -14,7 +14,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from . import scalar
-from .elementwise import _float, _sigmoid, where
+from .elementwise import _float, _sigmoid, _zeros, where
 
 
 class LeakyRelu(Op):
@@ -43,7 +43,7 @@ class LeakyRelu(Op):
 
 class LeakyReluGrad(Op):
     """leaky_relu's backward as one op (PyTorch's `leaky_relu_backward`): grad times the slope,
-    1 or negative_slope. Its derivative in x is 0, so a second backward reaches x with zeros."""
+    1 or negative_slope. Its derivative in x is 0: a second backward gives x zeros (not None)."""
 
     node_name = "LeakyReluBackwardBackward0"
     kernel = staticmethod(
@@ -62,7 +62,8 @@ class LeakyReluGrad(Op):
     @staticmethod
     def backward(ctx, grad2):
         (input,) = ctx.saved_tensors
-        return LeakyReluGrad.apply(grad2, input, negative_slope=ctx.negative_slope), None
+        d_grad = LeakyReluGrad.apply(grad2, input, negative_slope=ctx.negative_slope)
+        return d_grad, _zeros(input.shape, input)
 
 
 class Silu(Op):
@@ -171,12 +172,13 @@ class Elu(Op):
 
 
 class EluGrad(Op):
-    """elu's backward as one op (PyTorch's `elu_backward`): grad, or grad·α·e^x where x <= 0."""
+    """elu's backward as one op (PyTorch's `elu_backward`): grad·α·e^x where x <= 0, else grad
+    (so at elu(nan) = nan the gradient passes on, as in PyTorch)."""
 
     node_name = "EluBackwardBackward0"
     kernel = staticmethod(
         lambda grad, input, alpha=1.0: scalar.where(
-            input > 0, grad, grad * alpha * scalar.exp(input)
+            input <= 0, grad * alpha * scalar.exp(input), grad
         )
     )
 
@@ -185,7 +187,7 @@ class EluGrad(Op):
         ctx.save_for_backward(grad, input)
         ctx.alpha = alpha
         g, x = grad._data, input._data
-        slope = np.where(x > 0, 1.0, alpha * np.exp(np.minimum(x, 0)))
+        slope = np.where(x <= 0, alpha * np.exp(np.minimum(x, 0)), 1.0)
         return (g * slope).astype(g.dtype, copy=False)
 
     @staticmethod

@@ -25,7 +25,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..tensor import Tensor
 from . import scalar
-from .elementwise import _is_number, operands
+from .elementwise import _is_number, _zeros, operands
 from .registry import public
 
 # ---- checks shared by every rounding division ------------------------------------------------------
@@ -217,7 +217,9 @@ class DivFloor(Op):
     @staticmethod
     def backward(ctx, grad):
         needs_a, needs_b = ctx.needs_input_grad
-        return grad * 0 if needs_a else None, grad * 0 if needs_b else None
+        # exact zeros (grad * 0 is nan for an inf gradient), one array for each input
+        grad_a = _zeros(grad.shape, grad) if needs_a else None
+        return grad_a, _zeros(grad.shape, grad) if needs_b else None
 
 
 class DivTrunc(Op):
@@ -238,7 +240,9 @@ class DivTrunc(Op):
     @staticmethod
     def backward(ctx, grad):
         needs_a, needs_b = ctx.needs_input_grad
-        return grad * 0 if needs_a else None, grad * 0 if needs_b else None
+        # exact zeros (grad * 0 is nan for an inf gradient), one array for each input
+        grad_a = _zeros(grad.shape, grad) if needs_a else None
+        return grad_a, _zeros(grad.shape, grad) if needs_b else None
 
 
 class FloorDivide(Op):

@@ -264,8 +264,8 @@ class PowScalar(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         p = ctx.exponent
-        if p == 0:
-            return grad * 0
+        if p == 0:  # x^0 is 1 everywhere: exact zeros (grad * 0 would make an inf gradient nan)
+            return _zeros(x.shape, x)
         return grad * p * x ** (p - 1)
 
 
@@ -291,8 +291,9 @@ class Pow(Op):
         grad_a = grad_b = None
         if needs_a:
             grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
-        if needs_b:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0
-            grad_b = where((a == 0) & (b >= 0), 0.0, grad * result * a.log())
+        if needs_b:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (as PyTorch,
+            # which multiplies grad by that slope: an inf gradient there gives nan, not 0)
+            grad_b = grad * where((a == 0) & (b >= 0), 0.0, result * a.log())
         return grad_a, grad_b
 
 
@@ -324,7 +325,11 @@ class RPow(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        return grad * result * float(np.log(ctx.base))
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, log(-2) = nan
+            slope = result * float(np.log(ctx.base))
+        if ctx.base == 0:  # 0^x: 0 for x > 0, 1 at x = 0; PyTorch takes the slope there as 0
+            slope = where(x >= 0, 0.0, slope)
+        return grad * slope
 
 
 # ---- unary functions --------------------------------------------------------------------------------
@@ -757,25 +762,29 @@ class Relu(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return ReluGrad.apply(grad, result)  # grad where result > 0: one op, no float mask
+        return ReluGrad.apply(grad, result)  # 0 where result <= 0, else grad: one op
 
 
 class ReluGrad(Op):
-    """relu's backward as a single (differentiable) op, like PyTorch's `threshold_backward`."""
+    """relu's backward as a single (differentiable) op, like PyTorch's `threshold_backward`:
+    0 where result <= 0, else grad. A select, not grad * mask: an infinite gradient where relu
+    is flat must give 0, not inf * 0 = nan; and relu(nan) = nan passes its gradient on."""
 
     node_name = "ThresholdBackwardBackward0"
-    kernel = staticmethod(lambda grad, result: scalar.where(result > 0, grad, 0.0))
+    kernel = staticmethod(lambda grad, result: scalar.where(result <= 0, 0.0, grad))
 
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_for_backward(result)
         g = grad._data
-        return np.multiply(g, result._data > 0, dtype=g.dtype)  # the bool mask is cast on the fly
+        return np.where(result._data <= 0, g.dtype.type(0), g)
 
     @staticmethod
     def backward(ctx, grad2):
         (result,) = ctx.saved_tensors
-        return ReluGrad.apply(grad2, result), None
+        # the mask is flat in result: zeros for it, as PyTorch gives (so the second derivative
+        # of relu is 0, not "unused")
+        return ReluGrad.apply(grad2, result), _zeros(result.shape, result)
 
 
 class Abs(Op):
@@ -800,23 +809,28 @@ class Abs(Op):
 
 
 class Sign(Op):
-    """-1, 0 or 1: flat everywhere, so its gradient is 0 (PyTorch records it all the same)."""
+    """-1, 0 or 1: flat everywhere, so its gradient is 0 (PyTorch records it all the same).
+    As in PyTorch, sign(nan) is 0 (so |x|'s gradient, grad * sign(x), is 0 at nan) and
+    sign(-0.) is 0., where numpy's sign gives nan and -0."""
 
     function, method, inplace = "sign", True, True
     node_name = "SignBackward0"
     kernel = staticmethod(
-        lambda input: scalar.where(input > 0, 1.0, scalar.where(input < 0, -1.0, input))
+        lambda input: scalar.where(input > 0, 1.0, scalar.where(input < 0, -1.0, 0.0))
     )
     derivative = "d sign(x)/dx = 0: the output is flat almost everywhere"
     domain, piecewise = "nonzero", True
 
     @staticmethod
     def forward(ctx, input):
-        return np.sign(input._data)
+        x = input._data
+        if x.dtype.kind != "f":
+            return np.sign(x)
+        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # nan: neither, so 0
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad.shape, grad)  # exact zeros: grad * 0 would make an inf gradient nan
 
 
 class Reciprocal(Op):
@@ -895,14 +909,16 @@ class ClampTensor(Op):
     @staticmethod
     def backward(ctx, grad):
         x, low, high = ctx.saved_tensors
-        grad_low = grad_high = None
-        if low is not None:
-            grad_low = where(x < low, grad, 0.0)
-            grad = where(x >= low, grad, 0.0)
-        if high is not None:
-            grad_high = where(x > high, grad, 0.0)
-            grad = where(x <= high, grad, 0.0)
-        return grad, grad_low, grad_high
+        if low is None:
+            return where(x <= high, grad, 0.0), None, where(x > high, grad, 0.0)
+        if high is None:
+            return where(x >= low, grad, 0.0), where(x < low, grad, 0.0), None
+        # Where min > max the result is max (numpy's clip and PyTorch agree), so max gets the
+        # gradient there and min none, whichever side of them x is.
+        grad_x = where((x >= low) & (x <= high), grad, 0.0)
+        grad_low = where((x < low) & (low < high), grad, 0.0)
+        grad_high = where((x > high) | (high < low), grad, 0.0)
+        return grad_x, grad_low, grad_high
 
 
 class Maximum(Op):
@@ -925,8 +941,7 @@ class Maximum(Op):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        share = (a > b) + (a == b) * 0.5
-        return grad * share, grad * (1 - share)
+        return _to_the_picked(grad, a, b, a_lost=a < b, b_lost=a > b)
 
 
 class Minimum(Op):
@@ -949,8 +964,15 @@ class Minimum(Op):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        share = (a < b) + (a == b) * 0.5
-        return grad * share, grad * (1 - share)
+        return _to_the_picked(grad, a, b, a_lost=a > b, b_lost=a < b)
+
+
+def _to_the_picked(grad, a, b, a_lost, b_lost):
+    """maximum's and minimum's backward: the gradient goes to the input that was picked, half to
+    each at a tie, and whole to both where neither lost (a nan compares neither way: PyTorch's
+    rule). Selects, not grad * mask: an infinite gradient must give the loser 0, not nan."""
+    shared = where(a == b, grad / 2, grad)
+    return where(a_lost, 0.0, shared), where(b_lost, 0.0, shared)
 
 
 class Where(Op):
@@ -1072,7 +1094,7 @@ class CopyFrom(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return _nothing_passes(grad), grad.to(ctx.src_device)
+        return _zeros(grad.shape, grad), grad.to(ctx.src_device)  # x's old values are gone
 
 
 class Fill(Op):
@@ -1088,7 +1110,7 @@ class Fill(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return _nothing_passes(grad)
+        return _zeros(grad.shape, grad)
 
 
 class FillWithTensor(Op):
@@ -1109,7 +1131,7 @@ class FillWithTensor(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return _nothing_passes(grad), grad.sum().to(ctx.value_device)
+        return _zeros(grad.shape, grad), grad.sum().to(ctx.value_device)
 
 
 class Zero(Fill):
@@ -1122,10 +1144,10 @@ class Zero(Fill):
         return np.zeros_like(x._data)
 
 
-def _nothing_passes(grad):
-    """The gradient of overwritten values: zeros (even where grad is inf or nan, as in PyTorch;
-    `grad * 0` would give nan there). A constant: its own derivative is nothing."""
-    return _make(np.zeros_like(grad._data))
+def _zeros(shape, like):
+    """Zeros of `shape` with the dtype and device of the tensor `like`. As a gradient: an exact 0
+    (PyTorch's zeros_like), where grad * 0 would turn an infinite gradient into nan."""
+    return _make(np.zeros_like(like._data, shape=shape))
 
 
 def _float(data):

@@ -15,19 +15,23 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..tensor import _make
+from .elementwise import where
 
 
-def _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq):
+def _row_scale(indices, num_weights, scale_grad_by_freq):
     """How much of the gradient each looked-up position passes on to its row (numpy, or None
-    when every position passes all of it): 0 at padding_idx, 1/count with scale_grad_by_freq."""
-    scale = None
-    if scale_grad_by_freq:  # a frequent token should not dominate: divide by how often it came
-        counts = np.bincount(indices.ravel(), minlength=num_weights)
-        scale = 1.0 / counts[indices]
-    if padding_idx is not None:
-        keep = (indices != padding_idx).astype(np.float64)
-        scale = keep if scale is None else scale * keep
-    return scale
+    when every position passes all of it): 1/count with scale_grad_by_freq."""
+    if not scale_grad_by_freq:
+        return None
+    counts = np.bincount(indices.ravel(), minlength=num_weights)  # a frequent token should not
+    return 1.0 / counts[indices]  # dominate: divide by how often it came
+
+
+def _kept(indices, padding_idx):
+    """Per looked-up position (with a trailing 1 for the embedding dim): is it not padding_idx?
+    Padding positions pass nothing on: selected away (not multiplied by 0, which would turn an
+    infinite gradient into nan), as PyTorch skips them. None when there is no padding_idx."""
+    return None if padding_idx is None else (indices != padding_idx)[..., None]
 
 
 class Embedding(Op):
@@ -64,9 +68,12 @@ class EmbeddingGrad(Op):
     def forward(ctx, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
         g = grad._data
         ctx.indices = indices
-        ctx.scale = _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq)
+        ctx.scale = _row_scale(indices, num_weights, scale_grad_by_freq)
+        ctx.kept = _kept(indices, padding_idx)
         if ctx.scale is not None:
             g = g * ctx.scale[..., None].astype(g.dtype)
+        if ctx.kept is not None:
+            g = np.where(ctx.kept, g, g.dtype.type(0))
         out = np.zeros((num_weights,) + g.shape[indices.ndim :], dtype=g.dtype)
         np.add.at(out, indices, g)
         return out
@@ -74,6 +81,8 @@ class EmbeddingGrad(Op):
     @staticmethod
     def backward(ctx, grad2):  # the adjoint: look the rows up again, scaled the same way
         rows = Embedding.apply(grad2, indices=ctx.indices)
-        if ctx.scale is None:
-            return rows
-        return rows * _make(ctx.scale[..., None].astype(grad2._data.dtype))
+        if ctx.scale is not None:
+            rows = rows * _make(ctx.scale[..., None].astype(grad2._data.dtype))
+        if ctx.kept is not None:
+            rows = where(_make(ctx.kept), rows, 0.0)
+        return rows

@@ -18,7 +18,7 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
-from .elementwise import check_broadcastable
+from .elementwise import _zeros, check_broadcastable
 from .registry import public
 from .shape import IndexPut, _one_dim
 
@@ -101,11 +101,6 @@ def _grown(part, shape):
         return part
     corner = tuple(slice(0, s) for s in part.shape)
     return IndexPut.apply(_zeros(shape, part), part, index=corner)
-
-
-def _zeros(shape, like):
-    """Zeros of `shape` with the dtype and device of the tensor `like`."""
-    return _make(np.zeros_like(like._data, shape=shape))
 
 
 # ---- gather and the scatters --------------------------------------------------------------------

@@ -1,15 +1,16 @@
 """The Functions behind the losses of `autograd_lab.nn.functional` (which checks the arguments).
 
 A loss reduces per-element losses with `reduction` = "none" (keep them), "sum" or "mean". Its
-backward first spreads the incoming gradient back over the elements (`_spread`: divided by their
-count for "mean"), then applies the derivative of the per-element loss.
+backward spreads the incoming gradient back over the elements (`_spread`: divided by their count
+for "mean") and applies the derivative of the per-element loss (the binary cross-entropies do
+these in PyTorch's order, slope times grad first: `_weighted_mean`).
 """
 
 import numpy as np
 
 from .. import storage
 from ..autograd.function import Op
-from .elementwise import Div, MulNumber, operands
+from .elementwise import Div, MulNumber, _zeros, logit, operands
 
 
 def _reduce(losses, reduction):
@@ -174,15 +175,22 @@ class BinaryCrossEntropy(Op):
     @staticmethod
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
-        grad = _spread(grad, ctx.reduction, input._data.size)
-        if ctx.weight is not None:
-            grad = grad * ctx.weight
         grad_input = grad_target = None
         if ctx.needs_input_grad[0]:  # (x - t) / (x (1 - x)), the denominator kept >= 1e-12
-            grad_input = grad * (input - target) / (input * (1 - input)).clamp(min=_EPSILON)
-        if ctx.needs_input_grad[1]:
-            grad_target = grad * ((-input).log1p().clamp(min=-100) - input.log().clamp(min=-100))
+            slope = grad * (input - target) / (input * (1 - input)).clamp(min=_EPSILON)
+            grad_input = _weighted_mean(slope, ctx)
+        if ctx.needs_input_grad[1]:  # -logit(x) = log(1 - x) - log(x), as PyTorch takes it: not
+            # clamped like the loss's logs, so it is +inf at x = 0 and -inf at x = 1
+            grad_target = _weighted_mean(-logit(input) * grad, ctx)
         return grad_input, grad_target
+
+
+def _weighted_mean(grad, ctx):
+    """The gradient of each element's loss times its weight, divided by the count for "mean":
+    in PyTorch's order (a per-element slope times grad first), so float32 results match it."""
+    if ctx.weight is not None:
+        grad = grad * ctx.weight
+    return grad / grad.numel() if ctx.reduction == "mean" else grad
 
 
 class BinaryCrossEntropyWithLogits(Op):
@@ -207,22 +215,21 @@ class BinaryCrossEntropyWithLogits(Op):
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
         pos_weight = ctx.pos_weight
-        grad = _spread(grad, ctx.reduction, input._data.size)
-        if ctx.weight is not None:
-            grad = grad * ctx.weight
         grad_input = grad_target = None
         if ctx.needs_input_grad[0]:
             if pos_weight is None:
-                grad_input = grad * (input.sigmoid() - target)
+                slope = input.sigmoid() - target
             else:  # d/dx of (1 - t)·x + c·softplus(-x), c = 1 + (pos_weight - 1)·t
                 c = (pos_weight - 1) * target + 1
-                grad_input = grad * (c * (input.sigmoid() - 1) + 1 - target)
+                slope = c * (input.sigmoid() - 1) + 1 - target
+            grad_input = _weighted_mean(slope * grad, ctx)
         if ctx.needs_input_grad[1]:
             if pos_weight is None:
-                grad_target = grad * -input
+                slope = -input
             else:
                 softplus = (-input).clamp(min=0) + (-input.abs()).exp().log1p()
-                grad_target = grad * ((pos_weight - 1) * softplus - input)
+                slope = (pos_weight - 1) * softplus - input
+            grad_target = _weighted_mean(slope * grad, ctx)
         return grad_input, grad_target
 
 
@@ -255,6 +262,9 @@ class NllPlan:
             self.undefined = not total
             coefficients = coefficients / coefficients.dtype.type(total) if total else coefficients
         self.coefficients, self.class_axis, self.reduction = coefficients, class_axis, reduction
+        # where targets are ignored, loss and gradient are set to 0 (not computed as -x·0, which
+        # is -0, or nan for an infinite x), as PyTorch skips those elements
+        self.kept = None if everything_kept else kept
         if target.ndim <= 1:  # (C,) or (N, C) scores: positions in the flattened scores (fastest)
             rows = storage.new(np.arange, target.size, device=storage.device_of(target)) * shape[-1]
             self.positions = index if target.ndim == 0 else rows + index
@@ -268,10 +278,14 @@ class NllPlan:
         else:
             picked = np.take_along_axis(x, self.index, self.class_axis).squeeze(self.class_axis)
         losses = -(picked * self.coefficients)
+        if self.kept is not None:
+            losses = np.where(self.kept, losses, losses.dtype.type(0))
         return losses if self.reduction == "none" else losses.sum()
 
     def scatter(self, grad, shape):
         values = -self.coefficients * grad
+        if self.kept is not None:
+            values = np.where(self.kept, values, values.dtype.type(0))
         out = np.zeros_like(values, self.coefficients.dtype, shape=shape)  # on grad's device
         if self.positions is not None:
             np.put(out, self.positions, values)
@@ -288,17 +302,20 @@ class NllLoss(Op):
     (NllLossGrad: put -weight·grad at each target) and this forward are each other's adjoints."""
 
     node_name = "NllLossBackward0"
+    saved_names = ("self",)  # as PyTorch: not for its values, for NllLossGrad's edge back to it
 
     @staticmethod
     def forward(ctx, input, plan, primal=True):
-        ctx.plan, ctx.shape = plan, input._data.shape
+        ctx.plan = plan
+        ctx.save_for_backward(input)
         if primal and plan.undefined:
             return np.full_like(input._data, np.nan, shape=())
         return plan.gather(input._data)
 
     @staticmethod
     def backward(ctx, grad):
-        return NllLossGrad.apply(grad, plan=ctx.plan, shape=ctx.shape)
+        (input,) = ctx.saved_tensors
+        return NllLossGrad.apply(grad, input, plan=ctx.plan)
 
 
 class NllLoss2d(NllLoss):
@@ -308,13 +325,18 @@ class NllLoss2d(NllLoss):
 
 
 class NllLossGrad(Op):
+    """nll_loss's backward. It takes the input too, as PyTorch's nll_loss_backward does: the
+    gradient does not depend on it (its derivative there is 0), but a second backward must reach
+    the input with zeros, not leave it unused."""
+
     node_name = "NllLossBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, plan, shape):
-        ctx.plan = plan
-        return plan.scatter(grad._data, shape)
+    def forward(ctx, grad, input, plan):
+        ctx.plan, ctx.shape = plan, input._data.shape
+        return plan.scatter(grad._data, ctx.shape)
 
     @staticmethod
     def backward(ctx, grad2):
-        return NllLoss.apply(grad2, plan=ctx.plan, primal=False)
+        d_grad = NllLoss.apply(grad2, plan=ctx.plan, primal=False)
+        return d_grad, _zeros(ctx.shape, grad2)

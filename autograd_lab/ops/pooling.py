@@ -19,6 +19,7 @@ Both take (N, C, H, W) images or a single (C, H, W) image.
 import numpy as np
 
 from ..autograd.function import Op
+from .elementwise import _zeros
 from .windows import add_windows_back, crop, pad, windows
 
 
@@ -46,12 +47,13 @@ class MaxPool2d(Op):
     """The input's values at `indices` (one per window): max pooling, once the maxima are found."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
-    saved_names = ("indices",)
+    saved_names = ("self",)  # and grad_fn._saved_indices, from ctx.indices (as in PyTorch)
     derivative = "the gradient goes to the maximum of each window, 0 elsewhere"
 
     @staticmethod
     def forward(ctx, input, indices):
-        ctx.indices, ctx.input_shape = indices, input._data.shape
+        ctx.indices = indices
+        ctx.save_for_backward(input)  # not for its values: MaxPool2dGrad's edge back to it
         images, where = _as_batch(input._data), _as_batch(indices)
         n, c = images.shape[:2]
         flat = images.reshape(n, c, -1)
@@ -60,17 +62,21 @@ class MaxPool2d(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return MaxPool2dGrad.apply(grad, indices=ctx.indices, input_shape=ctx.input_shape)
+        (input,) = ctx.saved_tensors
+        return MaxPool2dGrad.apply(grad, input, indices=ctx.indices)
 
 
 class MaxPool2dGrad(Op):
-    """max pooling's backward: `grad` added into a zero input at the maxima's positions."""
+    """max pooling's backward: `grad` added into a zero input at the maxima's positions. It
+    takes the input too, as PyTorch's max_pool2d_with_indices_backward does: the result does not
+    depend on it (derivative 0), but a second backward must reach the input with zeros."""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, indices, input_shape):
-        ctx.indices = indices
+    def forward(ctx, grad, input, indices):
+        input_shape = input._data.shape
+        ctx.indices, ctx.input_shape = indices, input_shape
         g, where = _as_batch(grad._data), _as_batch(indices)
         n, c = g.shape[:2]
         out = np.zeros((n, c, int(np.prod(input_shape[-2:]))), dtype=g.dtype)
@@ -81,7 +87,7 @@ class MaxPool2dGrad(Op):
 
     @staticmethod
     def backward(ctx, grad2):
-        return MaxPool2d.apply(grad2, indices=ctx.indices)
+        return MaxPool2d.apply(grad2, indices=ctx.indices), _zeros(ctx.input_shape, grad2)
 
 
 class AvgPool2d(Op):

@@ -212,8 +212,16 @@ class MaxAll(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        hits = x == result
-        return grad * hits / hits.sum()
+        return evenly_distributed(grad, x, result)
+
+
+def evenly_distributed(grad, x, result):
+    """The backward of one value picked from all of x (max(), min(), median()): the gradient is
+    shared evenly among the elements equal to the result; a nan result is shared among the nans
+    (nan == nan is False). A select, not grad * mask, so the others get 0 even for an infinite
+    gradient. PyTorch calls this evenly_distribute_backward."""
+    hits = (x == result) | (x.isnan() & result.isnan())
+    return where(hits, grad / hits.sum(), 0.0)
 
 
 def check_reduction_dims(name, shape, dims):
@@ -329,7 +337,7 @@ def gradient_to_indices(ctx, grad):
     positions = storage.new(np.arange, ctx.shape[ctx.axis], device=index.device).reshape(
         [-1 if i == ctx.axis else 1 for i in range(len(ctx.shape))]
     )
-    return grad * (index == _make(positions))
+    return where(index == _make(positions), grad, 0.0)  # a select: inf * 0 would give nan
 
 
 class MinDim(MaxDim):

@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..tensor import _make
 from . import scalar
-from .elementwise import _float
+from .elementwise import _float, _zeros
 from .registry import public
 
 
@@ -52,7 +52,7 @@ class Ceil(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad.shape, grad)  # exact zeros: grad * 0 is nan for an inf gradient
 
 
 class Floor(Op):
@@ -70,7 +70,7 @@ class Floor(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad.shape, grad)  # exact zeros: grad * 0 is nan for an inf gradient
 
 
 class Trunc(Op):
@@ -88,7 +88,7 @@ class Trunc(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad.shape, grad)  # exact zeros: grad * 0 is nan for an inf gradient
 
 
 class Round(Op):
@@ -105,7 +105,7 @@ class Round(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad.shape, grad)  # exact zeros: grad * 0 is nan for an inf gradient
 
 
 def _round_decimals(x, decimals, scale):
@@ -140,7 +140,7 @@ class RoundDecimals(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return _zeros(grad.shape, grad)  # exact zeros: grad * 0 is nan for an inf gradient
 
 
 class Frac(Op):

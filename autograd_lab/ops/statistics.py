@@ -25,6 +25,7 @@ from .reduction import (
     _over_dof,
     _unreduce,
     check_reduction_dims,
+    evenly_distributed,
     gradient_to_indices,
     values_indices,
 )
@@ -45,6 +46,9 @@ class VarMean(Op):
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
             mean = _make(np.mean(data, axis=ctx.dims, keepdims=keepdim))
         ctx.save_for_backward(x, spread)
+        # A gradient may arrive for one output only: the other then adds nothing, as in PyTorch
+        # (zeros times the spread's slope would be nan where x holds an inf or a nan).
+        ctx.set_materialize_grads(False)
         return spread, mean
 
     @staticmethod
@@ -52,13 +56,17 @@ class VarMean(Op):
         x, spread = ctx.saved_tensors
         shape = x._data.shape
         n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
-        if ctx._fn is StdMean:  # d std = d var / (2 std); all values equal: 0, as PyTorch takes it
-            grad_spread = where(spread == 0, 0.0, grad_spread / (2 * spread))
-        grad_spread = _unreduce(grad_spread, shape, ctx.dims, ctx.keepdim)
-        centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        from_spread = grad_spread * centered * _over_dof(2.0, n, ctx.correction)
-        from_mean = _unreduce(grad_mean, shape, ctx.dims, ctx.keepdim).expand(shape) / n
-        return from_spread + from_mean
+        total = None
+        if grad_spread is not None:
+            if ctx._fn is StdMean:  # d std = d var / (2 std); all equal: 0, as PyTorch takes it
+                grad_spread = where(spread == 0, 0.0, grad_spread / (2 * spread))
+            grad_spread = _unreduce(grad_spread, shape, ctx.dims, ctx.keepdim)
+            centered = x - x.mean(dim=ctx.dims, keepdim=True)
+            total = grad_spread * centered * _over_dof(2.0, n, ctx.correction)
+        if grad_mean is not None:
+            from_mean = _unreduce(grad_mean, shape, ctx.dims, ctx.keepdim).expand(shape) / n
+            total = from_mean if total is None else total + from_mean
+        return total
 
 
 class StdMean(VarMean):
@@ -129,8 +137,7 @@ class Median(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        hits = (x == result) | (x.isnan() & result.isnan())  # a nan median: the nans share it
-        return grad * hits / hits.sum()
+        return evenly_distributed(grad, x, result)
 
 
 class median_values_indices(values_indices):
