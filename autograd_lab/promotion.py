@@ -18,7 +18,6 @@ The rules, which the operators follow too (`a + b`):
 import numpy as np
 
 from . import types
-from .tensor import Tensor
 
 
 def _category(dtype):
@@ -40,7 +39,8 @@ def promote_types(type1, type2):
 
 def _tier_and_dtype(value):
     """(tier, dtype) of one operand: tier 2 a tensor with dimensions, 1 a 0-d tensor, 0 a number."""
-    if isinstance(value, Tensor):
+    # a tensor, known by its dtype: tensor.py is not imported here, as the ops import this module
+    if isinstance(getattr(value, "dtype", None), types.dtype):
         return (2 if value.dim() > 0 else 1), value.dtype
     if isinstance(value, np.generic):  # a numpy number counts as the Python number it holds
         value = value.item()
@@ -83,3 +83,31 @@ def can_cast(from_, to):
     if source.is_floating_point and not target.is_floating_point:
         return False
     return not (target is types.bool_ and source is not types.bool_)
+
+
+def check_alpha(alpha, dtype):
+    """PyTorch's rule for the `alpha=` of add and sub (`input + alpha * other`): alpha is converted
+    to the result's dtype, so it must be a number of that kind. A bool alpha only for a bool result,
+    a float alpha not for an integer result, and an integer alpha that fits the integer dtype."""
+    if isinstance(alpha, (bool, np.bool_)) and dtype is not types.bool_:
+        raise RuntimeError(
+            f"Boolean alpha only supported for Boolean results: this result is {dtype}. Fix: pass "
+            "a number of the result's kind, e.g. alpha=1."
+        )
+    if dtype.is_floating_point:
+        return
+    if isinstance(alpha, (float, np.floating)):  # bool results count as integral here too
+        raise RuntimeError(
+            f"For integral input tensors, argument alpha must not be a floating point number "
+            f"(got alpha={alpha} for a {dtype} result). Fix: pass a whole number, or convert the "
+            "tensors to float first, e.g. x.float()."
+        )
+    if dtype is types.bool_:  # any number is a bool: 0 is False, the rest True
+        return
+    limits = np.iinfo(dtype.numpy)
+    if not limits.min <= alpha <= limits.max:
+        raise RuntimeError(
+            f"value cannot be converted to type {dtype.name} without overflow: alpha={alpha} is "
+            f"outside {dtype}'s range [{limits.min}, {limits.max}]. Fix: use a smaller alpha or a "
+            "wider dtype (x.long())."
+        )

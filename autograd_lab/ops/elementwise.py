@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .. import storage, types
+from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from . import scalar
@@ -118,11 +118,6 @@ class Sub(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        if _kind(x) == "b" and _kind(y) == "b":
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                "`^` or `logical_xor()` operator instead (True where exactly one is True)."
-            )
         return x - y
 
     @staticmethod
@@ -1021,20 +1016,55 @@ def _float(data):
 
 @public("add", method=True, inplace=True)
 def add(input, other, alpha=1):
+    if type(alpha) is not int or alpha != 1:
+        other = _times_alpha(input, other, alpha)
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 + x is recorded as x + 2, as PyTorch does
-    if alpha != 1:
-        other = other * alpha
     return Add.apply(input, other)
 
 
 @public("sub", "subtract", method=True, inplace=True)
 def sub(input, other, alpha=1):
-    if alpha != 1:
-        other = other * alpha
+    _refuse_bool_subtraction(input, other)
+    if type(alpha) is not int or alpha != 1:
+        other = _times_alpha(input, other, alpha)
     if not isinstance(input, Tensor):
         return Rsub.apply(other, number=input)
     return Sub.apply(input, other)
+
+
+def _times_alpha(input, other, alpha):
+    """`alpha * other` for add and sub, computed in the result's dtype as PyTorch computes it (an
+    int8 tensor plus 2 times a bool tensor stays int8), after PyTorch's checks of alpha."""
+    dtype = promotion.result_type(input, other)
+    promotion.check_alpha(alpha, dtype)
+    if dtype is types.bool_:  # alpha becomes a bool as well: any alpha but 0 is True
+        return other & bool(alpha)
+    if isinstance(other, Tensor) and other.dtype is not dtype:
+        other = other.to(dtype)
+    return other * alpha
+
+
+def _is_bool(value):
+    """A bool tensor or a Python bool: PyTorch's subtraction refuses both."""
+    if isinstance(value, Tensor):
+        return value.dtype is types.bool_
+    return isinstance(value, (bool, np.bool_))
+
+
+def _refuse_bool_subtraction(input, other):
+    """Subtracting booleans has no meaning PyTorch will guess at: it points to xor and not."""
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead (True where exactly one is True)."
+        )
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead; to count "
+            "with it, convert it first, e.g. mask.long()."
+        )
 
 
 @public("mul", "multiply", method=True, inplace=True)
