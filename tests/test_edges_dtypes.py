@@ -79,3 +79,49 @@ def test_add_and_sub_refuse_an_alpha_the_result_dtype_cannot_hold(torch, a, b, a
 )
 def test_subtraction_refuses_any_bool_operand(torch, make, words):
     both_raise(torch, make, RuntimeError, f"Subtraction, the `-` operator, {words}")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.square(BOOLS(lib)),  # int64, as bool ** 2: numpy alone would say int8
+        lambda lib: BOOLS(lib) ** 2,
+        lambda lib: lib.tensor(True) ** 3,
+        lambda lib: BOOLS(lib) ** True,  # a bool exponent keeps bool
+        lambda lib: BOOLS(lib) ** False,
+        lambda lib: BOOLS(lib) ** 0.5,
+        lambda lib: 2 ** BOOLS(lib),
+    ],
+)
+def test_powers_of_bool_tensors_have_pytorchs_dtype(torch, make):
+    same(torch, make)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: BOOLS(lib) ** BOOLS(lib),
+        lambda lib: BOOLS(lib) ** lib.tensor(True),
+        lambda lib: True ** BOOLS(lib),
+    ],
+)
+def test_bool_to_a_bool_tensor_power_is_not_implemented(torch, make):
+    both_raise(torch, make, NotImplementedError, "\"pow\" not implemented for 'Bool'")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "int32"])
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: x.square() + 1,
+        lambda x: (x * x).sum(),
+        lambda x: x.cumsum(0),
+        lambda x: x.max(),
+        lambda x: x.sqrt(),  # float32 (sqrt is exact to the last bit in both)
+        lambda x: x.float().sum(),
+        lambda x: x[x > 1],
+        lambda x: x // 2,
+    ],
+)
+def test_small_integer_dtypes_work_through_the_ops(torch, dtype, compute):
+    same(torch, lambda lib: compute(lib.tensor([1, 2, 3], dtype=getattr(lib, dtype))))

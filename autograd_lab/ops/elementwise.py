@@ -247,6 +247,8 @@ class PowScalar(Op):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
         base, exp = operands(x, exponent)
+        if base.dtype == np.bool_:  # numpy has no bool power (it gives int8): PyTorch's dtype
+            return (base**exp).astype(promotion.result_type(x, exponent).numpy)
         return base**exp
 
     @staticmethod
@@ -269,6 +271,8 @@ class Pow(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
+        if x.dtype == np.bool_:  # only a tensor ** a number has a bool version (see PowScalar)
+            raise types.not_implemented_for("pow", types.bool_)
         result = _make(x**y)
         ctx.save_for_backward(a, b, result)
         return result
@@ -296,6 +300,8 @@ class RPow(Op):
     @staticmethod
     def forward(ctx, x, base):
         b, e = operands(base, x)
+        if e.dtype == np.bool_ and _kind(b) == "b":  # True ** mask: no bool version in PyTorch
+            raise types.not_implemented_for("pow", types.bool_)
         result = _make(b**e)
         ctx.save_for_backward(x, result)
         ctx.base = base
