@@ -67,8 +67,16 @@ def _combine(higher, lower):
 
 def result_type(tensor, other):
     """The dtype of `tensor + other` (either may be a Python number), under the rules above."""
+    return common_dtype(tensor, other)
+
+
+def common_dtype(*operands):
+    """The dtype an op of several operands computes in (clamp(x, min, max), addcmul, ...): the
+    rules above over all of them at once. None (an absent bound, say) takes no part."""
     by_tier = [None, None, None]  # numbers, 0-d tensors, tensors with dimensions
-    for value in (tensor, other):
+    for value in operands:
+        if value is None:
+            continue
         tier, dtype = _tier_and_dtype(value)
         seen = by_tier[tier]
         by_tier[tier] = dtype if seen is None else promote_types(seen, dtype)

@@ -125,3 +125,55 @@ def test_bool_to_a_bool_tensor_power_is_not_implemented(torch, make):
 )
 def test_small_integer_dtypes_work_through_the_ops(torch, dtype, compute):
     same(torch, lambda lib: compute(lib.tensor([1, 2, 3], dtype=getattr(lib, dtype))))
+
+
+@pytest.fixture(params=["float32", "float64"])
+def default_dtype(request, torch):
+    """Runs a test under each default dtype in both libraries, then restores float32."""
+    for lib in (ag, torch):
+        lib.set_default_dtype(getattr(lib, request.param))
+    yield request.param
+    for lib in (ag, torch):
+        lib.set_default_dtype(lib.float32)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool"])
+@pytest.mark.parametrize(
+    "name", ["exp", "log", "sqrt", "sin", "tanh", "sigmoid", "reciprocal", "rsqrt", "logit"]
+)
+def test_math_of_integer_and_bool_tensors_is_in_the_default_dtype(
+    torch, default_dtype, name, dtype
+):
+    def compute(lib):
+        data = [True, False] if dtype == "bool" else [1, 2]
+        return getattr(lib, name)(lib.tensor(data, dtype=getattr(lib, dtype)))
+
+    ours, theirs = compute(ag), compute(torch)
+    assert str(ours.dtype) == str(theirs.dtype) == f"torch.{default_dtype}"
+    np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: BOOLS(lib).sign(),  # a bool is its own sign
+        lambda lib: BOOLS(lib).clamp(min=0),  # int64: the bound's category
+        lambda lib: BOOLS(lib).clamp(max=0.5),
+        lambda lib: INT8S(lib).clamp(min=-1),  # a number bound keeps int8
+    ],
+)
+def test_sign_and_clamp_of_bool_and_small_int_tensors(torch, make):
+    same(torch, make)
+
+
+@pytest.mark.parametrize(
+    "make, error, words",
+    [
+        (lambda lib: BOOLS(lib).abs(), NotImplementedError, "\"abs\" not implemented for 'Bool'"),
+        (lambda lib: BOOLS(lib).relu(), RuntimeError, "Boolean inputs not supported for relu"),
+        (lambda lib: lib.relu(BOOLS(lib)), RuntimeError, "Boolean inputs not supported for relu"),
+        (lambda lib: BOOLS(lib).clamp(min=True), NotImplementedError, "not implemented for 'Bool'"),
+    ],
+)
+def test_abs_relu_and_clamp_refuse_bool_tensors(torch, make, error, words):
+    both_raise(torch, make, error, words)

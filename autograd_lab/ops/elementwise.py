@@ -736,6 +736,11 @@ class Relu(Op):
 
     @staticmethod
     def forward(ctx, input):
+        if input._data.dtype == np.bool_:
+            raise RuntimeError(
+                "Boolean inputs not supported for relu: a bool is never negative, so there is "
+                "nothing to cut off. Fix: use the mask as it is, or convert it, e.g. x.float()."
+            )
         result = _make(np.maximum(input._data, 0).astype(input._data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
@@ -776,6 +781,8 @@ class Abs(Op):
 
     @staticmethod
     def forward(ctx, input):
+        if input._data.dtype == np.bool_:
+            raise types.not_implemented_for("abs", types.bool_)
         ctx.save_for_backward(input)
         return np.abs(input._data)
 
@@ -798,6 +805,8 @@ class Sign(Op):
 
     @staticmethod
     def forward(ctx, input):
+        if input._data.dtype == np.bool_:  # True is positive, False zero: a bool is its own sign
+            return input._data.copy()
         return np.sign(input._data)
 
     @staticmethod
@@ -846,9 +855,12 @@ class Clamp(Op):
     def forward(ctx, x, min=None, max=None):
         ctx.save_for_backward(x)
         ctx.bounds = (min, max)
-        data = x._data
-        if data.dtype.kind in "biu" and (type(min) is float or type(max) is float):
-            data = data.astype(types.default_float())  # ints clamped to 1.5: float32, as PyTorch
+        # PyTorch's promotion over x and the bounds: ints clamped to 1.5 give float32, bools
+        # clamped to 0 give int64
+        dtype = promotion.common_dtype(x, min, max)
+        if dtype is types.bool_:
+            raise types.not_implemented_for("clamp", dtype)
+        data = x._data.astype(dtype.numpy, copy=False)
         return np.clip(data, min, max).astype(data.dtype, copy=False)
 
     @staticmethod
@@ -1222,6 +1234,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def logit(input, eps=None):
     """log(p / (1 - p)), the inverse of sigmoid: the logit of a probability. With eps, p is
     first clamped to [eps, 1 - eps], so 0 and 1 give finite logits."""
+    if not input.is_floating_point():  # probabilities are fractions: 1 - p must not wrap around
+        input = input.to(types.get_default_dtype())
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return div(input, 1 - input).log()
