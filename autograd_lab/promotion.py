@@ -110,12 +110,17 @@ def check_alpha(alpha, dtype):
             f"(got alpha={alpha} for a {dtype} result). Fix: pass a whole number, or convert the "
             "tensors to float first, e.g. x.float()."
         )
-    if dtype is types.bool_:  # any number is a bool: 0 is False, the rest True
-        return
+    if dtype is not types.bool_:  # any number is a bool: 0 is False, the rest True
+        check_fits("alpha", alpha, dtype)
+
+
+def check_fits(name, value, dtype):
+    """A number argument converted to an integer dtype must fit it, as PyTorch checks (an int8
+    result cannot take value=1000)."""
     limits = np.iinfo(dtype.numpy)
-    if not limits.min <= alpha <= limits.max:
+    if not limits.min <= value <= limits.max:
         raise RuntimeError(
-            f"value cannot be converted to type {dtype.name} without overflow: alpha={alpha} is "
-            f"outside {dtype}'s range [{limits.min}, {limits.max}]. Fix: use a smaller alpha or a "
-            "wider dtype (x.long())."
+            f"value cannot be converted to type {dtype.name} without overflow: {name}={value} is "
+            f"outside {dtype}'s range [{limits.min}, {limits.max}]. Fix: use a smaller {name} or "
+            "a wider dtype (x.long())."
         )

@@ -177,3 +177,103 @@ def test_sign_and_clamp_of_bool_and_small_int_tensors(torch, make):
 )
 def test_abs_relu_and_clamp_refuse_bool_tensors(torch, make, error, words):
     both_raise(torch, make, error, words)
+
+
+F64_0D = lambda lib: lib.tensor(2.0, dtype=lib.float64)  # noqa: E731
+F32_0D = lambda lib: lib.tensor(3.0)  # noqa: E731
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize(
+    "a, b, c",
+    [
+        (FLOATS, F64_0D, F32_0D),  # a 0-d float64 does not widen a float32 tensor
+        (INTS, F32_0D, F64_0D),  # int tensor, 0-d floats: the 0-d tier's float64
+        (F32_0D, F64_0D, F32_0D),  # all 0-d: float64
+        (F32_0D, F32_0D, lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float16)),  # float16 wins
+        (BOOLS, F32_0D, F64_0D),
+    ],
+)
+def test_addcmul_and_addcdiv_promote_all_three_operands(torch, op, a, b, c):
+    same(torch, lambda lib: getattr(lib, op)(a(lib), b(lib), c(lib), value=0.5))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.addcmul(INTS(lib), INTS(lib), INT8S(lib)),  # integers are computed
+        lambda lib: lib.addcmul(INTS(lib), INTS(lib), BOOLS(lib), value=2.5),  # value 2.5 is 2
+        lambda lib: lib.addcmul(INT8S(lib), INT8S(lib), INT8S(lib), value=-3),
+    ],
+)
+def test_addcmul_of_integer_tensors_is_computed_in_their_dtype(torch, make):
+    same(torch, make)
+
+
+@pytest.mark.parametrize(
+    "make, error, words",
+    [
+        (
+            lambda lib: lib.addcdiv(FLOATS(lib), INTS(lib), INT8S(lib)),
+            RuntimeError,
+            "Integer division with addcdiv is no longer supported",
+        ),
+        (
+            lambda lib: lib.addcdiv(FLOATS(lib), BOOLS(lib), BOOLS(lib)),
+            RuntimeError,
+            "Integer division with addcdiv",
+        ),
+        (
+            lambda lib: lib.addcmul(BOOLS(lib), BOOLS(lib), BOOLS(lib)),
+            NotImplementedError,
+            "not implemented for 'Bool'",
+        ),
+        (
+            lambda lib: lib.addcmul(INT8S(lib), INT8S(lib), INT8S(lib), value=1000),
+            RuntimeError,
+            "without overflow",
+        ),
+        (lambda lib: lib.addcmul(FLOATS(lib), FLOATS(lib), 2.0), TypeError, "must be Tensor"),
+        (lambda lib: lib.lerp(FLOATS(lib), 2.0, 0.5), TypeError, "must be a Tensor"),
+        (
+            lambda lib: lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5),
+            RuntimeError,
+            "expected dtype torch.float32 for `end` but got dtype torch.float64",
+        ),
+        (
+            lambda lib: lib.lerp(lib.ones(2), lib.ones(2), lib.ones(2, dtype=lib.float64)),
+            RuntimeError,
+            "for `weight`",
+        ),
+        (lambda lib: lib.lerp(INTS(lib), INTS(lib), 0.5), NotImplementedError, "'Long'"),
+    ],
+)
+def test_addcdiv_addcmul_and_lerp_refuse_as_pytorch(torch, make, error, words):
+    both_raise(torch, make, error, words)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.lerp(INTS(lib), INTS(lib), F32_0D(lib)),  # a 0-d weight promotes: float32
+        lambda lib: lib.lerp(F32_0D(lib), F32_0D(lib), F64_0D(lib)),
+        lambda lib: lib.lerp(FLOATS(lib), FLOATS(lib), F64_0D(lib)),
+    ],
+)
+def test_lerp_with_a_0d_weight_promotes_like_a_number(torch, make):
+    same(torch, make)
+
+
+@pytest.mark.parametrize("op", ["mul_", "add_", "div_", "copy_"])
+def test_grad_keeps_the_leafs_dtype_after_an_in_place_float64_operand(torch, op):
+    def grads(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        other = lib.tensor([2.0, 4.0], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        getattr(y, op)(other)
+        y.sum().backward()
+        return x.grad, other.grad
+
+    for ours, theirs in zip(grads(ag), grads(torch), strict=True):
+        np.testing.assert_array_equal(values(ours), values(theirs))
+        assert str(ours.dtype) == str(theirs.dtype)
