@@ -277,3 +277,46 @@ def test_grad_keeps_the_leafs_dtype_after_an_in_place_float64_operand(torch, op)
     for ours, theirs in zip(grads(ag), grads(torch), strict=True):
         np.testing.assert_array_equal(values(ours), values(theirs))
         assert str(ours.dtype) == str(theirs.dtype)
+
+
+PRODUCTS = {  # name: (the call, the first operand's shape, the second's)
+    "matmul": (lambda lib, a, b: a @ b, (2, 3), (3, 2)),
+    "matmul_batched": (lambda lib, a, b: lib.matmul(a, b), (4, 2, 3), (3, 2)),
+    "mm": (lambda lib, a, b: lib.mm(a, b), (2, 3), (3, 2)),
+    "bmm": (lambda lib, a, b: lib.bmm(a, b), (4, 2, 3), (4, 3, 2)),
+    "mv": (lambda lib, a, b: lib.mv(a, b), (2, 3), (3,)),
+    "dot": (lambda lib, a, b: lib.dot(a, b), (3,), (3,)),
+    "linear": (lambda lib, a, b: lib.nn.functional.linear(a, b), (2, 3), (4, 3)),
+    "linear_1d": (lambda lib, a, b: lib.nn.functional.linear(a, b), (3,), (4, 3)),
+}
+
+
+@pytest.mark.parametrize("second", ["float64", "float16", "int64"])
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_matrix_products_refuse_mixed_dtypes(torch, name, second):
+    product, shape_a, shape_b = PRODUCTS[name]
+    both_raise(
+        torch,
+        lambda lib: product(lib, lib.ones(shape_a), lib.ones(shape_b, dtype=getattr(lib, second))),
+        RuntimeError,
+        "to have the same dtype",
+    )
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_matrix_products_of_integers_compute_and_of_bools_are_not_implemented(torch, name):
+    product, shape_a, shape_b = PRODUCTS[name]
+    same(
+        torch,
+        lambda lib: product(
+            lib, lib.ones(shape_a, dtype=lib.int8), lib.ones(shape_b, dtype=lib.int8)
+        ),
+    )
+    both_raise(
+        torch,
+        lambda lib: product(
+            lib, lib.ones(shape_a, dtype=lib.bool), lib.ones(shape_b, dtype=lib.bool)
+        ),
+        NotImplementedError,
+        "not implemented for 'Bool'",
+    )
