@@ -320,3 +320,34 @@ def test_matrix_products_of_integers_compute_and_of_bools_are_not_implemented(to
         NotImplementedError,
         "not implemented for 'Bool'",
     )
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda lib, x: x.sum(dtype=lib.int64),
+        lambda lib, x: x.sum(0, dtype=lib.bool),
+        lambda lib, x: lib.sum(x, dtype=lib.int32),
+        lambda lib, x: x.cumsum(0, dtype=lib.int64),
+        lambda lib, x: x.cumprod(0, dtype=lib.int8),
+    ],
+)
+def test_an_integer_result_dtype_is_refused_while_recording(torch, reduce):
+    def recorded(lib):
+        return reduce(lib, lib.tensor([1.5, 2.5], requires_grad=True))
+
+    both_raise(torch, recorded, RuntimeError, "Autograd not support dtype")
+
+    def unrecorded(lib):  # without the graph the same call computes
+        with lib.no_grad():
+            return reduce(lib, lib.tensor([1.5, 2.5], requires_grad=True))
+
+    same(torch, unrecorded)
+    same(torch, lambda lib: reduce(lib, lib.tensor([1.5, 2.5])))
+
+
+def test_converting_a_tensor_that_requires_grad_to_an_integer_dtype_is_allowed(torch):
+    for convert in (lambda lib, x: x.long(), lambda lib, x: x.to(lib.int64)):
+        ours, theirs = (convert(lib, lib.tensor([1.5], requires_grad=True)) for lib in (ag, torch))
+        assert ours.requires_grad is theirs.requires_grad is False
+        assert str(ours.dtype) == str(theirs.dtype)

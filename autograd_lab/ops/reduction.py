@@ -9,8 +9,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from .elementwise import Maximum, Minimum, _float, where
 from .fast_reduce import max_array, sum_array
@@ -394,9 +395,9 @@ class LogSoftmax(Op):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     dim = _all_if_empty(dim, input)
     if dtype is not None:
-        from ..types import to_dtype
-
-        dtype = to_dtype(dtype).numpy
+        dtype = types.to_dtype(dtype)
+        types.check_differentiable(dtype, input.requires_grad and is_grad_enabled())
+        dtype = dtype.numpy
     return (Sum if dim is None else SumDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
