@@ -15,6 +15,13 @@ def same(torch, make):
     assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
 
 
+def close(torch, make):
+    """As same(), but the values only to the last bits (exp and log round differently)."""
+    ours, theirs = make(ag), make(torch)
+    np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)
+    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+
+
 def both_raise(torch, make, error, words):
     """make(lib) raises `error` in both libraries, and ours says `words`."""
     with pytest.raises(error):
@@ -351,3 +358,93 @@ def test_converting_a_tensor_that_requires_grad_to_an_integer_dtype_is_allowed(t
         ours, theirs = (convert(lib, lib.tensor([1.5], requires_grad=True)) for lib in (ag, torch))
         assert ours.requires_grad is theirs.requires_grad is False
         assert str(ours.dtype) == str(theirs.dtype)
+
+
+F = lambda lib: lib.nn.functional  # noqa: E731
+FLOAT_ONLY = {  # name: the call; PyTorch has no kernel for integer or bool tensors
+    "gelu": lambda lib, x: F(lib).gelu(x),
+    "gelu_tanh": lambda lib, x: F(lib).gelu(x, approximate="tanh"),
+    "softplus": lambda lib, x: F(lib).softplus(x),
+    "elu": lambda lib, x: F(lib).elu(x),
+    "leaky_relu": lambda lib, x: F(lib).leaky_relu(x),
+    "silu": lambda lib, x: F(lib).silu(x),
+    "softmax": lambda lib, x: x.softmax(0),
+    "F.softmax": lambda lib, x: F(lib).softmax(x, 0),
+    "log_softmax": lambda lib, x: lib.log_softmax(x, 0),
+    "F.log_softmax": lambda lib, x: F(lib).log_softmax(x, 0),
+    "logcumsumexp": lambda lib, x: x.logcumsumexp(0),
+}
+
+
+@pytest.mark.parametrize("data", [INTS, INT8S, BOOLS])
+@pytest.mark.parametrize("name", FLOAT_ONLY)
+def test_float_only_functions_are_not_implemented_for_integers_and_bools(torch, name, data):
+    both_raise(
+        torch,
+        lambda lib: FLOAT_ONLY[name](lib, data(lib)),
+        NotImplementedError,
+        "not implemented for",
+    )
+
+
+def test_softmax_with_a_float_dtype_takes_integers_and_with_an_integer_one_refuses(torch):
+    close(torch, lambda lib: lib.softmax(INTS(lib), 0, dtype=lib.float64))
+    close(torch, lambda lib: F(lib).log_softmax(BOOLS(lib), 0, dtype=lib.float32))
+    both_raise(
+        torch,
+        lambda lib: FLOATS(lib).softmax(0, dtype=lib.int64),
+        NotImplementedError,
+        "not implemented for 'Long'",
+    )
+
+
+@pytest.mark.parametrize("data", [INTS, INT8S, BOOLS])
+@pytest.mark.parametrize(
+    "spread, words",
+    [
+        (lambda lib, x: x.std(), "std and var only support floating point"),
+        (lambda lib, x: x.var(0), "std and var only support floating point"),
+        (lambda lib, x: lib.var_mean(x), "var_mean only support floating point"),
+        (lambda lib, x: lib.std_mean(x), "std_mean only support floating point"),
+    ],
+)
+def test_var_and_std_refuse_integers_and_bools(torch, data, spread, words):
+    both_raise(torch, lambda lib: spread(lib, data(lib)), RuntimeError, words)
+
+
+@pytest.mark.parametrize(
+    "make, error, words",
+    [
+        (lambda lib: BOOLS(lib).argmax(), RuntimeError, "argmax\\(\\): does not support bool"),
+        (lambda lib: BOOLS(lib).argmin(0), RuntimeError, "argmin\\(\\): does not support bool"),
+        (lambda lib: BOOLS(lib).topk(1), RuntimeError, "topk does not support bool"),
+        (lambda lib: BOOLS(lib).median(), NotImplementedError, "not implemented for 'Bool'"),
+        (lambda lib: BOOLS(lib).median(0), NotImplementedError, "not implemented for 'Bool'"),
+        (lambda lib: BOOLS(lib).kthvalue(1), NotImplementedError, "not implemented for 'Bool'"),
+        (
+            lambda lib: FLOATS(lib).mean(dtype=lib.int64),
+            RuntimeError,
+            "could not infer output dtype",
+        ),
+    ],
+)
+def test_reductions_that_refuse_bool_tensors(torch, make, error, words):
+    both_raise(torch, make, error, words)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).prod(),  # int64 (numpy: uint64)
+        lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).prod(1),
+        lambda lib: lib.tensor([[3, 100]], dtype=lib.int8).prod(1, keepdim=True),  # no wrap
+        lambda lib: lib.tensor([[True, False]]).prod(1),
+        lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).all(),  # uint8 stays uint8
+        lambda lib: lib.tensor([[1, 0]], dtype=lib.uint8).any(0),
+        lambda lib: INT8S(lib).all(),  # other dtypes give bool
+        lambda lib: INTS(lib).mean(dtype=lib.float64),
+        lambda lib: BOOLS(lib).mean(0, dtype=lib.float32),
+    ],
+)
+def test_integer_reductions_have_pytorchs_dtypes(torch, make):
+    same(torch, make)

@@ -129,10 +129,7 @@ class Logcumsumexp(Op):
                 "Fix: x.cpu().logcumsumexp(dim), and move the result back with .cuda()"
             )
         data = input._data
-        if data.dtype.kind != "f":
-            raise RuntimeError(
-                f"logcumsumexp needs a floating-point tensor, got {input.dtype}. Fix: x.float()"
-            )
+        types.floating_point_only("logcumsumexp", input.dtype)
         ctx.axis = _axis(dim, data.ndim)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
         result = _make(data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis))
