@@ -448,3 +448,59 @@ def test_reductions_that_refuse_bool_tensors(torch, make, error, words):
 )
 def test_integer_reductions_have_pytorchs_dtypes(torch, make):
     same(torch, make)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.ones(1).reshape(),
+        lambda lib: lib.ones(1).view(),
+        lambda lib: lib.ones(()).permute(),
+        lambda lib: lib.ones(1).expand(),
+        lambda lib: lib.ones(1).repeat(),
+        lambda lib: lib.ones(1).flip(),
+    ],
+)
+def test_shape_methods_called_without_their_sizes_raise_type_error(torch, make):
+    both_raise(torch, make, TypeError, "missing 1 required positional arguments")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.ones(1).reshape(()),  # an explicit empty shape is a 0-d tensor
+        lambda lib: lib.ones(1).view([]),
+        lambda lib: lib.ones(()).permute(()),
+        lambda lib: lib.arange(6).reshape(2, 3).permute([1, 0]),
+    ],
+)
+def test_shape_methods_take_an_explicit_empty_shape(torch, make):
+    same(torch, make)
+
+
+@pytest.mark.parametrize("step", [-1, 0])
+def test_slicing_with_a_step_below_one_is_refused(torch, step):
+    both_raise(
+        torch, lambda lib: lib.arange(3)[::step], ValueError, "step must be greater than zero"
+    )
+    both_raise(
+        torch, lambda lib: lib.arange(6).reshape(2, 3)[:, ::step], ValueError, "greater than zero"
+    )
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
+def test_indices_must_be_long_int_byte_or_bool_tensors(torch, dtype):
+    both_raise(
+        torch,
+        lambda lib: lib.arange(3.0)[lib.tensor([0, 2], dtype=getattr(lib, dtype))],
+        IndexError,
+        "tensors used as indices must be long, int, byte or bool",
+    )
+
+
+def test_a_uint8_index_is_read_as_a_mask_with_pytorchs_warning(torch):
+    for lib in (ag, torch):
+        with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+            picked = lib.arange(3.0)[lib.tensor([1, 0, 1], dtype=lib.uint8)]
+        assert picked.tolist() == [0.0, 2.0]
+    same(torch, lambda lib: lib.arange(3.0)[lib.tensor([0, 2], dtype=lib.int32)])

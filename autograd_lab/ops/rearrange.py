@@ -101,7 +101,7 @@ def flip(input, *dims, **keyword):
         dims = (keyword.pop("dims"),)
     if keyword:
         raise TypeError(f"flip() got an unexpected keyword argument {next(iter(keyword))!r}")
-    return Flip.apply(input, dims=_dims(_shape_arg(dims), input.ndim))
+    return Flip.apply(input, dims=_dims(_shape_arg(dims, "flip", "dims"), input.ndim))
 
 
 class Roll(Op):
@@ -188,7 +188,7 @@ class Repeat(Op):
 
 @public("repeat", method=True, function=False)  # x.repeat(2, 1): PyTorch has no torch.repeat
 def repeat(input, *repeats):
-    repeats = _shape_arg(repeats)
+    repeats = _shape_arg(repeats, "repeat", "repeats")
     if len(repeats) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of "

@@ -5,6 +5,8 @@ the same behaviour; `_view` also shares the version counter and remembers the ba
 in-place change through a view is noticed by backward.
 """
 
+import warnings
+
 import numpy as np
 
 from .. import storage, types
@@ -29,8 +31,14 @@ def _view(x, array):
     return out
 
 
-def _shape_arg(shape):
-    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does."""
+def _shape_arg(shape, function, argument):
+    """Accept both `reshape(2, 3)` and `reshape((2, 3))`, as PyTorch does; but not `reshape()`:
+    PyTorch wants the sizes said, even for a 0-d result (`reshape(())`)."""
+    if not shape:
+        raise TypeError(
+            f'{function}() missing 1 required positional arguments: "{argument}". Fix: give '
+            f"them, e.g. x.{function}(2, 3), or () for none."
+        )
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return tuple(int(s) for s in shape)
@@ -226,11 +234,24 @@ def _numpy_index(index, device):
                     "tensor with .to('cuda')."
                 )
             part = part._data
-            if part.dtype.kind == "f":
+            if part.dtype.kind == "f" or part.dtype in (np.int8, np.int16):
                 raise IndexError(
-                    "tensors used as indices must be integer or bool tensors, not floating point; "
-                    "convert with .long()"
+                    "tensors used as indices must be long, int, byte or bool tensors, not "
+                    f"{part.dtype}; convert with .long()"
                 )
+            if part.dtype == np.uint8:  # PyTorch's old mask dtype: read as a mask, with a warning
+                warnings.warn(
+                    "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                    "torch.bool instead.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+                part = part.astype(np.bool_)
+        elif isinstance(part, slice) and part.step is not None and part.step <= 0:
+            raise ValueError(
+                f"step must be greater than zero (got {part.step}): tensors cannot be sliced "
+                "backwards. Fix: x.flip(dim) reverses a dimension, e.g. x.flip(0) for x[::-1]."
+            )
         elif isinstance(part, list):
             # an empty list picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
             part = np.asarray(part) if part else np.zeros(0, np.int64)
@@ -336,12 +357,14 @@ class IndexPut(Op):
 
 @public("reshape", method=True)
 def reshape(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape)), copy_ok=True)
+    return View.apply(
+        input, shape=_resolve(input, _shape_arg(shape, "reshape", "shape")), copy_ok=True
+    )
 
 
 @public("view", method=True)
 def view(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape)))
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "size")))
 
 
 def _resolve(x, shape):
@@ -374,7 +397,7 @@ def transpose(input, dim0, dim1):
 
 @public("permute", method=True)
 def permute(input, *dims):
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute", "dims")
     if sorted(d % max(input.ndim, 1) for d in dims) != list(range(input.ndim)):
         raise RuntimeError(f"permute{dims} must list each of the tensor's {input.ndim} dims once")
     return Permute.apply(input, dims=tuple(d % input.ndim for d in dims))
@@ -418,7 +441,7 @@ def unsqueeze(input, dim):
 
 @public("expand", method=True)
 def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "expand", "size")
     lead = len(sizes) - input.ndim
     shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
     return Expand.apply(input, shape=shape)
