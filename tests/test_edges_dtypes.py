@@ -1,6 +1,8 @@
 """Dtype edges issue 14's differential fuzzing found: result dtypes, and calls PyTorch refuses that
 we accepted. Each compares with PyTorch 2.13 (values, dtypes, error classes and key words)."""
 
+import operator
+
 import numpy as np
 import pytest
 from conftest import values
@@ -504,3 +506,40 @@ def test_a_uint8_index_is_read_as_a_mask_with_pytorchs_warning(torch):
             picked = lib.arange(3.0)[lib.tensor([1, 0, 1], dtype=lib.uint8)]
         assert picked.tolist() == [0.0, 2.0]
     same(torch, lambda lib: lib.arange(3.0)[lib.tensor([0, 2], dtype=lib.int32)])
+
+
+@pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor])  # &, |, ^
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (INT8S, INT8S),  # bit by bit, int8 stays int8
+        (INTS, INT8S),
+        (BOOLS, INTS),  # a bool with an integer: the integer dtype
+        (BOOLS, BOOLS),  # logical on bools
+        (INT8S, lambda lib: 3),
+        (lambda lib: True, BOOLS),  # the reversed operators
+        (lambda lib: 6, INTS),
+    ],
+)
+def test_and_or_xor_are_bitwise_with_promoted_dtypes(torch, op, a, b):
+    same(torch, lambda lib: op(a(lib), b(lib)))
+
+
+def test_invert_flips_the_bits_of_integers_and_negates_bools(torch):
+    same(torch, lambda lib: ~INT8S(lib))
+    same(torch, lambda lib: ~INTS(lib))
+    same(torch, lambda lib: ~BOOLS(lib))
+    same(torch, lambda lib: lib.bitwise_not(INTS(lib)))
+
+
+@pytest.mark.parametrize(
+    "make, error, words",
+    [
+        (lambda lib: FLOATS(lib) & INTS(lib), NotImplementedError, "not implemented for 'Float'"),
+        (lambda lib: BOOLS(lib) | FLOATS(lib), NotImplementedError, "not implemented for 'Float'"),
+        (lambda lib: FLOATS(lib) ^ True, NotImplementedError, "not implemented for 'Float'"),
+        (lambda lib: ~FLOATS(lib), TypeError, "only implemented on integer and Boolean"),
+    ],
+)
+def test_bitwise_operators_refuse_floats(torch, make, error, words):
+    both_raise(torch, make, error, words)

@@ -1198,6 +1198,38 @@ def logical_not(input):
 logical_not.kernel = lambda a: ~a
 
 
+def _bitwise(name, numpy_function, kernel):
+    """PyTorch's &, | and ^: bit by bit on integers, in their promoted dtype (int8 & 3 is int8),
+    which on bools is the logical and/or/xor; floats have no bits to combine."""
+
+    def combine(input, other):
+        x, y = operands(input, other)
+        if _kind(x) == "f" or _kind(y) == "f":
+            raise types.not_implemented_for(name, promotion.result_type(input, other))
+        return _make(numpy_function(x, y))
+
+    combine.__name__ = combine.__qualname__ = name
+    combine.__doc__ = f"{name}(input, other): element by element, bit by bit (bools: logically)"
+    combine.kernel = kernel
+    return public(name, method=True)(combine)
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and, lambda a, b: a & b)
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or, lambda a, b: a | b)
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, lambda a, b: a ^ b)
+
+
+@public("bitwise_not", method=True)
+def bitwise_not(input):
+    """~x: every bit flipped for integers (~5 is -6), not for bools."""
+    if input.is_floating_point():
+        raise types.not_implemented_for("bitwise_not", input.dtype)
+    return _make(np.invert(input._data))
+
+
+bitwise_not.kernel = lambda a: ~a
+
+
 @public("isnan", method=True)
 def isnan(input):
     return _make(np.isnan(input._data))
