@@ -18,7 +18,6 @@ The rules, which the operators follow too (`a + b`):
 import numpy as np
 
 from . import types
-from .tensor import Tensor
 
 
 def _category(dtype):
@@ -40,7 +39,8 @@ def promote_types(type1, type2):
 
 def _tier_and_dtype(value):
     """(tier, dtype) of one operand: tier 2 a tensor with dimensions, 1 a 0-d tensor, 0 a number."""
-    if isinstance(value, Tensor):
+    # a tensor, known by its dtype: tensor.py is not imported here, as the ops import this module
+    if isinstance(getattr(value, "dtype", None), types.dtype):
         return (2 if value.dim() > 0 else 1), value.dtype
     if isinstance(value, np.generic):  # a numpy number counts as the Python number it holds
         value = value.item()
@@ -67,8 +67,16 @@ def _combine(higher, lower):
 
 def result_type(tensor, other):
     """The dtype of `tensor + other` (either may be a Python number), under the rules above."""
+    return common_dtype(tensor, other)
+
+
+def common_dtype(*operands):
+    """The dtype an op of several operands computes in (clamp(x, min, max), addcmul, ...): the
+    rules above over all of them at once. None (an absent bound, say) takes no part."""
     by_tier = [None, None, None]  # numbers, 0-d tensors, tensors with dimensions
-    for value in (tensor, other):
+    for value in operands:
+        if value is None:
+            continue
         tier, dtype = _tier_and_dtype(value)
         seen = by_tier[tier]
         by_tier[tier] = dtype if seen is None else promote_types(seen, dtype)
@@ -83,3 +91,36 @@ def can_cast(from_, to):
     if source.is_floating_point and not target.is_floating_point:
         return False
     return not (target is types.bool_ and source is not types.bool_)
+
+
+def check_alpha(alpha, dtype):
+    """PyTorch's rule for the `alpha=` of add and sub (`input + alpha * other`): alpha is converted
+    to the result's dtype, so it must be a number of that kind. A bool alpha only for a bool result,
+    a float alpha not for an integer result, and an integer alpha that fits the integer dtype."""
+    if isinstance(alpha, (bool, np.bool_)) and dtype is not types.bool_:
+        raise RuntimeError(
+            f"Boolean alpha only supported for Boolean results: this result is {dtype}. Fix: pass "
+            "a number of the result's kind, e.g. alpha=1."
+        )
+    if dtype.is_floating_point:
+        return
+    if isinstance(alpha, (float, np.floating)):  # bool results count as integral here too
+        raise RuntimeError(
+            f"For integral input tensors, argument alpha must not be a floating point number "
+            f"(got alpha={alpha} for a {dtype} result). Fix: pass a whole number, or convert the "
+            "tensors to float first, e.g. x.float()."
+        )
+    if dtype is not types.bool_:  # any number is a bool: 0 is False, the rest True
+        check_fits("alpha", alpha, dtype)
+
+
+def check_fits(name, value, dtype):
+    """A number argument converted to an integer dtype must fit it, as PyTorch checks (an int8
+    result cannot take value=1000)."""
+    limits = np.iinfo(dtype.numpy)
+    if not limits.min <= value <= limits.max:
+        raise RuntimeError(
+            f"value cannot be converted to type {dtype.name} without overflow: {name}={value} is "
+            f"outside {dtype}'s range [{limits.min}, {limits.max}]. Fix: use a smaller {name} or "
+            "a wider dtype (x.long())."
+        )

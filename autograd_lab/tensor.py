@@ -529,13 +529,31 @@ class Tensor:
         return _ops.ge(self, other)
 
     def __invert__(self):
-        return _ops.logical_not(self)
+        if self.is_floating_point():
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors. Fix: "
+                "for a mask, compare first (~(x > 0)); for 1 - x, write it out."
+            )
+        return _ops.bitwise_not(self)
 
+    # &, | and ^ are bitwise, as in PyTorch: logical on bool masks, bit by bit on integers
     def __and__(self, other):
-        return _ops.logical_and(self, other)
+        return _ops.bitwise_and(self, other)
 
     def __or__(self, other):
-        return _ops.logical_or(self, other)
+        return _ops.bitwise_or(self, other)
+
+    def __xor__(self, other):
+        return _ops.bitwise_xor(self, other)
+
+    def __rand__(self, other):
+        return _ops.bitwise_and(self, other)
+
+    def __ror__(self, other):
+        return _ops.bitwise_or(self, other)
+
+    def __rxor__(self, other):
+        return _ops.bitwise_xor(self, other)
 
     __hash__ = object.__hash__  # tensors are hashable by identity, as in PyTorch
 

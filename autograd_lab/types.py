@@ -94,6 +94,53 @@ def of_array(array):
     return _BY_NUMPY[array.dtype]
 
 
+# ---- which dtypes an operation computes in ------------------------------------------------------
+# PyTorch's kernels are written for some dtypes only (relu has no bool version, log_softmax only
+# float ones); asked for another, PyTorch raises NotImplementedError naming the dtype by its C++
+# name: "not implemented for 'Long'". These are those names, so our errors can be searched for.
+_KERNEL_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+}
+
+
+def not_implemented_for(operation, dtype):
+    """The error PyTorch raises when `operation` has no kernel for `dtype`, to be raised."""
+    return NotImplementedError(
+        f"\"{operation}\" not implemented for '{_KERNEL_NAMES[dtype.name]}': PyTorch computes "
+        f"{operation} for some dtypes only, and {dtype} is not one of them. Fix: convert the "
+        "tensor first, e.g. x.float() (or x.long() for a bool tensor)."
+    )
+
+
+def check_differentiable(dtype, recording):
+    """Autograd computes gradients of floating-point tensors only (PyTorch's "differentiable
+    types"). Asked for an integer or bool result while recording (x.sum(dtype=torch.int64) with x
+    requiring grad), PyTorch refuses rather than cut the graph without a word; so do we. (x.long()
+    is different: a conversion, it gives a tensor that does not require grad.)"""
+    if recording and not dtype.is_floating_point:
+        raise RuntimeError(
+            f"Autograd not support dtype: {_KERNEL_NAMES[dtype.name]}. This op would record a "
+            f"{dtype} result for a tensor that requires grad, and gradients only flow through "
+            "floating-point tensors. Fix: ask for a float dtype, or compute it without the graph: "
+            "x.detach().sum(dtype=torch.int64)."
+        )
+
+
+def floating_point_only(operation, dtype):
+    """Refuse a `dtype` that is not floating-point, as PyTorch's float-only kernels do
+    (softmax, gelu, lerp: their formulas need fractions)."""
+    if not dtype.is_floating_point:
+        raise not_implemented_for(operation, dtype)
+
+
 # ---- the default dtype ----------------------------------------------------------------------------
 _default_dtype = float32  # what Python floats become: torch.tensor(1.5), zeros(2), rand(2), ...
 

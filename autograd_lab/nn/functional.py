@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .. import random
+from .. import random, types
 from ..autograd import no_grad
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
@@ -93,33 +93,30 @@ def relu(input, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope·x: a relu whose negative side keeps a small slope."""
     _checks.check_tensors("leaky_relu", input=input)
-    return _activation(input, inplace, LeakyRelu, negative_slope=negative_slope)
+    return _activation("leaky_relu", input, inplace, LeakyRelu, negative_slope=negative_slope)
 
 
 def silu(input, inplace=False):
     """x·sigmoid(x) (also called swish)."""
     _checks.check_tensors("silu", input=input)
-    return _activation(input, inplace, Silu)
+    return _activation("silu", input, inplace, Silu)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta·x)) / beta: a smooth relu; x itself where beta·x > threshold."""
     _checks.check_tensors("softplus", input=input)
+    types.floating_point_only("softplus", input.dtype)
     return Softplus.apply(input, beta=beta, threshold=threshold)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha·(exp(x) - 1)."""
     _checks.check_tensors("elu", input=input)
-    return _activation(input, inplace, Elu, alpha=alpha)
+    return _activation("elu", input, inplace, Elu, alpha=alpha)
 
 
-def _activation(input, inplace, op, **options):
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(
-            f"{op.node_name[: -len('Backward0')].lower()}() needs a floating-point tensor, got "
-            f"{input.dtype}. Fix: input.float()."
-        )
+def _activation(name, input, inplace, op, **options):
+    types.floating_point_only(name, input.dtype)
     if inplace:  # x.op_(): the result is written into input (not allowed on a leaf needing grad)
         return input._inplace(lambda x: op.apply(x, **options))
     return op.apply(input, **options)
@@ -132,6 +129,7 @@ def gelu(input, *, approximate="none"):
             f"approximate argument must be either none or tanh, got {approximate!r}. Fix: leave "
             "it out for the exact GELU, or pass approximate='tanh'."
         )
+    types.floating_point_only("gelu", input.dtype)
     return Gelu.apply(input, approximate=approximate)
 
 

@@ -7,11 +7,9 @@ Each is one node, as in PyTorch (`AddcmulBackward0`, ...); gradients of broadcas
 back to their shapes by the engine, like every other op's.
 """
 
-import numpy as np
-
-from .. import types
+from .. import promotion, types
 from ..autograd.function import Op
-from ..tensor import Tensor, _make
+from ..tensor import Tensor
 from .elementwise import check_broadcastable
 from .registry import public
 
@@ -97,39 +95,83 @@ class LerpTensor(Op):
         return grad * (1 - weight), grad * weight, grad * (end - input)
 
 
-def _tensors(name, *values):
-    """Numbers become tensors of the first tensor's dtype; tensors are promoted to a common dtype."""
-    like = next(v for v in values if isinstance(v, Tensor))
-    tensors = [
-        v if isinstance(v, Tensor) else _make(np.asarray(v, like._data.dtype)) for v in values
-    ]
-    dtype = tensors[0]._data.dtype
-    for t in tensors[1:]:
-        dtype = types.result_type(np.empty(0, dtype), t._data)
-    if dtype.kind != "f":
-        raise RuntimeError(
-            f"{name}() works on floating-point tensors, got {types.of_array(like._data)}. Fix: "
-            "convert first, e.g. x.float()."
-        )
-    check_broadcastable(*[t.shape for t in tensors])
-    return [t if t._data.dtype == dtype else t.to(types.to_dtype(dtype)) for t in tensors]
+def _operands(name, **tensors):
+    """The tensors of addcmul/addcdiv in PyTorch's common dtype over all of them (a 0-d float64
+    tensor does not widen float32 tensors); PyTorch takes no Python numbers in their place."""
+    for position, (argument, value) in enumerate(tensors.items(), start=1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}. Fix: make it a tensor, e.g. torch.tensor(value), or "
+                "use the value= argument for a number."
+            )
+    check_broadcastable(*[t.shape for t in tensors.values()])
+    dtype = promotion.common_dtype(*tensors.values())
+    return dtype, [t if t.dtype is dtype else t.to(dtype) for t in tensors.values()]
+
+
+def _value_in(dtype, value):
+    """`value` as the result's dtype takes it: an integer result truncates 2.5 to 2, as PyTorch."""
+    if dtype.is_floating_point:
+        return value
+    promotion.check_fits("value", int(value), dtype)
+    return int(value)
 
 
 @public("addcmul", method=True, inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2, as one op."""
-    return Addcmul.apply(*_tensors("addcmul", input, tensor1, tensor2), value=value)
+    dtype, tensors = _operands("addcmul", input=input, tensor1=tensor1, tensor2=tensor2)
+    if dtype is types.bool_:
+        raise types.not_implemented_for("addcmul", dtype)
+    return Addcmul.apply(*tensors, value=_value_in(dtype, value))
 
 
 @public("addcdiv", method=True, inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2, as one op."""
-    return Addcdiv.apply(*_tensors("addcdiv", input, tensor1, tensor2), value=value)
+    dtype, tensors = _operands("addcdiv", input=input, tensor1=tensor1, tensor2=tensor2)
+    if not (tensor1.is_floating_point() or tensor2.is_floating_point()):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported: tensor1 and tensor2 are "
+            f"{tensor1.dtype} and {tensor2.dtype}, and PyTorch will not guess between a whole-"
+            "number and a true division. Fix: for true division, make one of them float "
+            "(tensor1.float()); for floor division, use input + value * (tensor1 // tensor2)."
+        )
+    return Addcdiv.apply(*tensors, value=_value_in(dtype, value))
 
 
 @public("lerp", method=True, inplace=True)
 def lerp(input, end, weight):
-    """Linear interpolation input + weight * (end - input); `weight` a number or a tensor."""
+    """Linear interpolation input + weight * (end - input); `weight` a number or a tensor.
+    Unlike most ops, PyTorch's lerp does not promote: its tensors must share one dtype. A 0-d
+    weight tensor is the exception: PyTorch takes it as a number that still takes part in the
+    promotion (two int tensors and a 0-d float weight give float32)."""
+    _check_same_dtype("end", end, input)
+    shapes = [t.shape for t in (input, end, weight) if isinstance(t, Tensor)]
+    check_broadcastable(*shapes)
+    if isinstance(weight, Tensor) and weight.dim() == 0:
+        dtype = promotion.common_dtype(input, end, weight)
+        types.floating_point_only("lerp", dtype)
+        tensors = [t if t.dtype is dtype else t.to(dtype) for t in (input, end, weight)]
+        return LerpTensor.apply(*tensors)
     if isinstance(weight, Tensor):
-        return LerpTensor.apply(*_tensors("lerp", input, end, weight))
-    return Lerp.apply(*_tensors("lerp", input, end), weight=float(weight))
+        _check_same_dtype("weight", weight, input)
+    types.floating_point_only("lerp", input.dtype)
+    if isinstance(weight, Tensor):
+        return LerpTensor.apply(input, end, weight)
+    return Lerp.apply(input, end, weight=float(weight))
+
+
+def _check_same_dtype(argument, value, input):
+    """lerp's tensors must be tensors of input's dtype, as PyTorch requires."""
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"lerp(): argument '{argument}' must be a Tensor, not {type(value).__name__}. Fix: "
+            "make it a tensor of input's dtype, e.g. torch.full_like(input, value)."
+        )
+    if value.dtype is not input.dtype:
+        raise RuntimeError(
+            f"expected dtype {input.dtype} for `{argument}` but got dtype {value.dtype}: lerp "
+            f"does not promote dtypes. Fix: convert it, e.g. {argument}.to(input.dtype)."
+        )

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .. import storage, types
+from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from . import scalar
@@ -123,11 +123,6 @@ class Sub(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        if _kind(x) == "b" and _kind(y) == "b":
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                "`^` or `logical_xor()` operator instead (True where exactly one is True)."
-            )
         return x - y
 
     @staticmethod
@@ -258,6 +253,8 @@ class PowScalar(Op):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
         base, exp = operands(x, exponent)
+        if base.dtype == np.bool_:  # numpy has no bool power (it gives int8): PyTorch's dtype
+            return (base**exp).astype(promotion.result_type(x, exponent).numpy)
         return base**exp
 
     @staticmethod
@@ -280,6 +277,8 @@ class Pow(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
+        if x.dtype == np.bool_:  # only a tensor ** a number has a bool version (see PowScalar)
+            raise types.not_implemented_for("pow", types.bool_)
         result = _make(_power(x, y))
         ctx.save_for_backward(a, b, result)
         return result
@@ -317,6 +316,8 @@ class RPow(Op):
     @staticmethod
     def forward(ctx, x, base):
         b, e = operands(base, x)
+        if e.dtype == np.bool_ and _kind(b) == "b":  # True ** mask: no bool version in PyTorch
+            raise types.not_implemented_for("pow", types.bool_)
         result = _make(_power(b, e))
         ctx.save_for_backward(x, result)
         ctx.base = base
@@ -755,6 +756,11 @@ class Relu(Op):
 
     @staticmethod
     def forward(ctx, input):
+        if input._data.dtype == np.bool_:
+            raise RuntimeError(
+                "Boolean inputs not supported for relu: a bool is never negative, so there is "
+                "nothing to cut off. Fix: use the mask as it is, or convert it, e.g. x.float()."
+            )
         result = _make(np.maximum(input._data, 0).astype(input._data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
@@ -799,6 +805,8 @@ class Abs(Op):
 
     @staticmethod
     def forward(ctx, input):
+        if input._data.dtype == np.bool_:
+            raise types.not_implemented_for("abs", types.bool_)
         ctx.save_for_backward(input)
         return np.abs(input._data)
 
@@ -824,6 +832,8 @@ class Sign(Op):
     @staticmethod
     def forward(ctx, input):
         x = input._data
+        if x.dtype == np.bool_:  # True is positive, False zero: a bool is its own sign
+            return x.copy()
         if x.dtype.kind != "f":
             return np.sign(x)
         return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # nan: neither, so 0
@@ -874,9 +884,12 @@ class Clamp(Op):
     def forward(ctx, x, min=None, max=None):
         ctx.save_for_backward(x)
         ctx.bounds = (min, max)
-        data = x._data
-        if data.dtype.kind in "biu" and (type(min) is float or type(max) is float):
-            data = data.astype(types.default_float())  # ints clamped to 1.5: float32, as PyTorch
+        # PyTorch's promotion over x and the bounds: ints clamped to 1.5 give float32, bools
+        # clamped to 0 give int64
+        dtype = promotion.common_dtype(x, min, max)
+        if dtype is types.bool_:
+            raise types.not_implemented_for("clamp", dtype)
+        data = x._data.astype(dtype.numpy, copy=False)
         return np.clip(data, min, max).astype(data.dtype, copy=False)
 
     @staticmethod
@@ -1160,20 +1173,55 @@ def _float(data):
 
 @public("add", method=True, inplace=True)
 def add(input, other, alpha=1):
+    if type(alpha) is not int or alpha != 1:
+        other = _times_alpha(input, other, alpha)
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 + x is recorded as x + 2, as PyTorch does
-    if alpha != 1:
-        other = other * alpha
     return Add.apply(input, other)
 
 
 @public("sub", "subtract", method=True, inplace=True)
 def sub(input, other, alpha=1):
-    if alpha != 1:
-        other = other * alpha
+    _refuse_bool_subtraction(input, other)
+    if type(alpha) is not int or alpha != 1:
+        other = _times_alpha(input, other, alpha)
     if not isinstance(input, Tensor):
         return Rsub.apply(other, number=input)
     return Sub.apply(input, other)
+
+
+def _times_alpha(input, other, alpha):
+    """`alpha * other` for add and sub, computed in the result's dtype as PyTorch computes it (an
+    int8 tensor plus 2 times a bool tensor stays int8), after PyTorch's checks of alpha."""
+    dtype = promotion.result_type(input, other)
+    promotion.check_alpha(alpha, dtype)
+    if dtype is types.bool_:  # alpha becomes a bool as well: any alpha but 0 is True
+        return other & bool(alpha)
+    if isinstance(other, Tensor) and other.dtype is not dtype:
+        other = other.to(dtype)
+    return other * alpha
+
+
+def _is_bool(value):
+    """A bool tensor or a Python bool: PyTorch's subtraction refuses both."""
+    if isinstance(value, Tensor):
+        return value.dtype is types.bool_
+    return isinstance(value, (bool, np.bool_))
+
+
+def _refuse_bool_subtraction(input, other):
+    """Subtracting booleans has no meaning PyTorch will guess at: it points to xor and not."""
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead (True where exactly one is True)."
+        )
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead; to count "
+            "with it, convert it first, e.g. mask.long()."
+        )
 
 
 @public("mul", "multiply", method=True, inplace=True)
@@ -1313,6 +1361,38 @@ def logical_not(input):
 logical_not.kernel = lambda a: ~a
 
 
+def _bitwise(name, numpy_function, kernel):
+    """PyTorch's &, | and ^: bit by bit on integers, in their promoted dtype (int8 & 3 is int8),
+    which on bools is the logical and/or/xor; floats have no bits to combine."""
+
+    def combine(input, other):
+        x, y = operands(input, other)
+        if _kind(x) == "f" or _kind(y) == "f":
+            raise types.not_implemented_for(name, promotion.result_type(input, other))
+        return _make(numpy_function(x, y))
+
+    combine.__name__ = combine.__qualname__ = name
+    combine.__doc__ = f"{name}(input, other): element by element, bit by bit (bools: logically)"
+    combine.kernel = kernel
+    return public(name, method=True)(combine)
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and, lambda a, b: a & b)
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or, lambda a, b: a | b)
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, lambda a, b: a ^ b)
+
+
+@public("bitwise_not", method=True)
+def bitwise_not(input):
+    """~x: every bit flipped for integers (~5 is -6), not for bools."""
+    if input.is_floating_point():
+        raise types.not_implemented_for("bitwise_not", input.dtype)
+    return _make(np.invert(input._data))
+
+
+bitwise_not.kernel = lambda a: ~a
+
+
 @public("isnan", method=True)
 def isnan(input):
     return _make(np.isnan(input._data))
@@ -1351,6 +1431,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def logit(input, eps=None):
     """log(p / (1 - p)), the inverse of sigmoid: the logit of a probability. With eps, p is
     first clamped to [eps, 1 - eps], so 0 and 1 give finite logits."""
+    if not input.is_floating_point():  # probabilities are fractions: 1 - p must not wrap around
+        input = input.to(types.get_default_dtype())
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return div(input, 1 - input).log()

@@ -8,6 +8,7 @@ the engine.
 
 import numpy as np
 
+from .. import types
 from ..autograd.function import Op
 from .elementwise import operands
 from .registry import public
@@ -99,6 +100,7 @@ def matmul(input, other):
         )
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
+    check_same_dtype("matmul", input, other)
     kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
     if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:
         kind = Bmm
@@ -111,6 +113,21 @@ def matmul(input, other):
     return UnsafeView.apply(product, shape=product._data.shape)
 
 
+def check_same_dtype(name, input, other, names=("input", "other")):
+    """PyTorch's matrix products do not promote: each kernel takes one dtype, so a float32 matrix
+    times a float64 one is refused, not widened (float64 data fed to a float32 model is a slip
+    this makes visible). And bool has no product kernel."""
+    if input.dtype is not other.dtype:
+        operands = "both vectors" if name == "dot" else "m1 and m2"
+        raise RuntimeError(
+            f"{name}: expected {operands} to have the same dtype, but got: {input.dtype} != "
+            f"{other.dtype}. Matrix products do not promote dtypes. Fix: convert one of them, "
+            f"e.g. {names[0]}.to({names[1]}.dtype) (or .float() / .double())."
+        )
+    if input.dtype is types.bool_:
+        raise types.not_implemented_for(name, input.dtype)
+
+
 def _require(name, tensor, ndim, what):
     if tensor.ndim != ndim:
         raise RuntimeError(f"{name}() expects {what} ({ndim}-D), got a {tensor.ndim}-D tensor")
@@ -120,6 +137,7 @@ def _require(name, tensor, ndim, what):
 def mm(input, mat2):
     _require("mm", input, 2, "matrices")
     _require("mm", mat2, 2, "matrices")
+    check_same_dtype("mm", input, mat2, names=("input", "mat2"))
     return Mm.apply(input, mat2)
 
 
@@ -127,6 +145,7 @@ def mm(input, mat2):
 def mv(input, vec):
     _require("mv", input, 2, "a matrix")
     _require("mv", vec, 1, "a vector")
+    check_same_dtype("mv", input, vec, names=("input", "vec"))
     return Mv.apply(input, vec)
 
 
@@ -134,6 +153,7 @@ def mv(input, vec):
 def bmm(input, mat2):
     _require("bmm", input, 3, "batches of matrices")
     _require("bmm", mat2, 3, "batches of matrices")
+    check_same_dtype("bmm", input, mat2, names=("input", "mat2"))
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(
             f"bmm() needs equal batch sizes, got {input.shape[0]} and {mat2.shape[0]}"
@@ -145,6 +165,7 @@ def bmm(input, mat2):
 def dot(input, other):
     _require("dot", input, 1, "vectors")
     _require("dot", other, 1, "vectors")
+    check_same_dtype("dot", input, other)
     if input.shape != other.shape:
         raise RuntimeError(
             f"dot() needs vectors of equal length, got {input.shape[0]} and {other.shape[0]}"

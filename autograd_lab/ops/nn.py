@@ -17,7 +17,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import _make
 from . import scalar
 from .elementwise import _float
-from .linalg import Mm
+from .linalg import Mm, check_same_dtype
 from .shape import SqueezeDim, Transpose
 
 # ---- linear -----------------------------------------------------------------------------------------
@@ -25,12 +25,8 @@ from .shape import SqueezeDim, Transpose
 
 def _times_weight_t(ctx, input, weight):
     """`input @ weight.T` in numpy: the transposed view costs no copy (BLAS reads it transposed)."""
+    check_same_dtype("linear", input, weight, names=("input", "weight"))
     x, w = input._data, weight._data
-    if x.dtype != w.dtype:
-        raise RuntimeError(
-            f"linear(): input is {x.dtype} but weight is {w.dtype}; both must have the same dtype. "
-            "Fix: convert one of them, e.g. input.to(weight.dtype) (or .float() / .double())."
-        )
     if x.shape[-1] != w.shape[-1]:
         raise RuntimeError(
             f"linear(): input has {x.shape[-1]} features in its last dim but weight has shape "

@@ -9,8 +9,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from .elementwise import Maximum, Minimum, _float, where
 from .fast_reduce import max_array, sum_array
@@ -107,7 +108,9 @@ class Prod(Op):
     def forward(ctx, x, dim=None, keepdim=False):
         ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
         ctx.save_for_backward(x)
-        return np.prod(x._data, axis=ctx.dims, keepdims=keepdim)
+        data = x._data
+        whole = data.dtype.kind in "biu"  # integers and bools multiply to int64, as in PyTorch
+        return np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=np.int64 if whole else None)
 
     @staticmethod
     def backward(ctx, grad):
@@ -419,9 +422,9 @@ class LogSoftmax(Op):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     dim = _all_if_empty(dim, input)
     if dtype is not None:
-        from ..types import to_dtype
-
-        dtype = to_dtype(dtype).numpy
+        dtype = types.to_dtype(dtype)
+        types.check_differentiable(dtype, input.requires_grad and is_grad_enabled())
+        dtype = dtype.numpy
     return (Sum if dim is None else SumDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
@@ -433,8 +436,16 @@ def _all_if_empty(dim, input):
 
 
 @public("mean", method=True)
-def mean(input, dim=None, keepdim=False):
+def mean(input, dim=None, keepdim=False, *, dtype=None):
     dim = _all_if_empty(dim, input)
+    if dtype is not None:  # the mean of an int tensor in a float dtype: converted first
+        dtype = types.to_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Optional dtype must be either a floating "
+                f"point or complex dtype, got {dtype}. Fix: dtype=torch.float32 (or leave it out)."
+            )
+        input = input.to(dtype)
     return (Mean if dim is None else MeanDim).apply(input, dim=dim, keepdim=keepdim)
 
 
@@ -449,14 +460,26 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+def spread_needs_floating_point(name, input):
+    """var and std (and var_mean, std_mean) measure spread in fractions of the values' unit:
+    PyTorch computes them for floating-point tensors only, and says so with a RuntimeError."""
+    if not input.is_floating_point():
+        raise RuntimeError(
+            f"{name} only support floating point and complex dtypes, got {input.dtype}. Fix: "
+            "convert first, e.g. x.float()."
+        )
+
+
 @public("var", method=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    spread_needs_floating_point("std and var", input)
     dim = _all_if_empty(dim, input)
     return Var.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
 
 @public("std", method=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    spread_needs_floating_point("std and var", input)
     dim = _all_if_empty(dim, input)
     return Std.apply(input, dim=dim, correction=_correction(unbiased, correction), keepdim=keepdim)
 
@@ -496,6 +519,10 @@ def amin(input, dim=(), keepdim=False):
 def _arg(fn, input, dim, keepdim):
     data = input._data
     name = fn.__name__  # argmax or argmin
+    if data.dtype == np.bool_:  # PyTorch refuses, rather than pick the first True
+        raise RuntimeError(
+            f"{name}(): does not support bool input. Fix: convert first, e.g. mask.long().{name}()."
+        )
     if dim is None:
         if data.size == 0:
             raise IndexError(
@@ -529,21 +556,31 @@ def logsumexp(input, dim, keepdim=False):
 
 @public("softmax", method=True)
 def softmax(input, dim, dtype=None):
-    return Softmax.apply(input if dtype is None else input.to(dtype), dim=dim)
+    input = input if dtype is None else input.to(dtype)
+    types.floating_point_only("softmax", input.dtype)  # exp of ints: convert first, or dtype=
+    return Softmax.apply(input, dim=dim)
 
 
 @public("log_softmax", method=True)
 def log_softmax(input, dim, dtype=None):
-    return LogSoftmax.apply(input if dtype is None else input.to(dtype), dim=dim)
+    input = input if dtype is None else input.to(dtype)
+    types.floating_point_only("log_softmax", input.dtype)
+    return LogSoftmax.apply(input, dim=dim)
 
 
 @public("any", method=True)
 def any(input, dim=None, keepdim=False):
     axis = None if dim is None else _dims(dim, input.ndim)  # PyTorch's IndexError for a bad dim
-    return _make(np.any(input._data, axis=axis, keepdims=keepdim))
+    return _truth(np.any(input._data, axis=axis, keepdims=keepdim), input)
 
 
 @public("all", method=True)
 def all(input, dim=None, keepdim=False):
     axis = None if dim is None else _dims(dim, input.ndim)
-    return _make(np.all(input._data, axis=axis, keepdims=keepdim))
+    return _truth(np.all(input._data, axis=axis, keepdims=keepdim), input)
+
+
+def _truth(answer, input):
+    """any/all's answer: bool, except for a uint8 tensor, which gets uint8 (PyTorch keeps this
+    from the days before bool tensors, when uint8 was the mask dtype)."""
+    return _make(answer.astype(np.uint8) if input.dtype is types.uint8 else answer)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import _make
 from ..types import to_dtype
 from .elementwise import where
@@ -128,10 +129,7 @@ class Logcumsumexp(Op):
                 "Fix: x.cpu().logcumsumexp(dim), and move the result back with .cuda()"
             )
         data = input._data
-        if data.dtype.kind != "f":
-            raise RuntimeError(
-                f"logcumsumexp needs a floating-point tensor, got {input.dtype}. Fix: x.float()"
-            )
+        types.floating_point_only("logcumsumexp", input.dtype)
         ctx.axis = _axis(dim, data.ndim)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
         result = _make(data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis))
@@ -163,20 +161,26 @@ def logcumsumexp(input, dim):
     return Logcumsumexp.apply(input, dim=dim)
 
 
-def _numpy_dtype(dtype):
-    return None if dtype is None else to_dtype(dtype).numpy
+def _numpy_dtype(dtype, input):
+    """The numpy dtype asked for with dtype= (None: the default), refused if autograd cannot
+    record it."""
+    if dtype is None:
+        return None
+    dtype = to_dtype(dtype)
+    types.check_differentiable(dtype, input.requires_grad and is_grad_enabled())
+    return dtype.numpy
 
 
 @public("cumsum", method=True, inplace=True, out=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sums along `dim`: cumsum([1, 2, 3], 0) = [1, 3, 6]. Integers and bools give int64."""
-    return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
+    return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input))
 
 
 @public("cumprod", method=True, inplace=True, out=True)
 def cumprod(input, dim, *, dtype=None):
     """Running products along `dim`: cumprod([1, 2, 3], 0) = [1, 2, 6]."""
-    return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype))
+    return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input))
 
 
 # ---- diff: the step from each element to the next, what cumsum adds up again -------------------

@@ -5,6 +5,8 @@ the same behaviour; `_view` also shares the version counter and remembers the ba
 in-place change through a view is noticed by backward.
 """
 
+import warnings
+
 import numpy as np
 
 from .. import storage, types
@@ -265,15 +267,23 @@ def _numpy_index(index, device):
                     "tensor with .to('cuda')."
                 )
             part = part._data
-            if part.dtype.kind == "f":
+            if part.dtype.kind == "f" or part.dtype in (np.int8, np.int16):
                 raise IndexError(
-                    "tensors used as indices must be integer or bool tensors, not floating point; "
-                    "convert with .long()"
+                    "tensors used as indices must be long, int, byte or bool tensors, not "
+                    f"{part.dtype}; convert with .long()"
                 )
-        elif isinstance(part, slice) and part.step is not None and part.step < 0:
+            if part.dtype == np.uint8:  # PyTorch's old mask dtype: read as a mask, with a warning
+                warnings.warn(
+                    "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                    "torch.bool instead.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+                part = part.astype(np.bool_)
+        elif isinstance(part, slice) and part.step is not None and part.step <= 0:
             raise ValueError(
-                f"step must be greater than zero: PyTorch's slices cannot run backwards (step "
-                f"{part.step}), as numpy's can. Fix: flip the tensor, e.g. x.flip(0) for x[::-1]."
+                f"step must be greater than zero (got {part.step}): tensors cannot be sliced "
+                "backwards. Fix: x.flip(dim) reverses a dimension, e.g. x.flip(0) for x[::-1]."
             )
         elif isinstance(part, list):
             # an empty list picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
@@ -399,7 +409,7 @@ def reshape(input, *shape):
 
 @public("view", method=True)
 def view(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "shape")))
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "size")))
 
 
 def _resolve(x, shape):

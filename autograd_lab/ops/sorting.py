@@ -15,7 +15,7 @@ The CUDA backend has no sorting kernel yet: these ops refuse CUDA tensors with a
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
 from .indexing import ScatterAdd
@@ -122,6 +122,10 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) values along dim, largest first. sorted=False allows any order
     in PyTorch; they come sorted here. Ties: the earlier element first (see the module doc)."""
+    if input.dtype is types.bool_:
+        raise RuntimeError(
+            "topk does not support bool dtypes on CPU. Fix: convert first, e.g. mask.long().topk(k)"
+        )
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
     if not 0 <= k <= size:
@@ -231,6 +235,8 @@ class kthvalue_result(values_indices):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value along dim (k = 1 is the minimum) and its index: the k-th entry of
     the sorted values, so ties resolve as sort's do."""
+    if input.dtype is types.bool_:
+        raise types.not_implemented_for("kthvalue", input.dtype)
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
     check_reduction_dims("kthvalue", (size,), [0])

@@ -14,7 +14,7 @@ middle values (not their average, as numpy does), so the median is always an ele
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
 from .elementwise import _float, where
@@ -27,6 +27,7 @@ from .reduction import (
     check_reduction_dims,
     evenly_distributed,
     gradient_to_indices,
+    spread_needs_floating_point,
     values_indices,
 )
 from .registry import public
@@ -78,6 +79,7 @@ class StdMean(VarMean):
 @public("var_mean")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(variance, mean) over `dim` (all dims by default), as var() and mean() give them."""
+    spread_needs_floating_point("var_mean", input)
     correction = _correction(unbiased, correction)
     return VarMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
 
@@ -85,6 +87,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @public("std_mean")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(standard deviation, mean) over `dim` (all dims by default), as std() and mean() give them."""
+    spread_needs_floating_point("std_mean", input)
     correction = _correction(unbiased, correction)
     return StdMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
 
@@ -176,6 +179,8 @@ class MedianDim(Op):
 def median(input, dim=None, keepdim=False):
     """The middle value (the lower one of the two for an even count): of all elements, or along
     `dim` as (values, indices) like max(dim)."""
+    if input.dtype is types.bool_:
+        raise types.not_implemented_for("median", input.dtype)
     if dim is None:
         return Median.apply(input)
     return median_values_indices(*MedianDim.apply(input, dim=dim, keepdim=keepdim))
