@@ -409,7 +409,7 @@ def reshape(input, *shape):
 
 @public("view", method=True)
 def view(input, *shape):
-    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "size")))
+    return View.apply(input, shape=_resolve(input, _shape_arg(shape, "view", "shape")))
 
 
 def _resolve(x, shape):

@@ -174,6 +174,18 @@ def comparison(d):
     "Tensor.__and__",
     "Tensor.__or__",
     "Tensor.__invert__",
+    "Tensor.__xor__",
+    "Tensor.__rand__",
+    "Tensor.__ror__",
+    "Tensor.__rxor__",
+    "bitwise_and",
+    "Tensor.bitwise_and",
+    "bitwise_or",
+    "Tensor.bitwise_or",
+    "bitwise_xor",
+    "Tensor.bitwise_xor",
+    "bitwise_not",
+    "Tensor.bitwise_not",
     "logical_and",
     "Tensor.logical_and",
     "logical_or",
@@ -191,10 +203,15 @@ def logical(d):
     roll = d.rng.random()
     if roll < 0.2:
         return "(~{0})", (a.name,)
+    if roll < 0.35:
+        return f"({{0}} {d.choice('&|^')} {{1}})", (a.name, b.name)
     if roll < 0.4:
-        return f"({{0}} {d.choice('&|')} {{1}})", (a.name, b.name)
+        return f"({d.choice(['True', '3', '-1'])} {d.choice('&|^')} {{0}})", (a.name,)
+    if roll < 0.5:
+        name = d.choice(["bitwise_and", "bitwise_or", "bitwise_xor"])
+        return call(d, name, a, ", {1}")[0], (a.name, b.name)
     if roll < 0.55:
-        return call(d, "logical_not", a)
+        return call(d, d.choice(["logical_not", "bitwise_not"]), a)
     name = d.choice(["logical_and", "logical_or", "logical_xor"])
     return f"torch.{name}({{0}}, {{1}})", (a.name, b.name)
 
