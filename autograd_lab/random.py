@@ -1038,7 +1038,8 @@ def normal(
     mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, device=None
 ):
     """Normal samples. normal(mean, std, size) for numbers; with a tensor mean and/or std, one
-    sample per element (their broadcast shape), differentiable in the tensor arguments."""
+    sample per element (their broadcast shape), recorded with a zero gradient as in PyTorch
+    (NormalBackward1, 2 or 3: no reparameterization through mean + std * noise)."""
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal(mean, std) with numbers needs a size, e.g. normal(0, 1, (3,))")
@@ -1046,13 +1047,22 @@ def normal(
         return _leaf(out, requires_grad)
     if isinstance(std, Tensor) and bool((std < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
+    inputs = [t for t in (mean, std) if isinstance(t, Tensor)]
+    mean_value = mean.detach() if isinstance(mean, Tensor) else mean
+    std_value = std.detach() if isinstance(std, Tensor) else std
+    if not isinstance(std, Tensor):
         # PyTorch: samples of N(0, std**2), then + mean
-        noise = normal_(_like(mean, None, None), 0.0, std, generator=generator)
-        return mean + noise
-    template = std if not isinstance(mean, Tensor) else mean * 0 + std * 0  # broadcast shape
-    noise = normal_(_like(template.detach(), None, None), generator=generator)
-    return noise * std + mean  # PyTorch: N(0, 1) samples, * std, then + mean
+        empty = _empty(tuple(mean.shape), mean.dtype, None, mean.device)
+        noise = normal_(empty, 0.0, std, generator=generator)
+        samples, record = mean_value + noise, random_fills.NormalWithTensorMean
+    else:
+        template = std_value if not isinstance(mean, Tensor) else mean_value * 0 + std_value * 0
+        empty = _empty(tuple(template.shape), template.dtype, None, template.device)
+        noise = normal_(empty, generator=generator)
+        samples = noise * std_value + mean_value  # PyTorch: N(0, 1) samples, * std, then + mean
+        both = isinstance(mean, Tensor)
+        record = random_fills.NormalWithTensors if both else random_fills.NormalWithTensorStd
+    return record.apply(*inputs, draw=lambda: samples._data)  # (drawn: nothing can refuse)
 
 
 def bernoulli(input, p=None, *, generator=None):

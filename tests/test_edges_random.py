@@ -145,3 +145,21 @@ def test_multinomial_of_no_categories_fails_as_in_pytorch(torch, shape):
         with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
             lib.multinomial(lib.ones(shape), 2, replacement=True)
     assert tuple(ag.multinomial(ag.ones(0, 3), 2).shape) == (0, 2)
+
+
+@pytest.mark.parametrize("which", ["mean", "std", "both"])
+def test_normal_with_tensor_parameters_has_a_zero_gradient(torch, which):
+    def run(lib):
+        lib.manual_seed(0)
+        mean = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        std = lib.tensor([0.5, 2.0], requires_grad=True)
+        args = {"mean": (mean, 2.0), "std": (0.0, std), "both": (mean, std)}[which]
+        sample = lib.normal(*args)
+        sample.sum().backward()
+        return sample, [t.grad for t in args if isinstance(t, lib.Tensor)]
+
+    (ours, our_grads), (theirs, their_grads) = run(ag), run(torch)
+    assert ours.grad_fn.name() == theirs.grad_fn.name()  # NormalBackward1, 2 or 3
+    np.testing.assert_array_equal(values(ours.detach()), values(theirs.detach()))
+    for our_grad, their_grad in zip(our_grads, their_grads, strict=True):
+        np.testing.assert_array_equal(values(our_grad), values(their_grad))  # zeros

@@ -3,7 +3,8 @@
 `x.uniform_()` replaces x's values with random numbers, and `bernoulli(p)` draws 0s and 1s with
 probabilities p. PyTorch still records a node for them when an input requires grad (one name per
 distribution, `UniformBackward0`, `BernoulliBackward0`, ...), and that node's gradient is zero:
-a sample does not move smoothly when the old values (or the probabilities) move.
+a sample does not move smoothly when the old values (or the probabilities, or the mean) move.
+(`torch.normal(mean, std)` has a zero gradient too, in PyTorch: no reparameterization trick.)
 
     >>> y = autograd_lab.ones(3, requires_grad=True) * 2
     >>> y.uniform_().grad_fn
@@ -19,17 +20,18 @@ from .elementwise import _zeros
 
 
 class RandomFill(Op):
-    """`x.<distribution>_()`, out of place: the input's old values are replaced by `draw()`."""
+    """Random numbers, `draw()`, that replace the input's old values (`x.uniform_()`, out of
+    place) or that take the input tensors as parameters (`bernoulli(p)`, `normal(mean, std)`)."""
 
-    derivative = "0: the new values are random numbers, whatever the old values were"
+    derivative = "0: a random sample does not move smoothly with the old values or parameters"
 
     @staticmethod
-    def forward(ctx, input, draw):
+    def forward(ctx, *inputs, draw):
         return draw()
 
     @staticmethod
-    def backward(ctx, grad):
-        return _zeros(grad.shape, grad)
+    def backward(ctx, grad):  # zeros for every input (the engine sums each to its input's shape)
+        return tuple(_zeros(grad.shape, grad) for _ in ctx.needs_input_grad)
 
 
 # PyTorch's node names; `random_` has one per way of giving its range
@@ -61,22 +63,21 @@ class BernoulliWithNumber(RandomFill):
     node_name = "BernoulliBackward2"  # x.bernoulli_(0.5)
 
 
+class BernoulliWithTensor(RandomFill):
+    node_name = "BernoulliBackward1"  # x.bernoulli_(p) with a tensor of probabilities p
+
+
 class Bernoulli(RandomFill):
-    """`bernoulli(p)`: 1 with probability p[i]; a new tensor, the probabilities are the input."""
-
-    node_name = "BernoulliBackward0"
+    node_name = "BernoulliBackward0"  # bernoulli(p): a new tensor, 1 with probability p[i]
 
 
-class BernoulliWithTensor(Op):
-    """`x.bernoulli_(p)` with a tensor of probabilities p: zero for the old values and for p."""
+class NormalWithTensorMean(RandomFill):
+    node_name = "NormalBackward1"  # normal(mean, 2.0): one sample per element of mean
 
-    node_name = "BernoulliBackward1"
-    derivative = RandomFill.derivative
 
-    @staticmethod
-    def forward(ctx, input, p, draw):
-        return draw()
+class NormalWithTensorStd(RandomFill):
+    node_name = "NormalBackward2"  # normal(0.0, std)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return _zeros(grad.shape, grad), _zeros(grad.shape, grad)  # the engine sums to p's shape
+
+class NormalWithTensors(RandomFill):
+    node_name = "NormalBackward3"  # normal(mean, std), both tensors
