@@ -405,7 +405,7 @@ class Tensor:
                     "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
             base = self._base
-            if base is not None and base._grad_fn is None and base._requires_grad:
+            if base is not None and base._grad_fn is None and self._requires_grad:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation: changing the view would change the leaf, whose gradient would then "

@@ -163,3 +163,12 @@ def test_normal_with_tensor_parameters_has_a_zero_gradient(torch, which):
     np.testing.assert_array_equal(values(ours.detach()), values(theirs.detach()))
     for our_grad, their_grad in zip(our_grads, their_grads, strict=True):
         np.testing.assert_array_equal(values(our_grad), values(their_grad))  # zeros
+
+
+def test_a_fill_through_a_view_of_a_leaf_made_by_a_view_is_refused(torch):
+    # x0 is a leaf, and itself a view of a tensor that does not require grad: a view of x0 that
+    # requires grad has that tensor (a leaf too) as its base, which PyTorch's check looks at
+    for lib in (ag, torch):
+        x0 = lib.tensor([1.0]).reshape(1, 1).requires_grad_()
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            x0[0:1, None].bernoulli_(0.5)
