@@ -172,3 +172,13 @@ def test_a_fill_through_a_view_of_a_leaf_made_by_a_view_is_refused(torch):
         x0 = lib.tensor([1.0]).reshape(1, 1).requires_grad_()
         with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
             x0[0:1, None].bernoulli_(0.5)
+
+
+@pytest.mark.parametrize("convert", [float, int])
+@pytest.mark.parametrize("size", [0, 3])
+def test_float_and_int_of_a_tensor_of_several_elements_raise_value_error(torch, convert, size):
+    # (the long tail of the fuzzer's run from seed 40000: Python's conversions, not item())
+    for lib in (ag, torch):
+        with pytest.raises(ValueError, match="only one element tensors can be converted"):
+            convert(lib.ones(size))
+    assert convert(ag.tensor([2.5])) == convert(torch.tensor([2.5]))
