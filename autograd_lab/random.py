@@ -76,14 +76,17 @@ tests/test_random_stream.py). What is *not* reproduced exactly:
 """
 
 import contextlib
+import functools
 import math
 import numbers
 import os
 
 import numpy as np
 
-from . import types
+from . import storage, types
 from .creation import _finish, _shape, _size
+from .ops import random_fills
+from .ops.elementwise import copy_keeping_layout
 from .ranges import fma64  # float64 a * b + c rounded once (numpy has no fused multiply-add)
 from .tensor import Tensor, _make
 
@@ -640,12 +643,15 @@ def integers_array(generator, n, low, high, dtype=np.int64):
                 f"{dtype} holds every integer); got [{low}, {high}). Fix: dtype=int64, or a "
                 "smaller range (PyTorch warns and shifts such bounds; that is not reproduced)."
             )
-    elif dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not (info.min <= low and high - 1 <= info.max):
+    else:  # integers, and bool (which holds 0 and 1)
+        smallest, largest = (
+            (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        )
+        if not (smallest <= low and high - 1 <= largest):
             raise RuntimeError(
-                f"random integers in [{low}, {high}) do not fit in {dtype} ([{info.min}, "
-                f"{info.max}]). Fix: a larger dtype such as int64, or a smaller range."
+                f"random integers in [{low}, {high}) do not fit in {dtype} ([{smallest}, "
+                f"{largest}]): 'to - 1' is out of bounds for {dtype}. Fix: a larger dtype such as "
+                "int64, or a smaller range."
             )
     # 64-bit draws from a range of 2**28 on, where `draw % span` of a 32-bit draw would favour
     # the small numbers too much (by up to 1/16)
@@ -748,7 +754,7 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
             f"multinomial only supports floating-point dtypes for input, got {probs.dtype}. "
             "Fix: probs.float()."
         )
-    rows = probs.reshape(-1, probs.shape[-1])
+    rows = probs.reshape(math.prod(probs.shape[:-1]), probs.shape[-1])  # (-1 fails for no rows)
     categories = rows.shape[1]
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
@@ -765,7 +771,9 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
     if not replacement or num_samples == 1:
         # Gumbel-max: with q ~ Exp(1), argmax(p / q) picks index i with probability p_i; the
         # num_samples largest give a sample without replacement.
-        q = exponential_array(generator, rows.size).astype(rows.dtype).reshape(rows.shape)
+        # q is drawn in the memory order of the weights (PyTorch: empty_like(probs).exponential_())
+        q = exponential_array(generator, rows.size).astype(rows.dtype)
+        q = _in_memory_order(q, rows.shape, rows.strides)
         keys = rows / q
         if num_samples == 1:
             chosen = keys.argmax(axis=1)[:, None]
@@ -788,36 +796,42 @@ def multinomial_indices(generator, probs, num_samples, replacement=False):
 #
 # Tensor's random fills live here, next to the generator they draw from: `x.uniform_(0, 1)` is
 # `autograd_lab.random.uniform_(x, 0, 1)` (they are bound to Tensor at the end of this file).
+# While recording, each is a node of the graph whose gradient is zero (ops/random_fills.py).
 
 
-def _memory_order(tensor):
-    """The axes of `tensor` from the largest stride to the smallest: the order PyTorch fills a
-    tensor in (its memory order; for a contiguous tensor simply row-major order)."""
-    strides = tensor.stride()
-    return sorted(range(tensor.dim()), key=lambda axis: -abs(strides[axis]))
-
-
-def _write(tensor, values):
-    """Store `values` (drawn one after another, in memory order) into `tensor` in place."""
-    order = _memory_order(tensor)
-    shape = tuple(tensor.shape)
-    values = values.astype(types.to_dtype(tensor.dtype).numpy, copy=False)
+def _in_memory_order(values, shape, strides):
+    """`values` (drawn one after another) as an array of `shape`, the i-th draw at the i-th place
+    of the memory order that `strides` give: PyTorch fills a tensor in its memory order (for a
+    contiguous tensor simply row-major order)."""
+    order = sorted(range(len(shape)), key=lambda axis: -abs(strides[axis]))  # largest stride first
     # Lay the draws out along the axes in memory order, then view them in the tensor's own axis
-    # order (a view, no copy): the i-th draw lands where PyTorch puts it.
+    # order (a view, no copy).
     in_memory_order = values.reshape([shape[axis] for axis in order])
-    array = in_memory_order.transpose(np.argsort(order))
-    tensor.copy_(_make(array).to(tensor.device))
-    return tensor
+    return in_memory_order.transpose(np.argsort(order))
 
 
-def _float_dtype(dtype, method):
-    dtype = np.dtype(types.to_dtype(dtype).numpy)
-    if dtype.kind != "f":
-        raise RuntimeError(
-            f"{method} is implemented for floating-point tensors only, got {dtype}. "
-            "Fix: make the tensor with dtype=float32 (or call .float() first)."
-        )
-    return dtype
+def _laid_out(tensor, values):
+    """`values` (drawn one after another) in `tensor`'s shape, memory order, dtype and device."""
+    values = values.astype(types.to_dtype(tensor.dtype).numpy, copy=False)
+    array = _in_memory_order(values, tuple(tensor.shape), tensor.stride())
+    return storage.move(array, tensor.device)
+
+
+def _fill(tensor, record, draw, *inputs):
+    """Store the numbers `draw()` makes into `tensor` in place, recorded as the node `record`.
+    The record calls `draw` only once the in-place checks have passed: a refused fill (of a leaf
+    that requires grad, say) draws nothing, as in PyTorch."""
+    return tensor._inplace(record.apply, *inputs, draw=lambda: _laid_out(tensor, draw()))
+
+
+def _float_dtype(dtype, method, n=1):
+    """The numpy dtype of a tensor of n elements that `method` fills with floats. PyTorch has no
+    kernel for other dtypes (NotImplementedError); it never runs one for no elements, except
+    uniform's, which checks its bounds first."""
+    dtype = types.to_dtype(dtype)
+    if not dtype.is_floating_point and (n > 0 or method == "uniform_"):
+        raise types.not_implemented_for(method, dtype)
+    return np.dtype(dtype.numpy)
 
 
 def _uniform_values(generator, n, dtype, from_, to):
@@ -838,6 +852,8 @@ def _normal_values(generator, n, dtype, mean, std, contiguous=True):
         raise RuntimeError(
             f"normal expects std >= 0.0, but found std {std}. Fix: std is a standard deviation."
         )
+    if n == 0:  # nothing drawn (an empty tensor of any dtype)
+        return np.empty(0, dtype=dtype)
     if dtype == np.float16 and n >= 16 and contiguous:
         # float16: whole blocks of 16 uniforms, one block at a time, in float32 (no extra tail
         # uniforms as for float32, which draws all its uniforms first)
@@ -854,15 +870,18 @@ def _normal_values(generator, n, dtype, mean, std, contiguous=True):
 
 def uniform_(tensor, from_=0.0, to=1.0, *, generator=None):
     """Fill `tensor` with numbers drawn uniformly from [from_, to)."""
-    dtype = _float_dtype(tensor.dtype, "uniform_")
-    return _write(tensor, _uniform_values(generator, tensor.numel(), dtype, from_, to))
+    n = tensor.numel()
+    dtype = _float_dtype(tensor.dtype, "uniform_", n)
+    draw = functools.partial(_uniform_values, generator, n, dtype, from_, to)
+    return _fill(tensor, random_fills.Uniform, draw)
 
 
 def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
     """Fill `tensor` with samples of N(mean, std**2)."""
-    dtype = _float_dtype(tensor.dtype, "normal_")
     n, contiguous = tensor.numel(), tensor.is_contiguous()
-    return _write(tensor, _normal_values(generator, n, dtype, mean, std, contiguous))
+    dtype = _float_dtype(tensor.dtype, "normal_", n)
+    draw = functools.partial(_normal_values, generator, n, dtype, mean, std, contiguous)
+    return _fill(tensor, random_fills.Normal, draw)
 
 
 def random_(tensor, from_=None, to=None, *, generator=None):
@@ -871,34 +890,43 @@ def random_(tensor, from_=None, to=None, *, generator=None):
     dtype = np.dtype(types.to_dtype(tensor.dtype).numpy)
     n = tensor.numel()
     if from_ is None and to is None:
-        values = random_integers_array(generator, n, dtype)
+        record = random_fills.RandomInteger
+        draw = functools.partial(random_integers_array, generator, n, dtype)
     else:
+        record = random_fills.RandomInRange if to is not None else random_fills.RandomBelow
         if to is None:  # random_(to)
             from_, to = 0, from_
-        values = integers_array(generator, n, int(from_), int(to), dtype)
-    return _write(tensor, values)
+        draw = functools.partial(integers_array, generator, n, int(from_), int(to), dtype)
+    return _fill(tensor, record, draw)
 
 
 def exponential_(tensor, lambd=1.0, *, generator=None):
     """Fill with samples of the exponential distribution of rate `lambd` (mean 1 / lambd)."""
-    dtype = _float_dtype(tensor.dtype, "exponential_")
-    return _write(tensor, exponential_array(generator, tensor.numel(), lambd).astype(dtype))
+    n = tensor.numel()
+    if n > 0 and not tensor.is_floating_point():
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution: dtype must be a "
+            f"floating point, but you specified {tensor.dtype}. Fix: make the tensor with "
+            "dtype=torch.float32 (or call .float() first)."
+        )
+    draw = functools.partial(exponential_array, generator, n, lambd)
+    return _fill(tensor, random_fills.Exponential, draw)
 
 
 def bernoulli_(tensor, p=0.5, *, generator=None):
     """Fill with 0 or 1: 1 with probability p (a number, or a tensor of probabilities)."""
-    dtype = np.dtype(types.to_dtype(tensor.dtype).numpy)
     if isinstance(p, Tensor):
         probabilities = np.broadcast_to(p.detach().cpu().numpy(), tuple(tensor.shape))
         _check_probabilities(probabilities)
-        values = bernoulli_array(generator, np.ascontiguousarray(probabilities).reshape(-1))
-    else:
-        if not 0 <= p <= 1:
-            raise RuntimeError(
-                f"bernoulli_ expects p to be in [0, 1], but got p={p}. Fix: p is a probability."
-            )
-        values = bernoulli_array(generator, float(p), tensor.numel())
-    return _write(tensor, values.astype(dtype))
+        flat = np.ascontiguousarray(probabilities).reshape(-1)
+        draw = functools.partial(bernoulli_array, generator, flat)
+        return _fill(tensor, random_fills.BernoulliWithTensor, draw, p)
+    if not 0 <= p <= 1:
+        raise RuntimeError(
+            f"bernoulli_ expects p to be in [0, 1], but got p={p}. Fix: p is a probability."
+        )
+    draw = functools.partial(bernoulli_array, generator, float(p), tensor.numel())
+    return _fill(tensor, random_fills.BernoulliWithNumber, draw)
 
 
 def _check_probabilities(probabilities):
@@ -934,16 +962,16 @@ def _new(values, size, requires_grad, device):
 
 def rand(*shape, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Uniform on [0, 1): torch.rand, the same numbers for the same seed."""
-    dtype = _float_dtype(dtype or types.get_default_dtype(), "rand")
     shape = _shape(shape, size)
+    dtype = _float_dtype(dtype or types.get_default_dtype(), "uniform_", math.prod(shape))
     values = _uniform_values(generator, math.prod(shape), dtype, 0.0, 1.0)
     return _new(values, shape, requires_grad, device)
 
 
 def randn(*shape, size=None, generator=None, dtype=None, requires_grad=False, device=None):
     """Standard normal N(0, 1): torch.randn, the same numbers for the same seed."""
-    dtype = _float_dtype(dtype or types.get_default_dtype(), "randn")
     shape = _shape(shape, size)
+    dtype = _float_dtype(dtype or types.get_default_dtype(), "normal_", math.prod(shape))
     values = _normal_values(generator, math.prod(shape), dtype, 0.0, 1.0)
     return _new(values, shape, requires_grad, device)
 
@@ -978,8 +1006,12 @@ def randperm(n, *, generator=None, dtype=None, requires_grad=False, device=None)
 
 
 def _like(input, dtype, device):
-    dtype = dtype if dtype is not None else input.dtype
-    return _empty(tuple(input.shape), dtype, None, device if device is not None else input.device)
+    """A new tensor of input's shape, laid out in memory as input is (PyTorch's preserve_format:
+    the draws of randn_like(x.t()) fill it in x.t()'s memory order, column after column)."""
+    dtype = types.to_dtype(dtype if dtype is not None else input.dtype).numpy
+    layout = copy_keeping_layout(input.detach().cpu().numpy())  # dense, in input's memory order
+    array = np.zeros_like(layout, dtype=dtype)  # (numpy's order="K": the same layout)
+    return _finish(array, None, False, device if device is not None else input.device)
 
 
 def rand_like(input, *, generator=None, dtype=None, requires_grad=False, device=None):
@@ -1006,7 +1038,8 @@ def normal(
     mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, device=None
 ):
     """Normal samples. normal(mean, std, size) for numbers; with a tensor mean and/or std, one
-    sample per element (their broadcast shape), differentiable in the tensor arguments."""
+    sample per element (their broadcast shape), recorded with a zero gradient as in PyTorch
+    (NormalBackward1, 2 or 3: no reparameterization through mean + std * noise)."""
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal(mean, std) with numbers needs a size, e.g. normal(0, 1, (3,))")
@@ -1014,19 +1047,38 @@ def normal(
         return _leaf(out, requires_grad)
     if isinstance(std, Tensor) and bool((std < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
+    inputs = [t for t in (mean, std) if isinstance(t, Tensor)]
+    mean_value = mean.detach() if isinstance(mean, Tensor) else mean
+    std_value = std.detach() if isinstance(std, Tensor) else std
+    if not isinstance(std, Tensor):
         # PyTorch: samples of N(0, std**2), then + mean
-        noise = normal_(_like(mean, None, None), 0.0, std, generator=generator)
-        return mean + noise
-    template = std if not isinstance(mean, Tensor) else mean * 0 + std * 0  # broadcast shape
-    noise = normal_(_like(template.detach(), None, None), generator=generator)
-    return noise * std + mean  # PyTorch: N(0, 1) samples, * std, then + mean
+        empty = _empty(tuple(mean.shape), mean.dtype, None, mean.device)
+        noise = normal_(empty, 0.0, std, generator=generator)
+        samples, record = mean_value + noise, random_fills.NormalWithTensorMean
+    else:
+        template = std_value if not isinstance(mean, Tensor) else mean_value * 0 + std_value * 0
+        empty = _empty(tuple(template.shape), template.dtype, None, template.device)
+        noise = normal_(empty, generator=generator)
+        samples = noise * std_value + mean_value  # PyTorch: N(0, 1) samples, * std, then + mean
+        both = isinstance(mean, Tensor)
+        record = random_fills.NormalWithTensors if both else random_fills.NormalWithTensorStd
+    return record.apply(*inputs, draw=lambda: samples._data)  # (drawn: nothing can refuse)
 
 
 def bernoulli(input, p=None, *, generator=None):
-    """0/1 samples, 1 with probability input[i] (or with probability p for every element)."""
-    out = _like(input.detach(), None, None)
-    return bernoulli_(out, input if p is None else p, generator=generator)
+    """0/1 samples, 1 with probability input[i] (or with probability p for every element).
+    Recorded (BernoulliBackward0) when input requires grad, with a zero gradient."""
+    if p is not None:  # input only gives the shape and dtype
+        out = _empty(tuple(input.shape), input.dtype, None, input.device)
+        return bernoulli_(out, p, generator=generator)
+    dtype = types.to_dtype(input.dtype)
+    if not dtype.is_floating_point:
+        raise types.not_implemented_for("bernoulli", dtype)
+    probabilities = input.detach().cpu().numpy()
+    _check_probabilities(probabilities)
+    values = bernoulli_array(generator, np.ascontiguousarray(probabilities).reshape(-1))
+    values = storage.move(values.reshape(probabilities.shape).astype(dtype.numpy), input.device)
+    return random_fills.Bernoulli.apply(input, draw=lambda: values)  # (drawn: nothing can refuse)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):

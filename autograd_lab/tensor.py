@@ -405,7 +405,7 @@ class Tensor:
                     "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
             base = self._base
-            if base is not None and base._grad_fn is None and base._requires_grad:
+            if base is not None and base._grad_fn is None and self._requires_grad:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation: changing the view would change the leaf, whose gradient would then "
@@ -577,10 +577,22 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self):
-        return float(self.item())
+        return float(self._only_element("float"))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._only_element("int"))
+
+    def _only_element(self, conversion):
+        """The number in a one-element tensor, for float(t) and int(t): Python's conversions
+        raise ValueError for any other size, as in PyTorch (t.item() raises RuntimeError)."""
+        if self._data.size != 1:
+            raise ValueError(
+                f"only one element tensors can be converted to Python scalars: {conversion}(t) of "
+                f"a tensor with {self._data.size} elements (shape {list(self._data.shape)}). "
+                f"Fix: pick an element, e.g. {conversion}(t[0]), or reduce it, e.g. "
+                f"{conversion}(t.sum())."
+            )
+        return self.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

@@ -182,3 +182,19 @@ def test_a_readme_simplification_is_counted_apart_not_reported(torch):
     result = check(program, ag, torch)
     assert not result.divergences
     assert [d.what for d, _ in result.accepted] == ["grad_fn"]
+
+
+def test_a_node_an_op_hands_on_is_accepted_as_it_was_before(torch):
+    # dropout in eval mode returns its input itself: the accepted SliceBackward0 shows again
+    program = Program(
+        (Leaf("x0", (2, 3), "float32", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0), True),),
+        (
+            Step("v0", "getitem", "{0}[1:, 0]", ("x0",)),
+            Step(
+                "v1", "F.dropout", "torch.nn.functional.dropout({0}, 0.5, training=False)", ("v0",)
+            ),
+        ),
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert [d.op for d, _ in result.accepted] == ["getitem", "F.dropout"]

@@ -15,6 +15,7 @@
     indexing.py     gather, scatter, index_select, masked_fill: picking by an index tensor
     rearrange.py    tril, flip, roll, repeat, diagonal, trace, meshgrid: elements moved
     sorting.py      sort, argsort, topk, unique
+    random_fills.py the nodes of x.uniform_(), bernoulli(p), ...: random values, zero gradient
     inplace_shape.py  x.unsqueeze_(0), x.t_(), ...: x itself takes the new shape
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
@@ -48,6 +49,7 @@ from . import (  # noqa: F401 - the records
     norms,
     padding,
     pooling,
+    random_fills,
     rearrange,
     reduction,
     rounding,
