@@ -43,6 +43,9 @@ class Tensor:
     )
     _base = None  # for a view: the tensor whose storage it shares
     _view_version = 0  # for a view: the storage's version its history (grad_fn) was made for
+    # for a view of one of several views one op returned (unbind, split, chunk): which output of
+    # which node, e.g. (0, "Unbind"); PyTorch refuses to change such views in place while recording
+    _one_of_several_views = None
     _hooks = None  # a leaf's register_hook() hooks, {key: hook}
     _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
     _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
@@ -423,7 +426,8 @@ class Tensor:
                 f"{self.dtype} tensor. Fix: convert first (x = x.float()) or use an out-of-place op."
             )
         try:
-            self._data[...] = result._data
+            if self._data.size:  # an empty tensor has nothing to write, so nothing that repeats
+                self._data[...] = result._data
         except ValueError:  # read-only storage: the result of a real expand()/broadcast_to()
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a "
@@ -443,8 +447,18 @@ class Tensor:
         return self
 
     def _check_inplace_allowed(self, self_requires_grad):
-        """PyTorch's refusals of an in-place op while recording; the view check comes first."""
+        """PyTorch's refusals of an in-place op while recording; the view checks come first."""
         base = self._base
+        if base is not None and self._one_of_several_views is not None:
+            # the node that returned several views cannot tell them apart from the copies an
+            # in-place change would need, so PyTorch refuses instead of giving a wrong gradient
+            output_nr, node = self._one_of_several_views
+            raise RuntimeError(
+                f"Output {output_nr} of {node} is a view and is being modified inplace. This view "
+                "is the output of a function that returns multiple views (unbind, split, chunk), "
+                "which do not allow the output views to be modified inplace. Fix: use the "
+                "out-of-place op (y = piece * 2), or .clone() the piece first."
+            )
         # a view that requires grad, of a base that is a leaf (whether or not the base requires
         # grad): changing it would change the leaf
         if base is not None and base._grad_fn is None and self_requires_grad:

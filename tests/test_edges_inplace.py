@@ -124,3 +124,39 @@ def test_div_with_rounding_mode_none_given_is_recorded_as_divbackward2(torch, na
         return x.grad
 
     np.testing.assert_array_equal(values(grad(ag)), values(grad(torch)))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [lambda v: v.sqrt_(), lambda v: v.sub_(v), lambda v: v.mul_(2.0), lambda v: v.log10_()],
+)
+def test_an_empty_tensor_with_a_zero_stride_can_change_in_place(torch, change):
+    # no element repeats when there are none: PyTorch's overlap check lets it pass
+    for lib in (ag, torch):
+        empty = lib.tensor([1.0]).clone().as_strided((0, 3), (2, 0))
+        assert tuple(change(empty).shape) == (0, 3)
+        assert tuple(change(lib.zeros(1, 1).repeat_interleave(0, dim=0)).shape) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    "pieces, node",
+    [
+        (lambda x: x.unbind(0), "Unbind"),
+        (lambda x: x.reshape(-1).unbind(0), "Unbind"),  # 0-d pieces are views too
+        (lambda x: x.split(1), "Split"),
+        (lambda x: x.split([1, 1]), "SplitWithSizes"),
+        (lambda x: x.chunk(2), "Split"),
+        (lambda x: [x.unbind(0)[1][:1]], r"\w+"),  # a view of such a piece keeps the rule
+    ],
+)
+def test_a_view_returned_with_others_cannot_change_in_place_while_recording(torch, pieces, node):
+    for lib in (ag, torch):
+        x = lib.ones(2, 2, requires_grad=True).clone()
+        with pytest.raises(
+            RuntimeError, match=f"Output \\d of {node} is a view and is being modified inplace"
+        ):
+            pieces(x)[-1].mul_(2.0)
+        with lib.no_grad():  # not recording: allowed
+            pieces(x)[-1].mul_(2.0)
+        with pytest.raises(RuntimeError, match="returns multiple views"):  # a leaf base too
+            pieces(lib.ones(2, 2, requires_grad=True))[-1].mul_(2.0)
