@@ -160,3 +160,19 @@ def test_a_view_returned_with_others_cannot_change_in_place_while_recording(torc
             pieces(x)[-1].mul_(2.0)
         with pytest.raises(RuntimeError, match="returns multiple views"):  # a leaf base too
             pieces(lib.ones(2, 2, requires_grad=True))[-1].mul_(2.0)
+
+
+def test_backward_leaves_grad_alone_on_a_leaf_that_stopped_requiring_grad(torch):
+    def run(lib):
+        x = lib.tensor([-1.0, 1.0, 2.0], requires_grad=True)
+        calls = []
+        x.register_hook(lambda grad: calls.append("hook"))
+        x.register_post_accumulate_grad_hook(lambda leaf: calls.append("post"))
+        loss = (lib.minimum(x, x) * lib.arange(1, 4)).sum()
+        x.requires_grad_(False)  # after the graph was recorded
+        loss.backward()
+        return x.grad, calls
+
+    (ours, our_calls), (theirs, their_calls) = run(ag), run(torch)
+    assert ours is None and theirs is None
+    assert our_calls == their_calls == ["hook", "post"]
