@@ -397,9 +397,16 @@ class Tensor:
         change is recorded as a change of its base (CopySlices, ops/views.py).
         """
         self_requires_grad = self.requires_grad  # (a view changed in place may have a new history)
-        recording = _state.enabled and (
-            self_requires_grad
-            or any(isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values()))
+        # an integer or bool tensor cannot require grad, so writing into one records nothing
+        recording = (
+            _state.enabled
+            and self._data.dtype.kind == "f"
+            and (
+                self_requires_grad
+                or any(
+                    isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values())
+                )
+            )
         )
         base = self._base
         # The op runs first, so that wrong arguments (e.g. clamp_(min=tensor, max=0.5)) raise

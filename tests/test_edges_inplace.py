@@ -176,3 +176,14 @@ def test_backward_leaves_grad_alone_on_a_leaf_that_stopped_requiring_grad(torch)
     (ours, our_calls), (theirs, their_calls) = run(ag), run(torch)
     assert ours is None and theirs is None
     assert our_calls == their_calls == ["hook", "post"]
+
+
+def test_copying_a_tensor_that_requires_grad_into_an_int_tensor_records_nothing(torch):
+    def run(lib):
+        return lib.tensor([5, 6]).copy_(lib.tensor(1.5, requires_grad=True))
+
+    ours, theirs = run(ag), run(torch)
+    assert not ours.requires_grad and not theirs.requires_grad
+    assert ours.grad_fn is None and theirs.grad_fn is None
+    np.testing.assert_array_equal(values(ours), values(theirs))
+    assert str(ours.dtype) == str(theirs.dtype)
