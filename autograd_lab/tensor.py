@@ -396,6 +396,13 @@ class Tensor:
         values, so the gradient stays right even though the storage changed. Through a view, the
         change is recorded as a change of its base (CopySlices, ops/views.py).
         """
+        dtype = kwargs.get("dtype")  # cumsum_(dim, dtype=...): the dtype self already has, or none
+        if dtype is not None and types.to_dtype(dtype) != self.dtype:
+            raise RuntimeError(
+                f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
+                f"{types.to_dtype(dtype)} should match: an in-place op keeps the tensor's dtype. "
+                "Fix: leave out dtype=, or use the out-of-place op (y = x.cumsum(0, dtype=...))."
+            )
         self_requires_grad = self.requires_grad  # (a view changed in place may have a new history)
         # an integer or bool tensor cannot require grad, so writing into one records nothing
         recording = (

@@ -187,3 +187,16 @@ def test_copying_a_tensor_that_requires_grad_into_an_int_tensor_records_nothing(
     assert ours.grad_fn is None and theirs.grad_fn is None
     np.testing.assert_array_equal(values(ours), values(theirs))
     assert str(ours.dtype) == str(theirs.dtype)
+
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+def test_an_in_place_scan_keeps_its_dtype(torch, name):
+    for lib in (ag, torch):
+        x = lib.ones(2, 2, dtype=lib.float64)
+        with pytest.raises(RuntimeError, match="Bad in-place call"):
+            getattr(x, name)(1, dtype=lib.float32)
+        with pytest.raises(RuntimeError, match="Bad in-place call"):
+            getattr(x, name)(1, dtype=lib.int64)
+    same = getattr(ag.ones(2, 2, dtype=ag.float64), name)(1, dtype=ag.float64)
+    theirs = getattr(torch.ones(2, 2, dtype=torch.float64), name)(1, dtype=torch.float64)
+    np.testing.assert_array_equal(values(same), values(theirs))
