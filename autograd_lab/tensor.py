@@ -43,6 +43,9 @@ class Tensor:
     )
     _base = None  # for a view: the tensor whose storage it shares
     _view_version = 0  # for a view: the storage's version its history (grad_fn) was made for
+    # for a view of one of several views one op returned (unbind, split, chunk): which output of
+    # which node, e.g. (0, "Unbind"); PyTorch refuses to change such views in place while recording
+    _one_of_several_views = None
     _hooks = None  # a leaf's register_hook() hooks, {key: hook}
     _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
     _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
@@ -393,37 +396,43 @@ class Tensor:
         values, so the gradient stays right even though the storage changed. Through a view, the
         change is recorded as a change of its base (CopySlices, ops/views.py).
         """
-        recording = _state.enabled and (
-            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        dtype = kwargs.get("dtype")  # cumsum_(dim, dtype=...): the dtype self already has, or none
+        if dtype is not None and types.to_dtype(dtype) != self.dtype:
+            raise RuntimeError(
+                f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
+                f"{types.to_dtype(dtype)} should match: an in-place op keeps the tensor's dtype. "
+                "Fix: leave out dtype=, or use the out-of-place op (y = x.cumsum(0, dtype=...))."
+            )
+        self_requires_grad = self.requires_grad  # (a view changed in place may have a new history)
+        # an integer or bool tensor cannot require grad, so writing into one records nothing
+        recording = (
+            _state.enabled
+            and self._data.dtype.kind == "f"
+            and (
+                self_requires_grad
+                or any(
+                    isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values())
+                )
+            )
         )
-        if recording:
-            if self._grad_fn is None and self._requires_grad:
-                raise RuntimeError(
-                    "a leaf Variable that requires grad is being used in an in-place operation: "
-                    "autograd is recording, and the leaf's gradient would refer to values that no "
-                    "longer exist. Fix: update it inside `with no_grad():` (as optimizers do), or "
-                    "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
-                )
-            base = self._base
-            if base is not None and base._grad_fn is None and self._requires_grad:
-                raise RuntimeError(
-                    "a view of a leaf Variable that requires grad is being used in an in-place "
-                    "operation: changing the view would change the leaf, whose gradient would then "
-                    "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
-                    "or work on a copy (y = x.clone(), then view and change y)."
-                )
-            if base is not None:  # through a view: the base's history changes (ops/views.py)
-                result, base_after = _views.change_through_view(self, op, args, kwargs)
-            else:
-                previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
-                result = op(previous, *args, **kwargs)
+        base = self._base
+        # The op runs first, so that wrong arguments (e.g. clamp_(min=tensor, max=0.5)) raise
+        # their TypeError before the checks below, as PyTorch's argument parser does.
+        if recording and base is not None:  # through a view: the base's history changes
+            result, base_after = _views.change_through_view(self, op, args, kwargs)
+        elif recording:  # the node sees a copy of the old values
+            previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
+            result = op(previous, *args, **kwargs)
         else:
             result = op(self, *args, **kwargs)
+        if recording:
+            self._check_inplace_allowed(self_requires_grad)
         if result._data.shape != self._data.shape:
             raise RuntimeError(
-                f"in-place result has shape {list(result._data.shape)} but the tensor being modified "
-                f"has shape {list(self._data.shape)}; an in-place op cannot change a tensor's shape. "
-                "Fix: use the out-of-place op (x = x + y) instead."
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(result._data.shape)}: an in-place op writes into the tensor it changes, "
+                "so it cannot change that tensor's shape. Fix: use the out-of-place op "
+                "(x = x + y) instead."
             )
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(
@@ -431,7 +440,8 @@ class Tensor:
                 f"{self.dtype} tensor. Fix: convert first (x = x.float()) or use an out-of-place op."
             )
         try:
-            self._data[...] = result._data
+            if self._data.size:  # an empty tensor has nothing to write, so nothing that repeats
+                self._data[...] = result._data
         except ValueError:  # read-only storage: the result of a real expand()/broadcast_to()
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a "
@@ -444,10 +454,41 @@ class Tensor:
             rebind_saved_output(result._grad_fn, self)
             if base is None:
                 self._grad_fn, self._output_nr = result._grad_fn, 0
-            else:  # the view's own history is rebuilt from the base's when next read (grad_fn)
+            else:  # the view's own history is rebuilt from the base's (AsStridedBackward0)
                 base._grad_fn, base._output_nr = base_after._grad_fn, 0
                 base._requires_grad = True
+                self._refresh_view_history()
         return self
+
+    def _check_inplace_allowed(self, self_requires_grad):
+        """PyTorch's refusals of an in-place op while recording; the view checks come first."""
+        base = self._base
+        if base is not None and self._one_of_several_views is not None:
+            # the node that returned several views cannot tell them apart from the copies an
+            # in-place change would need, so PyTorch refuses instead of giving a wrong gradient
+            output_nr, node = self._one_of_several_views
+            raise RuntimeError(
+                f"Output {output_nr} of {node} is a view and is being modified inplace. This view "
+                "is the output of a function that returns multiple views (unbind, split, chunk), "
+                "which do not allow the output views to be modified inplace. Fix: use the "
+                "out-of-place op (y = piece * 2), or .clone() the piece first."
+            )
+        # a view that requires grad, of a base that is a leaf (whether or not the base requires
+        # grad): changing it would change the leaf
+        if base is not None and base._grad_fn is None and self_requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation: changing the view would change the leaf, whose gradient would then "
+                "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
+                "or work on a copy (y = x.clone(), then view and change y)."
+            )
+        if self._grad_fn is None and self_requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation: "
+                "autograd is recording, and the leaf's gradient would refer to values that no "
+                "longer exist. Fix: update it inside `with no_grad():` (as optimizers do), or "
+                "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
+            )
 
     def copy_(self, src):
         return self._inplace(_elementwise.copy_from, src)

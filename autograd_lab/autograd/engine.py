@@ -437,6 +437,8 @@ def _accumulate(variable, g, owned, create_graph):
     see _owned), else a copy of it: a later backward adds into `.grad` in place, which
     must not change a tensor someone else holds (a hook's, a retained gradient, the caller's).
     With create_graph, `.grad` keeps its graph, as in PyTorch."""
+    if not variable._requires_grad:  # requires_grad_(False) since the graph was recorded
+        return  # PyTorch then leaves .grad alone (its hooks still run)
     if variable._grad is None:
         variable._grad = g if create_graph or owned else _make(g._data.copy())
     elif create_graph:

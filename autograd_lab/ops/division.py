@@ -25,7 +25,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..tensor import Tensor
 from . import scalar
-from .elementwise import _is_number, _zeros, operands
+from .elementwise import Div, _is_number, _zeros, operands
 from .registry import public
 
 # ---- checks shared by every rounding division ------------------------------------------------------
@@ -195,8 +195,11 @@ def _trunc_divide(x, y):
     return np.trunc(x / y)
 
 
-# one text for both rounding modes: the viewer shows one derivative per node name (DivBackward2)
-ROUNDED_QUOTIENT = "d div(a, b, rounding_mode)/da = 0,  d/db = 0: flat between the jumps"
+# one text for all rounding modes: the viewer shows one derivative per node name (DivBackward2)
+ROUNDED_QUOTIENT = (
+    "rounding_mode 'floor' or 'trunc': d/da = 0, d/db = 0 (flat between the jumps); "
+    "rounding_mode=None: as a / b"
+)
 
 
 class DivFloor(Op):
@@ -299,9 +302,19 @@ def floor_divide(input, other):
     return FloorDivide.apply(input, other)
 
 
+class DivGivenNoRounding(Div):
+    """div(a, b, rounding_mode=None), the mode given though None: PyTorch then calls the overload
+    that takes a rounding mode, so the node is named DivBackward2; the quotient is a / b."""
+
+    node_name = "DivBackward2"
+    derivative = ROUNDED_QUOTIENT
+
+
 def rounded_div(input, other, rounding_mode):
     """div(input, other, rounding_mode=...) for 'trunc' or 'floor' (ops/elementwise.py's div
     hands these here): the quotient rounded to a whole number, keeping an integer dtype."""
+    if rounding_mode is None:
+        return DivGivenNoRounding.apply(input, other)
     if rounding_mode == "floor":
         return DivFloor.apply(input, other)
     if rounding_mode == "trunc":

@@ -1233,9 +1233,14 @@ def mul(input, other):
     return MulNumber.apply(input, other)
 
 
+_NOT_GIVEN = object()  # tells div(a, b) from div(a, b, rounding_mode=None)
+
+
 @public("div", "divide", method=True, inplace=True)
-def div(input, other, *, rounding_mode=None):
-    if rounding_mode is not None:  # a whole-number quotient: its own records, in ops/division.py
+def div(input, other, *, rounding_mode=_NOT_GIVEN):
+    given = rounding_mode is not _NOT_GIVEN
+    if given and (rounding_mode is not None or isinstance(input, Tensor)):
+        # a mode given, even None, has its own records, in ops/division.py (DivBackward2)
         from .division import rounded_div  # here, not at the top: division.py imports this module
 
         return rounded_div(input, other, rounding_mode)
@@ -1275,9 +1280,29 @@ def square(input):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp() needs at least one of min= or max=")
+    min, max = _clamp_bounds(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return Clamp.apply(input, min=min, max=max)
+
+
+def _clamp_bounds(min, max):
+    """PyTorch's clamp takes two tensor bounds or two number bounds, not one of each. A 0-dim
+    tensor that needs no gradient passes for a number (its value is used), so that mix works."""
+    numbers = [bound for bound in (min, max) if bound is not None and not isinstance(bound, Tensor)]
+    tensors = [bound for bound in (min, max) if isinstance(bound, Tensor)]
+    if not (numbers and tensors):
+        return min, max
+    tensor = tensors[0]
+    if tensor.dim() != 0 or tensor.requires_grad:
+        raise TypeError(
+            "clamp() received an invalid combination of arguments: min and max must both be "
+            "tensors or both be numbers (a 0-dim tensor that does not require grad counts as a "
+            "number). Fix: make the number a tensor too, e.g. max=torch.full_like(min, 0.5)."
+        )
+    if isinstance(min, Tensor):
+        return min.item(), max
+    return min, max.item()
 
 
 @public("where")

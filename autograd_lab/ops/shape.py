@@ -23,7 +23,18 @@ def _view(x, array):
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
         out._view_version = out._version_counter[0]  # its history is that of this version
+        out._one_of_several_views = x._one_of_several_views  # views of those views keep the mark
     return out
+
+
+def _several_views(x, arrays, node):
+    """The views `arrays` of x that one op returns together, each marked as output i of `node`
+    (Tensor._check_inplace_allowed refuses to change them in place, as PyTorch does)."""
+    views = tuple(_view(x, array) for array in arrays)
+    for output_nr, view in enumerate(views):
+        if view._base is not None:
+            view._one_of_several_views = (output_nr, node)
+    return views
 
 
 def _shape_arg(shape, function, argument):
@@ -219,7 +230,8 @@ class Split(Op):
     def forward(ctx, x, sizes, dim):
         ctx.dim = dim
         cuts = np.cumsum(sizes)[:-1].tolist()  # numbers, not an array: they say where, not what
-        return tuple(_view(x, piece) for piece in np.split(x._data, cuts, axis=dim))
+        pieces = np.split(x._data, cuts, axis=dim)
+        return _several_views(x, pieces, ctx.name().removesuffix("Backward0"))
 
     @staticmethod
     def backward(ctx, *grads):
@@ -243,7 +255,9 @@ class Unbind(Op):
     def forward(ctx, x, dim):
         ctx.dim = dim
         lead = (slice(None),) * dim
-        return tuple(_view(x, x._data[lead + (i,)]) for i in range(x._data.shape[dim]))
+        # (the `...` keeps a slice of a 1-D tensor a 0-d view, where numpy would copy out a number)
+        slices = [x._data[lead + (i, ...)] for i in range(x._data.shape[dim])]
+        return _several_views(x, slices, ctx.name().removesuffix("Backward0"))
 
     @staticmethod
     def backward(ctx, *grads):

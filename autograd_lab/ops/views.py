@@ -172,6 +172,8 @@ def change_through_view(view, op, args, kwargs):
     before = _make(base._data.copy(), base.grad_fn, base._output_nr)
     where = positions_in_base(view._data, base._data)
     result = op(before.reshape(-1)[where], *args, **kwargs)
+    if result.shape != view.shape:  # the caller refuses it (Tensor._inplace)
+        return result, None
     return result, CopySlices.apply(before, result, where=where)
 
 
