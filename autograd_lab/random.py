@@ -821,7 +821,11 @@ def _fill(tensor, record, draw, *inputs):
     """Store the numbers `draw()` makes into `tensor` in place, recorded as the node `record`.
     The record calls `draw` only once the in-place checks have passed: a refused fill (of a leaf
     that requires grad, say) draws nothing, as in PyTorch."""
-    return tensor._inplace(record.apply, *inputs, draw=lambda: _laid_out(tensor, draw()))
+
+    def laid_out():
+        return _laid_out(tensor, draw())
+
+    return tensor._inplace(record.apply, *inputs, check_first=True, draw=laid_out)
 
 
 def _float_dtype(dtype, method, n=1):

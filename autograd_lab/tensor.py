@@ -389,7 +389,7 @@ class Tensor:
         return self.to(other.dtype)
 
     # ---- in-place operations --------------------------------------------------------------------
-    def _inplace(self, op, *args, **kwargs):
+    def _inplace(self, op, *args, check_first=False, **kwargs):
         """Compute `op(self, *args)` and write it into self's storage: PyTorch's `x.op_(...)`.
 
         While recording, the result's node becomes self's `grad_fn`; the node sees a copy of the old
@@ -417,7 +417,10 @@ class Tensor:
         )
         base = self._base
         # The op runs first, so that wrong arguments (e.g. clamp_(min=tensor, max=0.5)) raise
-        # their TypeError before the checks below, as PyTorch's argument parser does.
+        # their TypeError before the checks below, as PyTorch's argument parser does; an op with
+        # a side effect (a random fill moves the generator on) asks to be checked first instead.
+        if recording and check_first:
+            self._check_inplace_allowed(self_requires_grad)
         if recording and base is not None:  # through a view: the base's history changes
             result, base_after = _views.change_through_view(self, op, args, kwargs)
         elif recording:  # the node sees a copy of the old values
@@ -425,7 +428,7 @@ class Tensor:
             result = op(previous, *args, **kwargs)
         else:
             result = op(self, *args, **kwargs)
-        if recording:
+        if recording and not check_first:
             self._check_inplace_allowed(self_requires_grad)
         if result._data.shape != self._data.shape:
             raise RuntimeError(
