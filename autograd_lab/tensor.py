@@ -577,10 +577,21 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self):
-        return float(self.item())
+        return float(self._one_element_for_python("float"))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._one_element_for_python("int"))
+
+    def _one_element_for_python(self, conversion):
+        # PyTorch raises ValueError here (item() raises RuntimeError): Python's own conversions
+        # signal a value they cannot convert with ValueError.
+        if self._data.size != 1:
+            raise ValueError(
+                f"{conversion}() can only convert a tensor with one element to a Python scalar, "
+                f"but this one has {self._data.size} (shape {list(self._data.shape)}). "
+                f"Pick an element first, e.g. {conversion}(t[0]), or reduce it, e.g. {conversion}(t.sum())."
+            )
+        return self._data.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

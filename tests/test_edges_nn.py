@@ -1,0 +1,126 @@
+"""Edge cases issue 14's differential fuzzing found in elementwise ops, losses and
+nn.functional, each compared with PyTorch (values, dtypes, node names, error classes)."""
+
+import numpy as np
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+
+def same(torch, make):
+    ours, theirs = make(ag), make(torch)
+    np.testing.assert_array_equal(values(ours), values(theirs))
+    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+
+
+def same_error(torch, make, error, words):
+    for lib in (ag, torch):
+        with pytest.raises(error, match=words):
+            make(lib)
+
+
+@pytest.mark.parametrize("convert", [int, float])
+def test_int_and_float_of_a_tensor_of_several_elements_raise_value_error(torch, convert):
+    same_error(torch, lambda lib: convert(lib.tensor([1.0, 2.0])), ValueError, "one element")
+    assert convert(ag.tensor([[3.0]])) == convert(torch.tensor([[3.0]]))
+
+
+def tensors(lib, first, second):
+    return lib.tensor([0.5, 2.0], dtype=getattr(lib, first)), lib.tensor(
+        [1.0, 0.0], dtype=getattr(lib, second)
+    )
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("first, second", [("int64", "int64"), ("bool", "bool")])
+def test_regression_losses_of_integer_or_bool_tensors_are_not_implemented(
+    torch, loss, first, second
+):
+    def make(lib):
+        return getattr(lib.nn.functional, loss)(*tensors(lib, first, second))
+
+    same_error(torch, make, NotImplementedError, "not implemented for")
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize(
+    "first, second", [("float32", "float64"), ("float64", "float32"), ("float32", "int64")]
+)
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_regression_losses_take_pytorchs_result_dtype(torch, loss, first, second, reduction):
+    """mse_loss and smooth_l1_loss promote; huber_loss keeps the input's dtype."""
+
+    def make(lib):
+        input, target = tensors(lib, first, second)
+        return getattr(lib.nn.functional, loss)(input, target, reduction=reduction)
+
+    same(torch, make)
+
+
+def test_huber_loss_of_an_integer_input_cannot_hold_a_float_result(torch):
+    def make(lib):
+        return lib.nn.functional.huber_loss(*tensors(lib, "int64", "float32"))
+
+    same_error(torch, make, RuntimeError, "can't be cast to the desired output type")
+
+
+def test_bce_with_logits_refuses_integer_scores_and_gives_the_targets_dtype(torch):
+    def refused(lib):
+        return lib.nn.functional.binary_cross_entropy_with_logits(*tensors(lib, "int64", "float32"))
+
+    same_error(torch, refused, NotImplementedError, "log_sigmoid")
+    for first, second in [("float32", "float64"), ("float64", "float32")]:
+
+        def make(lib, first=first, second=second):
+            input, target = tensors(lib, first, second)
+            return lib.nn.functional.binary_cross_entropy_with_logits(
+                input, target, reduction="none"
+            )
+
+        ours, theirs = make(ag), make(torch)
+        assert str(ours.dtype) == str(theirs.dtype)
+        np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean", "none"])
+@pytest.mark.parametrize("weight", [False, True])
+def test_nll_loss_over_no_classes_with_every_target_ignored(torch, reduction, weight):
+    for shape, target in [((0,), 0), ((2, 0), [0, 0])]:
+
+        def make(lib, shape=shape, target=target):
+            x = lib.zeros(shape, requires_grad=True)
+            loss = lib.nn.functional.nll_loss(
+                x,
+                lib.tensor(target),
+                weight=lib.zeros(0) if weight else None,
+                ignore_index=0,
+                reduction=reduction,
+            )
+            loss.sum().backward()
+            assert type(loss.grad_fn).__name__ == "NllLossBackward0"
+            assert tuple(x.grad.shape) == shape
+            return loss
+
+        same(torch, make)
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 2), (0, 0, 1)])
+def test_cross_entropy_mean_over_no_samples_is_nan_recorded_as_a_negation(torch, shape):
+    def make(lib):
+        x = lib.zeros(shape, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, lib.zeros(shape))
+        loss.backward()
+        assert type(loss.grad_fn).__name__ == "NegBackward0"
+        return loss
+
+    same(torch, make)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_batch_norm_of_an_integer_or_bool_input_is_not_implemented(torch, dtype):
+    def make(lib):
+        x = lib.zeros(2, 2, dtype=getattr(lib, dtype))
+        return lib.nn.functional.batch_norm(x, lib.zeros(2), lib.ones(2), training=True)
+
+    same_error(torch, make, NotImplementedError, "batch_norm")
