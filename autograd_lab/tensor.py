@@ -394,7 +394,8 @@ class Tensor:
         change is recorded as a change of its base (CopySlices, ops/views.py).
         """
         recording = _state.enabled and (
-            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+            self._requires_grad
+            or any(isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values()))
         )
         if recording:
             if self._grad_fn is None and self._requires_grad:

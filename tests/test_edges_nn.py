@@ -124,3 +124,44 @@ def test_batch_norm_of_an_integer_or_bool_input_is_not_implemented(torch, dtype)
         return lib.nn.functional.batch_norm(x, lib.zeros(2), lib.ones(2), training=True)
 
     same_error(torch, make, NotImplementedError, "batch_norm")
+
+
+@pytest.mark.parametrize("name", ["clamp", "clip", "clamp_", "clip_"])
+def test_clamp_takes_two_numbers_or_two_tensors_not_one_of_each(torch, name):
+    def number_and_tensor(lib):
+        x = lib.tensor([0.0, 2.0])
+        return getattr(x, name)(min=0.25, max=x)
+
+    def tensor_and_number(lib):
+        x = lib.tensor([0.0, 2.0])
+        return getattr(x, name)(min=x, max=0.25)
+
+    same_error(torch, number_and_tensor, TypeError, "invalid combination of arguments")
+    same_error(torch, tensor_and_number, TypeError, "invalid combination of arguments")
+
+
+@pytest.mark.parametrize("name", ["clamp", "clamp_"])
+def test_clamp_takes_a_single_value_tensor_without_grad_as_a_number(torch, name):
+    def make(lib):
+        x = lib.tensor([-2.0, 0.5, 2.0])
+        out = getattr(x, name)(min=lib.tensor(-1.0, dtype=lib.float64), max=1)
+        return out
+
+    same(torch, make)
+    same_error(
+        torch,
+        lambda lib: lib.tensor([-2.0, 0.5]).clamp(min=lib.tensor(-1.0, requires_grad=True), max=1),
+        TypeError,
+        "invalid combination of arguments",
+    )
+
+
+def test_clamp_in_place_to_bounds_that_require_grad_requires_grad(torch):
+    def make(lib):
+        x = lib.zeros(1, 3)
+        bound = lib.tensor([[-2.1, 1.72, 2.0]], requires_grad=True)
+        out = x.clamp_(min=bound)
+        assert out.requires_grad
+        return out.detach()
+
+    same(torch, make)

@@ -1275,9 +1275,26 @@ def square(input):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp() needs at least one of min= or max=")
+    min, max = _same_kind_of_bounds(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return Clamp.apply(input, min=min, max=max)
+
+
+def _same_kind_of_bounds(min, max):
+    """PyTorch's clamp takes two numbers or two tensors (None for either), not one of each. A
+    tensor passes for a number when it could be one: a single value (0-d) that needs no gradient."""
+    if min is None or max is None or isinstance(min, Tensor) == isinstance(max, Tensor):
+        return min, max
+    tensor = min if isinstance(min, Tensor) else max
+    if tensor.ndim != 0 or tensor.requires_grad:
+        raise TypeError(
+            f"clamp() received an invalid combination of arguments: min is a "
+            f"{type(min).__name__} and max a {type(max).__name__}, but the bounds must be two "
+            "numbers or two tensors. Fix: give both as numbers (min=0.0, max=1.0) or both as "
+            "tensors (min=torch.tensor(0.0), max=...)."
+        )
+    return (min.item(), max) if tensor is min else (min, max.item())
 
 
 @public("where")
