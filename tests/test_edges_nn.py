@@ -165,3 +165,46 @@ def test_clamp_in_place_to_bounds_that_require_grad_requires_grad(torch):
         return out.detach()
 
     same(torch, make)
+
+
+def node_name(tensor):
+    return type(tensor.grad_fn).__name__
+
+
+@pytest.mark.parametrize(
+    "divide",
+    [
+        lambda x, y: x.div(y, rounding_mode=None),
+        lambda x, y: x.div(2.0, rounding_mode=None),
+        lambda x, y: x.divide(y, rounding_mode=None),
+        lambda x, y: x.clone().div_(-2.5, rounding_mode=None),
+        lambda x, y: x.div(y),
+        lambda x, y: x / 2.0,
+    ],
+)
+def test_div_with_rounding_mode_none_given_is_recorded_as_its_own_overload(torch, divide):
+    def make(lib):
+        x = lib.tensor([1.0, -2.0], requires_grad=True)
+        y = lib.tensor([3.0, 4.0], requires_grad=True)
+        out = divide(x, y)
+        out.sum().backward()
+        return out, x.grad
+
+    (ours, our_grad), (theirs, their_grad) = make(ag), make(torch)
+    assert node_name(ours) == node_name(theirs)
+    np.testing.assert_array_equal(values(ours), values(theirs))
+    np.testing.assert_array_equal(values(our_grad), values(their_grad))
+
+
+def test_round_with_decimals_given_is_recorded_as_its_own_overload(torch):
+    for decimals in ({}, {"decimals": 0}, {"decimals": 1}):
+        ours = ag.tensor([0.25, 1.5], requires_grad=True).round(**decimals)
+        theirs = torch.tensor([0.25, 1.5], requires_grad=True).round(**decimals)
+        assert node_name(ours) == node_name(theirs)
+        np.testing.assert_array_equal(values(ours), values(theirs))
+    same_error(
+        torch,
+        lambda lib: lib.tensor([1, 2]).round(decimals=0),
+        NotImplementedError,
+        "not implemented for",
+    )

@@ -25,7 +25,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..tensor import Tensor
 from . import scalar
-from .elementwise import _is_number, _zeros, operands
+from .elementwise import Div, _is_number, _zeros, operands
 from .registry import public
 
 # ---- checks shared by every rounding division ------------------------------------------------------
@@ -195,8 +195,19 @@ def _trunc_divide(x, y):
     return np.trunc(x / y)
 
 
-# one text for both rounding modes: the viewer shows one derivative per node name (DivBackward2)
-ROUNDED_QUOTIENT = "d div(a, b, rounding_mode)/da = 0,  d/db = 0: flat between the jumps"
+# one text for every rounding mode: the viewer shows one derivative per node name (DivBackward2)
+ROUNDED_QUOTIENT = (
+    "d div(a, b, rounding_mode)/da = 0,  d/db = 0: flat between the jumps "
+    "(rounding_mode=None: 1/b and -a/b², as a / b)"
+)
+
+
+class DivRoundingNone(Div):
+    """div(a, b, rounding_mode=None): the plain quotient a / b, but PyTorch records the overload
+    that takes a rounding_mode under its own name whenever one is given, even None."""
+
+    node_name = "DivBackward2"
+    derivative = ROUNDED_QUOTIENT
 
 
 class DivFloor(Op):
@@ -300,8 +311,10 @@ def floor_divide(input, other):
 
 
 def rounded_div(input, other, rounding_mode):
-    """div(input, other, rounding_mode=...) for 'trunc' or 'floor' (ops/elementwise.py's div
-    hands these here): the quotient rounded to a whole number, keeping an integer dtype."""
+    """div(input, other, rounding_mode=...) (ops/elementwise.py's div hands these here): for
+    'trunc' or 'floor' the quotient rounded to a whole number, keeping an integer dtype."""
+    if rounding_mode is None:
+        return DivRoundingNone.apply(input, other)
     if rounding_mode == "floor":
         return DivFloor.apply(input, other)
     if rounding_mode == "trunc":

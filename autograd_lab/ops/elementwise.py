@@ -1233,12 +1233,15 @@ def mul(input, other):
     return MulNumber.apply(input, other)
 
 
-@public("div", "divide", method=True, inplace=True)
-def div(input, other, *, rounding_mode=None):
-    if rounding_mode is not None:  # a whole-number quotient: its own records, in ops/division.py
-        from .division import rounded_div  # here, not at the top: division.py imports this module
+_NOT_GIVEN = object()  # div(rounding_mode=...) given at all, even None, is another record
 
-        return rounded_div(input, other, rounding_mode)
+
+@public("div", "divide", method=True, inplace=True)
+def div(input, other, *, rounding_mode=_NOT_GIVEN):
+    if rounding_mode is not _NOT_GIVEN:  # PyTorch's overload with a rounding_mode: its own
+        from .division import rounded_div  # records, in ops/division.py (imported here, not at
+
+        return rounded_div(input, other, rounding_mode)  # the top: division.py imports this)
     if not isinstance(input, Tensor):  # 2 / x is recorded as reciprocal(x) * 2, as in PyTorch
         return mul(Reciprocal.apply(other), input)
     return Div.apply(input, other)
