@@ -208,3 +208,38 @@ def test_round_with_decimals_given_is_recorded_as_its_own_overload(torch):
         NotImplementedError,
         "not implemented for",
     )
+
+
+@pytest.mark.parametrize("question", ["isinf", "isposinf", "isneginf"])
+def test_infinity_questions_about_bool_and_integer_tensors_answer_false(torch, question):
+    same(torch, lambda lib: getattr(lib.tensor([True, False]), question)())
+    same(torch, lambda lib: getattr(lib.tensor(False), question)())
+    same(torch, lambda lib: getattr(lib.tensor([1, -2]), question)())
+
+
+def test_integer_division_of_an_empty_tensor_by_zero_divides_nothing(torch):
+    empty, zero = (lambda lib: lib.zeros(0, dtype=lib.int64)), (lambda lib: lib.tensor(0))
+    same(torch, lambda lib: empty(lib) // zero(lib))
+    same(torch, lambda lib: empty(lib) % zero(lib))
+    same(torch, lambda lib: empty(lib).div(0, rounding_mode="trunc"))
+    same_error(torch, lambda lib: lib.tensor([1]) // 0, RuntimeError, "ZeroDivisionError")
+
+
+def test_a_batched_product_of_a_bool_tensor_is_not_implemented_before_dtypes_are_compared(
+    torch,
+):
+    def bool_first(lib):
+        return lib.tensor([[[True]]]) @ lib.tensor([[[0.21]]], dtype=lib.float64)
+
+    def float_first(lib):
+        return lib.tensor([[[0.21]]]) @ lib.tensor([[[True]]])
+
+    same_error(torch, bool_first, NotImplementedError, "bmm")
+    same_error(torch, float_first, RuntimeError, "(?i)bool")
+    same_error(torch, lambda lib: lib.tensor([[True]]) @ lib.tensor([[1.0]]), RuntimeError, "dtype")
+
+
+def test_stack_promotes_as_pytorch(torch):
+    same(torch, lambda lib: lib.stack([lib.tensor([0]), lib.tensor([2.47])]))
+    same(torch, lambda lib: lib.stack([lib.tensor(1.0), lib.tensor(2.0, dtype=lib.float64)]))
+    same(torch, lambda lib: lib.stack([lib.tensor(True), lib.tensor(2, dtype=lib.uint8)]))

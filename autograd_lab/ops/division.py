@@ -39,7 +39,7 @@ def _divide_operands(name, a, b):
             f'"{name}" is not implemented for Bool: True and False cannot be divided in whole '
             "steps. Fix: convert first, x.long() or x.float()."
         )
-    if _is_whole(x) and _is_whole(y) and _has_zero(y):
+    if _is_whole(x) and _is_whole(y) and _has_zero(y) and _has_elements(x, y):
         raise RuntimeError(
             f"ZeroDivisionError: {name}() of integers by zero has no answer (a float would give "
             "inf or nan, an integer has neither). Fix: make the divisor nonzero, or convert to "
@@ -59,6 +59,11 @@ def _is_whole(value):
 
 def _has_zero(value):
     return value == 0 if _is_number(value) else bool((value == 0).any())
+
+
+def _has_elements(x, y):
+    """Whether the result has any element: an empty one divides nothing, so nothing by zero."""
+    return 0 not in np.broadcast_shapes(np.shape(x), np.shape(y))
 
 
 def _not_implemented(what, fix):
