@@ -243,3 +243,22 @@ def test_stack_promotes_as_pytorch(torch):
     same(torch, lambda lib: lib.stack([lib.tensor([0]), lib.tensor([2.47])]))
     same(torch, lambda lib: lib.stack([lib.tensor(1.0), lib.tensor(2.0, dtype=lib.float64)]))
     same(torch, lambda lib: lib.stack([lib.tensor(True), lib.tensor(2, dtype=lib.uint8)]))
+
+
+@pytest.mark.parametrize(
+    "count",
+    [
+        lambda lib: lib.arange(-2, 2, 3, dtype=lib.bool),
+        lambda lib: lib.arange(0, dtype=lib.bool),
+        lambda lib: lib.linspace(0, 2, steps=3, dtype=lib.bool),
+        lambda lib: lib.logspace(0, 1, 5, dtype=lib.bool),
+    ],
+)
+def test_counting_ops_have_no_bool_kernel(torch, count):
+    same_error(torch, count, NotImplementedError, "not implemented for 'Bool'")
+
+
+def test_linspace_and_logspace_of_at_most_one_bool_step_count_nothing(torch):
+    for steps in (0, 1):
+        same(torch, lambda lib, steps=steps: lib.linspace(0, 2, steps, dtype=lib.bool))
+        same(torch, lambda lib, steps=steps: lib.logspace(0, 2, steps, dtype=lib.bool))
