@@ -262,3 +262,22 @@ def test_linspace_and_logspace_of_at_most_one_bool_step_count_nothing(torch):
     for steps in (0, 1):
         same(torch, lambda lib, steps=steps: lib.linspace(0, 2, steps, dtype=lib.bool))
         same(torch, lambda lib, steps=steps: lib.logspace(0, 2, steps, dtype=lib.bool))
+
+
+@pytest.mark.parametrize("weight", [0.3, 0.7, 1.0])
+def test_lerp_of_infinite_ends_spreads_nan_and_inf_as_pytorch(torch, weight):
+    inf = float("inf")
+
+    def ends(lib):
+        return lib.tensor([inf, -inf, 1.0, 2.0, inf]), lib.tensor([1.0, 2.0, inf, -inf, inf])
+
+    def with_number(lib):
+        start, end = ends(lib)
+        return start.lerp(end, weight)
+
+    def with_tensor(lib):
+        start, end = ends(lib)
+        return start.lerp(end, lib.full((5,), weight))
+
+    same(torch, with_number)
+    same(torch, with_tensor)
