@@ -281,3 +281,16 @@ def test_lerp_of_infinite_ends_spreads_nan_and_inf_as_pytorch(torch, weight):
 
     same(torch, with_number)
     same(torch, with_tensor)
+
+
+def test_remainder_keeps_the_sign_of_a_zero_as_pytorch(torch):
+    """-1.0 % 0.25 is -0.0 in PyTorch: 1 / it is -inf (the fuzzer met it as x ** -1)."""
+    inf = float("inf")
+
+    def make(lib):
+        x = lib.tensor([-1.0, 1.0, -0.5, 2.0, inf, -3.7, 3.7])
+        return x % 0.25, x % lib.full((7,), -0.25), 1 / (x % 0.25), x % inf
+
+    for ours, theirs in zip(make(ag), make(torch)):
+        np.testing.assert_array_equal(values(ours), values(theirs))
+        np.testing.assert_array_equal(np.signbit(values(ours)), np.signbit(values(theirs)))

@@ -76,6 +76,14 @@ def _not_implemented(what, fix):
 # ---- the remainder: Python's sign rule (the result has the divisor's sign) ---------------------
 
 
+def _remainder(x, y):
+    """x % y as PyTorch computes it: fmod (the sign of x), then moved by y where it is nonzero
+    and its sign differs from y's. A zero keeps x's sign: -1.0 % 0.25 is -0.0 (numpy's remainder
+    gives 0.0), which shows in 1 / (x % y) = -inf."""
+    mod = np.fmod(x, y)
+    return np.where((mod != 0) & ((mod < 0) != (y < 0)), mod + y, mod)
+
+
 class Remainder(Op):
     """`tensor % tensor`: a - floor(a / b) * b, element by element."""
 
@@ -90,7 +98,7 @@ class Remainder(Op):
         ctx.save_for_backward(a, b)
         x, y = _divide_operands("remainder", a, b)
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0.0 is nan, silently
-            return np.remainder(x, y)
+            return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -113,7 +121,7 @@ class RemainderNumber(Op):
     def forward(ctx, a, number):
         x, y = _divide_operands("remainder", a, number)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.remainder(x, y)
+            return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -129,7 +137,7 @@ class NumberRemainder(Op):
     def forward(ctx, b, number):
         x, y = _divide_operands("remainder", number, b)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.remainder(x, y)
+            return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
