@@ -17,14 +17,22 @@ choose these, and we choose the same, so `linspace(-pi, pi, 2000)` prints and tr
 - logspace: `base ** (start + step * i)` in float64 (not fused: another file, built without FMA),
   counting down from the end for the second half as linspace does.
 
-Integer arange is exact; we use integer arithmetic there.
+Integer arange is exact; we use integer arithmetic there. None of them counts in bool (PyTorch has
+no such kernel), except linspace and logspace of 0 or 1 steps, which count nothing.
 """
 
 import math
 
 import numpy as np
 
-from . import threads
+from . import threads, types
+
+
+def _no_bool(name, dtype):
+    """PyTorch has no bool kernel for counting (what is True + a step?): NotImplementedError."""
+    if dtype == np.bool_:
+        raise types.not_implemented_for(name, types.bool_)
+
 
 # What PyTorch's AVX2 kernels group (two groups per loop step): 256 bits of the output dtype.
 _VECTOR_SIZE = {np.dtype(np.float16): 16, np.dtype(np.float32): 8, np.dtype(np.float64): 4}
@@ -111,6 +119,7 @@ def linspace(start, end, steps, dtype):
         return np.array([start]).astype(dtype)
     if steps == 0:
         return np.zeros(0, dtype)
+    _no_bool("linspace", dtype)
     index = np.arange(steps)
     first_half, second_half = index[: steps // 2], index[steps // 2 :]
     if dtype == np.float16:
@@ -155,6 +164,7 @@ def logspace(start, end, steps, base, dtype):
         return np.array([float(base) ** float(start)]).astype(dtype)
     if steps == 0:
         return np.zeros(0, dtype)
+    _no_bool("logspace", dtype)
     start, end = dtype.type(start), dtype.type(end)
     step = np.float64(end - start) / (steps - 1)  # the difference in the dtype, the step in float64
     index = np.arange(steps).astype(np.float64)
@@ -185,6 +195,7 @@ def arange_length(start, end, step):
 def arange(start, end, step, dtype):
     """start, start + step, ... up to (not including) end, as a numpy array of `dtype`."""
     dtype = np.dtype(dtype)
+    _no_bool("arange", dtype)
     n = arange_length(start, end, step)
     if dtype.kind in "iub":
         if all(isinstance(v, int) for v in (start, end, step)):

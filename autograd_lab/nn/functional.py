@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .. import random, types
+from .. import promotion, random, types
 from ..autograd import no_grad
 from ..ops import relu as _relu
 from ..ops import sigmoid, tanh
@@ -268,6 +268,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """Mean squared error: ((input - target)²).mean() for reduction="mean" (or .sum(), or none)."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     _checks.check_tensors("mse_loss", input=input, target=target)
+    types.floating_point_only("mse_loss", promotion.result_type(input, target))
     if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
@@ -326,6 +327,7 @@ def binary_cross_entropy_with_logits(
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     name = "binary_cross_entropy_with_logits"
     _checks.check_tensors(name, input=input, target=target)
+    types.floating_point_only("log_sigmoid", input.dtype)  # PyTorch's first step: log(sigmoid(x))
     if target.shape != input.shape:
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape}). Fix: "
@@ -421,6 +423,8 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
         return -product.sum(dim)
     if reduction == "sum":
         return -product.sum()
+    if input.numel() == 0:  # no samples: the mean is nan, recorded as PyTorch does (a negation)
+        return -product.sum().fill_(float("nan"))
     return DivScalar.apply(-product.sum(), input._data.size / classes)  # mean over the samples
 
 
@@ -632,6 +636,7 @@ def batch_norm(
     """
     _checks.check_tensors("batch_norm", input=input)
     _checks.cpu_only("batch_norm", input, weight, bias)
+    types.floating_point_only("batch_norm", input.dtype)
     if input.ndim < 2:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [-1, 0], but got 1): batch_norm "
@@ -746,6 +751,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     squared for small errors, absolute for large ones (beta=0 is l1_loss)."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     _checks.check_tensors("smooth_l1_loss", input=input, target=target)
+    types.floating_point_only("smooth_l1_loss", promotion.result_type(input, target))
     if beta < 0:
         raise RuntimeError(
             f"smooth_l1_loss does not support negative values for beta (got {beta}). Fix: beta is "
@@ -762,6 +768,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     smooth_l1_loss times delta (its slope far away is delta instead of 1)."""
     reduction = _checks.reduction_of(reduction, None, None)
     _checks.check_tensors("huber_loss", input=input, target=target)
+    target = _huber_target(input, target)
     if delta <= 0:
         raise RuntimeError(
             f"huber_loss does not support non-positive values for delta (got {delta}). Fix: delta "
@@ -773,6 +780,22 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_weight(weight, input)
     losses = HuberLoss.apply(input, target, reduction="none", delta=delta) * weight
     return _reduced(losses, reduction)
+
+
+def _huber_target(input, target):
+    """PyTorch's huber_loss keeps the input's dtype (mse_loss and smooth_l1_loss promote): it
+    computes in the promoted dtype, which must be a float one, then stores the result as input's
+    dtype. So the target is converted to the input's dtype, unless that would lose what the
+    promoted dtype holds (a float target for an integer input)."""
+    computed_in = promotion.result_type(input, target)
+    types.floating_point_only("huber_loss", computed_in)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"result type {computed_in} can't be cast to the desired output type {input.dtype}: "
+            "huber_loss gives a result of the input's dtype. Fix: convert the input first, "
+            "e.g. input.float()."
+        )
+    return target if target.dtype == input.dtype else target.to(input.dtype)
 
 
 def _same_shape(input, target):

@@ -7,9 +7,12 @@ Each is one node, as in PyTorch (`AddcmulBackward0`, ...); gradients of broadcas
 back to their shapes by the engine, like every other op's.
 """
 
+import numpy as np
+
 from .. import promotion, types
 from ..autograd.function import Op
 from ..tensor import Tensor
+from . import scalar
 from .elementwise import check_broadcastable
 from .registry import public
 
@@ -59,17 +62,26 @@ class Addcdiv(Op):
         return grad, g, -g * t1 / t2  # d(t1/t2)/dt2 = -t1/t2²
 
 
+def _lerp(input, end, weight):
+    """input + weight·(end - input), computed as PyTorch does: from the nearer end, so weight 1
+    gives end exactly, and an infinite input or end spreads as in PyTorch."""
+    from_input = input + weight * (end - input)
+    from_end = end - (end - input) * (1 - weight)
+    return scalar.where(abs(weight) < 0.5, from_input, from_end)
+
+
 class Lerp(Op):
     """input + weight * (end - input), a number weight (PyTorch's LerpBackward0)"""
 
     node_name = "LerpBackward0"
-    kernel = staticmethod(lambda input, end, weight: input + weight * (end - input))
+    kernel = staticmethod(_lerp)
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight"
 
     @staticmethod
     def forward(ctx, input, end, weight):
         ctx.weight = weight
-        return input._data + weight * (end._data - input._data)
+        with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
+            return _lerp(input._data, end._data, weight).astype(input._data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -81,13 +93,14 @@ class LerpTensor(Op):
 
     node_name = "LerpBackward1"
     saved_names = ("self", "end", "weight")
-    kernel = staticmethod(lambda input, end, weight: input + weight * (end - input))
+    kernel = staticmethod(_lerp)
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight,  d/d(weight) = end - input"
 
     @staticmethod
     def forward(ctx, input, end, weight):
         ctx.save_for_backward(input, end, weight)
-        return input._data + weight._data * (end._data - input._data)
+        with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
+            return _lerp(input._data, end._data, weight._data)
 
     @staticmethod
     def backward(ctx, grad):

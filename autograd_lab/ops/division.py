@@ -39,7 +39,7 @@ def _divide_operands(name, a, b):
             f'"{name}" is not implemented for Bool: True and False cannot be divided in whole '
             "steps. Fix: convert first, x.long() or x.float()."
         )
-    if _is_whole(x) and _is_whole(y) and _has_zero(y):
+    if _is_whole(x) and _is_whole(y) and _has_zero(y) and _has_elements(x, y):
         raise RuntimeError(
             f"ZeroDivisionError: {name}() of integers by zero has no answer (a float would give "
             "inf or nan, an integer has neither). Fix: make the divisor nonzero, or convert to "
@@ -61,6 +61,11 @@ def _has_zero(value):
     return value == 0 if _is_number(value) else bool((value == 0).any())
 
 
+def _has_elements(x, y):
+    """Whether the result has any element: an empty one divides nothing, so nothing by zero."""
+    return 0 not in np.broadcast_shapes(np.shape(x), np.shape(y))
+
+
 def _not_implemented(what, fix):
     return RuntimeError(
         f"derivative for aten::{what} is not implemented (PyTorch has none either: its grad_fn is "
@@ -69,6 +74,14 @@ def _not_implemented(what, fix):
 
 
 # ---- the remainder: Python's sign rule (the result has the divisor's sign) ---------------------
+
+
+def _remainder(x, y):
+    """x % y as PyTorch computes it: fmod (the sign of x), then moved by y where it is nonzero
+    and its sign differs from y's. A zero keeps x's sign: -1.0 % 0.25 is -0.0 (numpy's remainder
+    gives 0.0), which shows in 1 / (x % y) = -inf."""
+    mod = np.fmod(x, y)
+    return np.where((mod != 0) & ((mod < 0) != (y < 0)), mod + y, mod)
 
 
 class Remainder(Op):
@@ -85,7 +98,7 @@ class Remainder(Op):
         ctx.save_for_backward(a, b)
         x, y = _divide_operands("remainder", a, b)
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0.0 is nan, silently
-            return np.remainder(x, y)
+            return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -108,7 +121,7 @@ class RemainderNumber(Op):
     def forward(ctx, a, number):
         x, y = _divide_operands("remainder", a, number)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.remainder(x, y)
+            return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -124,7 +137,7 @@ class NumberRemainder(Op):
     def forward(ctx, b, number):
         x, y = _divide_operands("remainder", number, b)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.remainder(x, y)
+            return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):

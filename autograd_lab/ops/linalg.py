@@ -100,6 +100,9 @@ def matmul(input, other):
         )
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
+    if other.ndim >= 3 and input.dtype is types.bool_:
+        # PyTorch's batched product (bmm) looks at the first operand's dtype before comparing
+        raise types.not_implemented_for("bmm", input.dtype)
     check_same_dtype("matmul", input, other)
     kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
     if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:

@@ -204,12 +204,15 @@ class BinaryCrossEntropyWithLogits(Op):
     def forward(ctx, input, target, weight, pos_weight, reduction):
         ctx.save_for_backward(input, target)
         ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
-        x, t = operands(input, target)
+        # as PyTorch: log(sigmoid(x)) in the input's dtype, the loss in the target's dtype
+        x, t = input._data, target._data
         softplus = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
         if pos_weight is not None:
             softplus = softplus * ((pos_weight._data - 1) * t + 1)
-        losses = (1 - t) * x + softplus
-        return _reduce(losses if weight is None else losses * weight._data, reduction)
+        losses = ((1 - t) * x + softplus).astype(t.dtype, copy=False)
+        if weight is not None:
+            losses = (losses * weight._data).astype(t.dtype, copy=False)
+        return _reduce(losses, reduction)
 
     @staticmethod
     def backward(ctx, grad):
@@ -253,7 +256,12 @@ class NllPlan:
         if weight is None and everything_kept:
             coefficients, total = np.ones((), dtype), target.size
         else:
-            coefficients = kept.astype(dtype) if weight is None else weight[index]
+            if weight is None:
+                coefficients = kept.astype(dtype)
+            elif weight.size == 0:  # no classes, so every target is ignored: each counts 0
+                coefficients = np.zeros(target.shape, dtype)
+            else:
+                coefficients = weight[index]
             coefficients = coefficients if everything_kept else np.where(kept, coefficients, 0)
             coefficients = coefficients.astype(dtype, copy=False)
             total = coefficients.sum()
@@ -265,15 +273,17 @@ class NllPlan:
         # where targets are ignored, loss and gradient are set to 0 (not computed as -x·0, which
         # is -0, or nan for an infinite x), as PyTorch skips those elements
         self.kept = None if everything_kept else kept
+        self.target_shape = target.shape
         if target.ndim <= 1:  # (C,) or (N, C) scores: positions in the flattened scores (fastest)
             rows = storage.new(np.arange, target.size, device=storage.device_of(target)) * shape[-1]
             self.positions = index if target.ndim == 0 else rows + index
         else:
             self.positions, self.index = None, np.expand_dims(index, class_axis)
-            self.target_shape = target.shape
 
     def gather(self, x):
-        if self.positions is not None:
+        if x.size == 0:  # no classes (so every target is ignored) or no samples: nothing to pick
+            picked = np.zeros_like(x, shape=self.target_shape)
+        elif self.positions is not None:
             picked = np.take(x, self.positions)
         else:
             picked = np.take_along_axis(x, self.index, self.class_axis).squeeze(self.class_axis)
@@ -287,6 +297,8 @@ class NllPlan:
         if self.kept is not None:
             values = np.where(self.kept, values, values.dtype.type(0))
         out = np.zeros_like(values, self.coefficients.dtype, shape=shape)  # on grad's device
+        if out.size == 0:  # nothing was picked, so there is nothing to put back
+            return out
         if self.positions is not None:
             np.put(out, self.positions, values)
         else:

@@ -20,6 +20,8 @@ def _question(name, numpy_test, doc):
     """A public function answering a question about each element with a bool tensor."""
 
     def ask(input):
+        if input._data.dtype.kind != "f":  # integers and bools are never infinite (and numpy
+            return _make(np.zeros_like(input._data, dtype=bool))  # cannot subtract bools)
         with np.errstate(invalid="ignore"):  # inf - inf is nan: that is the point
             return _make(numpy_test(input._data))
 

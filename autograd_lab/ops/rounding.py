@@ -133,7 +133,8 @@ class RoundDecimals(Op):
         if data.dtype.kind != "f":
             raise NotImplementedError(
                 f"round(decimals={decimals}) is not implemented for {input.dtype} tensors (PyTorch "
-                "rounds integers only with decimals=0). Fix: convert first, x.float().round(...)"
+                "rounds integers only when no decimals= is given). Fix: convert first, "
+                "x.float().round(...), or leave decimals out"
             )
         scale = data.dtype.type(10.0 ** abs(decimals))  # float32 data: float32 arithmetic
         return _round_decimals(data, decimals, scale)
@@ -190,9 +191,14 @@ class Rsqrt(Op):
         return grad * result * result * result * -0.5
 
 
+_NOT_GIVEN = (
+    object()
+)  # round(decimals=...) given at all, even 0, is another record (RoundBackward1)
+
+
 @public("round", method=True, inplace=True, out=True)
-def round(input, *, decimals=0):
+def round(input, *, decimals=_NOT_GIVEN):
     """The nearest whole number (halves to even), or with `decimals=d` to d decimal places."""
-    if decimals == 0:
+    if decimals is _NOT_GIVEN:
         return Round.apply(input)
     return RoundDecimals.apply(input, decimals=decimals)

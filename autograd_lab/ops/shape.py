@@ -164,17 +164,22 @@ class Expand(Op):
         return grad  # engine._fit sums it to the input's shape: broadcasting is undone in one place
 
 
+def _promoted(arrays):
+    """The arrays cat and stack join, in one dtype by PyTorch's promotion: [int64, float32] gives
+    float32 (numpy would give float64)."""
+    dtype = arrays[0].dtype
+    for a in arrays[1:]:  # (empty arrays stand for "tensors with dims": stack's 0-d ones count
+        dtype = types.result_type(np.empty(0, dtype), np.empty(0, a.dtype))  # as such too)
+    return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+
+
 class Cat(Op):
     node_name = "CatBackward0"
     derivative = "split the gradient back into the pieces"
 
     @staticmethod
     def forward(ctx, *tensors, dim=0):
-        arrays = [t._data for t in tensors]
-        dtype = arrays[0].dtype  # PyTorch's promotion: cat([int64, float32]) is float32
-        for a in arrays[1:]:  # (an empty array stands for "a tensor with dims of this dtype")
-            dtype = types.result_type(np.empty(0, dtype), a)
-        arrays = [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+        arrays = _promoted([t._data for t in tensors])
         # PyTorch's legacy rule: a 1-D empty tensor (shape [0]) joins any shape by being left out
         ctx.left_out = [a.shape == (0,) for a in arrays]
         if all(ctx.left_out):
@@ -210,7 +215,7 @@ class Stack(Op):
     def forward(ctx, *tensors, dim=0):
         ctx.dim = dim
         try:
-            return np.stack([t._data for t in tensors], axis=dim)
+            return np.stack(_promoted([t._data for t in tensors]), axis=dim)
         except ValueError:
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
             raise RuntimeError(f"stack() needs tensors of equal shape, got {shapes}") from None
