@@ -566,7 +566,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as PyTorch: one UnbindBackward0 node for all the rows
 
     def __bool__(self):
         if self._data.size != 1:

@@ -12,7 +12,7 @@ from .. import types
 from ..autograd.function import Op
 from .elementwise import operands
 from .registry import public
-from .shape import View
+from .shape import UnsafeView
 
 
 class Matmul(Op):
@@ -75,19 +75,6 @@ class Dot(Matmul):
 class Bmm(Matmul):
     node_name = "BmmBackward0"
     derivative = "per batch: grad @ Bᵀ and Aᵀ @ grad"
-
-
-class UnsafeView(View):
-    """A reshape, under the name PyTorch gives the reshape that ends its matmul of a batch."""
-
-    node_name = "UnsafeViewBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.shape = x._data.shape
-        # not a view of x, though it shares x's memory: x is a product nobody else holds, so an
-        # in-place change to the result cannot surprise anyone (PyTorch's reason for the name)
-        return np.reshape(x._data, shape)
 
 
 @public("matmul", method=True, out=True)

@@ -12,6 +12,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .elementwise import contiguous
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -66,6 +67,27 @@ class View(Op):
         return grad.reshape(ctx.shape)
 
 
+class ReshapeAlias(View):
+    """A reshape of a non-contiguous tensor that can still be a view (of an expanded tensor,
+    say): PyTorch records it under the name of its `_reshape_alias`."""
+
+    node_name = "ReshapeAliasBackward0"
+
+
+class UnsafeView(View):
+    """A reshape of a fresh copy nobody else holds: the end of a reshape that had to copy, and
+    of a batched matmul. PyTorch calls it `_unsafe_view`."""
+
+    node_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        # not a view of x, though it shares x's memory: x is a copy nobody else holds, so an
+        # in-place change to the result cannot surprise anyone (PyTorch's reason for the name)
+        return np.reshape(x._data, shape)
+
+
 class Permute(Op):
     node_name = "PermuteBackward0"
     derivative = "permute the gradient back"
@@ -113,6 +135,12 @@ class Squeeze(Op):
 
 class SqueezeDim(Squeeze):
     node_name = "SqueezeBackward1"
+
+
+class SqueezeDims(Squeeze):
+    """`squeeze((0, 2))`: PyTorch's overload for a tuple or list of dims has its own name."""
+
+    node_name = "SqueezeBackward2"
 
 
 class Unsqueeze(Op):
@@ -403,8 +431,24 @@ class IndexPutAdvanced(IndexPut):
 
 @public("reshape", method=True)
 def reshape(input, *shape):
-    shape = _shape_arg(shape, "reshape", "shape")
-    return View.apply(input, shape=_resolve(input, shape), copy_ok=True)
+    shape = _resolve(input, _shape_arg(shape, "reshape", "shape"))
+    # PyTorch records one of three nodes: a view of a contiguous tensor; a `_reshape_alias` when
+    # the tensor is not contiguous but the new shape can still be a view of it; otherwise a
+    # contiguous copy (CloneBackward0), reshaped (UnsafeViewBackward0)
+    if input.is_contiguous():
+        return View.apply(input, shape=shape)
+    if _can_view(input._data, shape):
+        return ReshapeAlias.apply(input, shape=shape)
+    return UnsafeView.apply(contiguous(input), shape=shape)
+
+
+def _can_view(array, shape):
+    """Whether `array` can take `shape` without copying (numpy refuses when it would copy)."""
+    try:
+        np.reshape(array, shape, copy=False)
+    except ValueError:
+        return False
+    return True
 
 
 @public("view", method=True)
@@ -481,6 +525,8 @@ def movedim(input, source, destination):
     rest = iter(d for d in range(input.ndim) if d not in source)
     moved = dict(zip(destination, source))
     order = [moved[d] if d in moved else next(rest) for d in range(input.ndim)]
+    if input.ndim == 0:  # a 0-d tensor has no dims to move: PyTorch records an alias of it
+        return Alias.apply(input, index=(Ellipsis,))
     return Permute.apply(input, dims=tuple(order))
 
 
@@ -488,7 +534,8 @@ def movedim(input, source, destination):
 def squeeze(input, dim=None):
     if dim is None:
         return Squeeze.apply(input, dims=tuple(range(input.ndim)))
-    return SqueezeDim.apply(input, dims=_dims(dim, input.ndim))
+    record = SqueezeDim if isinstance(dim, int) else SqueezeDims
+    return record.apply(input, dims=_dims(dim, input.ndim))
 
 
 @public("unsqueeze", method=True)
@@ -597,8 +644,8 @@ def chunk(input, chunks, dim=0):
         )
     axis = _one_dim(dim, input.ndim)
     n = input.shape[axis]
-    if n == 0:  # an empty dim still gives `chunks` pieces, each empty, as in PyTorch
-        return Split.apply(input, sizes=[0] * chunks, dim=axis)
+    if n == 0:  # an empty dim still gives `chunks` pieces, each empty: PyTorch lists their sizes
+        return SplitWithSizes.apply(input, sizes=[0] * chunks, dim=axis)
     return split(input, -(-n // chunks), dim)
 
 

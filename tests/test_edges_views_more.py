@@ -1,0 +1,84 @@
+"""Views, shape ops and indexing at the edges, second round (issue 14): node names PyTorch records,
+and which calls it refuses. Each test runs the same code in autograd_lab and in PyTorch."""
+
+import pytest
+from test_edges_views import both, node
+
+
+def test_reshape_records_a_view_an_alias_or_a_copy_as_pytorch_does(torch):
+    def run(lib):
+        x = lib.arange(12.0).reshape(3, 4).requires_grad_()
+        column = lib.zeros(1, 1, 1).expand(2, 1, 1).requires_grad_()
+        names = [
+            node(x.reshape(4, 3)),  # contiguous: ViewBackward0
+            node(x.t().reshape(4, 3)),  # not contiguous, but a view: ReshapeAliasBackward0
+            node(column.flatten(1)),  # flatten is a reshape: the same rule
+            node(lib.tensor(0.0, requires_grad=True).reshape(1)),  # 0-d is contiguous
+        ]
+        copied = x.t().reshape(6, 2)  # must copy: CloneBackward0, then UnsafeViewBackward0
+        names += [node(copied), type(copied.grad_fn.next_functions[0][0]).__name__]
+        (copied * lib.arange(12.0).reshape(6, 2)).sum().backward()
+        return names, copied.detach(), x.grad
+
+    both(torch, run)
+
+
+def test_squeeze_with_a_tuple_of_dims_records_its_own_overload(torch):
+    def run(lib):
+        x = lib.zeros(1, 2, 1, requires_grad=True)
+        zero_d = lib.tensor(0.0, requires_grad=True)
+        return [
+            node(x.squeeze()),
+            node(x.squeeze(0)),
+            node(x.squeeze((0, 2))),
+            node(zero_d.squeeze(())),
+            node((x * 1).squeeze_()),
+            node((x * 1).squeeze_(0)),
+            node((x * 1).squeeze_([0, 2])),
+            node((zero_d * 1).squeeze_(())),
+        ]
+
+    both(torch, run)
+
+
+def test_squeeze_in_place_accepts_dim_0_of_a_0d_tensor(torch):
+    both(torch, lambda lib: lib.tensor(5).squeeze_(0))
+    both(torch, lambda lib: lib.tensor(5).squeeze_(-1))
+
+
+@pytest.mark.parametrize("change", [lambda v: v.squeeze_(0), lambda v: v.t_()])
+def test_in_place_shape_ops_refuse_a_view_of_a_leaf_that_requires_grad(torch, change):
+    for lib in (torch, __import__("autograd_lab")):
+        view = lib.tensor([1.0], requires_grad=True)[...]
+        with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+            change(view)
+        with lib.no_grad():
+            change(lib.tensor([1.0], requires_grad=True)[...])  # allowed while not recording
+
+
+def test_movedim_of_a_0d_tensor_records_an_alias(torch):
+    def run(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        moved = x.movedim(0, -1)
+        moved.backward()
+        return node(moved), node(lib.moveaxis(x, 0, 0)), moved.detach(), x.grad
+
+    both(torch, run)
+
+
+def test_chunk_of_an_empty_dim_records_split_with_sizes(torch):
+    def run(lib):
+        pieces = lib.zeros(0, 3, requires_grad=True).chunk(2)
+        return [node(p) for p in pieces], [tuple(p.shape) for p in pieces]
+
+    both(torch, run)
+
+
+def test_iterating_over_a_tensor_unbinds_it(torch):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        rows = list(x)
+        (rows[0] * 2 + rows[2]).backward()
+        return [node(r) for r in rows], x.grad
+
+    both(torch, run)
