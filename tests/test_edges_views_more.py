@@ -82,3 +82,18 @@ def test_iterating_over_a_tensor_unbinds_it(torch):
         return [node(r) for r in rows], x.grad
 
     both(torch, run)
+
+
+def test_diff_of_order_0_copies_the_input_alone_after_checking_prepend(torch):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        copied = lib.diff(x, n=0, prepend=x, append=x[:1])  # checked, then left out
+        copied.sum().backward()
+        return copied.detach(), node(copied), x.grad
+
+    both(torch, run)
+    for lib in (torch, __import__("autograd_lab")):
+        with pytest.raises(RuntimeError, match="same dimension as input"):
+            lib.diff(lib.zeros(1, 1), n=0, dim=-1, prepend=lib.zeros(1))
+        with pytest.raises(RuntimeError, match="except along the differencing dimension"):
+            lib.diff(lib.zeros(2, 3), n=1, prepend=lib.zeros(3, 3))
