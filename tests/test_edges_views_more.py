@@ -97,3 +97,24 @@ def test_diff_of_order_0_copies_the_input_alone_after_checking_prepend(torch):
             lib.diff(lib.zeros(1, 1), n=0, dim=-1, prepend=lib.zeros(1))
         with pytest.raises(RuntimeError, match="except along the differencing dimension"):
             lib.diff(lib.zeros(2, 3), n=1, prepend=lib.zeros(3, 3))
+
+
+@pytest.mark.parametrize("rows", [1, 2])  # one row: the final transpose is contiguous already
+def test_matmul_of_a_matrix_needing_grad_and_a_batch_records_the_final_transpose(torch, rows):
+    def run(lib):
+        x = lib.arange(rows * 3.0).reshape(rows, 3).requires_grad_()
+        batch = lib.arange(24.0).reshape(2, 3, 4)
+        product = x @ batch
+        (product * lib.arange(rows * 8.0).reshape(2, rows, 4)).sum().backward()
+        return product.detach(), node(product), node(lib.matmul(x.detach(), batch)), x.grad
+
+    both(torch, run)
+
+
+def test_matmul_with_a_bool_batch_raises_bmms_not_implemented(torch):
+    for lib in (torch, __import__("autograd_lab")):
+        left = lib.zeros(3, 1, dtype=lib.bool)
+        with pytest.raises(NotImplementedError, match="bmm"):
+            left @ lib.zeros(1, 1, 1, dtype=lib.float64)
+        with pytest.raises(RuntimeError, match="same dtype"):
+            lib.zeros(1, 1, 1, dtype=lib.bool) @ lib.zeros(1, 1, dtype=lib.float64)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from .elementwise import operands
 from .registry import public
 from .shape import UnsafeView
@@ -87,7 +88,16 @@ def matmul(input, other):
         )
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
+    if other.ndim >= 3 and input.dtype is types.bool_:
+        # a batch on the right goes through PyTorch's bmm kernel, which refuses bool before it
+        # compares the dtypes
+        raise types.not_implemented_for("bmm", input.dtype)
     check_same_dtype("matmul", input, other)
+    if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
+        # PyTorch then multiplies the other way round, (otherᵀ @ inputᵀ)ᵀ, so the gradient for
+        # input is one matrix product over the whole batch; it records that final transpose
+        # (and a copy when the transpose is not contiguous)
+        return matmul(other.mT, input.mT).mT.contiguous()
     kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
     if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:
         kind = Bmm
