@@ -118,3 +118,22 @@ def test_matmul_with_a_bool_batch_raises_bmms_not_implemented(torch):
             left @ lib.zeros(1, 1, 1, dtype=lib.float64)
         with pytest.raises(RuntimeError, match="same dtype"):
             lib.zeros(1, 1, 1, dtype=lib.bool) @ lib.zeros(1, 1, dtype=lib.float64)
+
+
+def test_an_index_put_through_a_narrowing_view_is_recorded_as_copy_slices(torch):
+    def run(lib):
+        names = []
+        for write in (
+            lambda x, m, i: x.__setitem__((m, slice(None, -1, 2)), 1.0),  # CopySlices
+            lambda x, m, i: x.__setitem__((m, 0), 1.0),  # CopySlices
+            lambda x, m, i: x.__setitem__((None, i), 1.0),  # CopySlices
+            lambda x, m, i: x.__setitem__((i, slice(1, None)), 1.0),  # CopySlices
+            lambda x, m, i: x.__setitem__((m, slice(None)), 1.0),  # a whole dim: IndexPut
+            lambda x, m, i: x.__setitem__((Ellipsis, i), 1.0),  # IndexPutBackward0
+        ):
+            x = lib.zeros(2, 3, requires_grad=True) * 1
+            write(x, lib.tensor([True, False]), lib.tensor([1, 0]))
+            names.append(node(x))
+        return names
+
+    both(torch, run)

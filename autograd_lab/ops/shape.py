@@ -675,7 +675,8 @@ def index(input, index):
 
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
-    record = IndexPutAdvanced if _index_kind(index) is Index else IndexPut
+    advanced = _index_kind(index) is Index and not _narrows_first(index, input._data.shape)
+    record = IndexPutAdvanced if advanced else IndexPut
     try:
         return record.apply(input, value, index=index)
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
@@ -687,6 +688,37 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def _narrows_first(index, shape):
+    """Whether the ints, Nones and slices beside an index tensor pick a smaller view first.
+
+    PyTorch applies those parts as a view, then writes through it with the tensors: the write is
+    then recorded as a change through a view (CopySlices). A slice over a whole dim is skipped.
+    """
+    dims_used = [_dims_taken(part) for part in index]
+    dim = 0
+    for part, taken in zip(index, dims_used):
+        if part is Ellipsis:
+            dim += len(shape) - sum(dims_used)
+        elif part is None or isinstance(part, (bool, int, np.integer)):
+            return True
+        elif isinstance(part, slice):
+            if part.indices(shape[dim]) != (0, shape[dim], 1):
+                return True
+            dim += 1
+        else:
+            dim += taken
+    return False
+
+
+def _dims_taken(part):
+    """How many of the tensor's dims one part of an index uses up (a mask: all of its dims)."""
+    if part is None or part is Ellipsis or isinstance(part, bool):
+        return 0
+    if getattr(part, "dtype", None) == np.bool_:
+        return part.ndim
+    return 1
 
 
 @public("narrow", method=True)
