@@ -137,3 +137,19 @@ def test_an_index_put_through_a_narrowing_view_is_recorded_as_copy_slices(torch)
         return names
 
     both(torch, run)
+
+
+def test_indexing_records_the_last_view_it_made(torch):
+    def run(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        picks = [
+            (slice(None, -1), 1),  # slice, then select: SelectBackward0
+            (0, slice(None)),  # a whole-dim slice is skipped: SelectBackward0
+            (0, slice(0, 1)),  # SliceBackward0
+            (slice(0, 1), None),  # UnsqueezeBackward0
+            (slice(0, 2), slice(0, 3)),  # nothing narrowed: AliasBackward0
+            slice(None),  # a lone slice is always applied: SliceBackward0
+        ]
+        return [node(x[pick]) for pick in picks]
+
+    both(torch, run)

@@ -320,17 +320,33 @@ def _numpy_index(index, device):
     return tuple(out)
 
 
-def _index_kind(index):
-    """PyTorch's node name for an indexing expression (it records one node per kind)."""
-    if any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index):
+def _index_kind(index, shape=None):
+    """PyTorch's node name for an indexing expression.
+
+    Index tensors make one IndexBackward0. Otherwise PyTorch applies the parts left to right,
+    each as a view (an int selects, None unsqueezes, a slice narrows; a slice over a whole dim is
+    skipped), and the node a learner sees is the last one made; none at all is an alias.
+    """
+    if _is_advanced(index):
         return Index
-    if any(isinstance(p, slice) for p in index):
-        return Slice
-    if any(isinstance(p, (int, np.integer)) for p in index):
-        return Select
-    if any(p is None for p in index):
-        return IndexUnsqueeze
-    return Alias
+    kind, dim = Alias, 0
+    for part in index:
+        if part is Ellipsis:
+            dim += len(shape) - sum(_dims_taken(p) for p in index)
+        elif part is None:
+            kind = IndexUnsqueeze
+        elif isinstance(part, slice):
+            if dim >= len(shape) or part.indices(shape[dim]) != (0, shape[dim], 1):
+                kind = Slice
+            dim += 1
+        else:
+            kind, dim = Select, dim + 1
+    return kind
+
+
+def _is_advanced(index):
+    """Whether the index holds index tensors (or a Python bool, which PyTorch reads as a mask)."""
+    return any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index)
 
 
 class Index(Op):
@@ -669,13 +685,15 @@ def unbind(input, dim=0):
 
 
 def index(input, index):
+    if isinstance(index, slice):  # x[a:b] alone: PyTorch always records the slice
+        return Slice.apply(input, index=_numpy_index(index, input.device))
     index = _numpy_index(index, input.device)
-    return _index_kind(index).apply(input, index=index)
+    return _index_kind(index, input._data.shape).apply(input, index=index)
 
 
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
-    advanced = _index_kind(index) is Index and not _narrows_first(index, input._data.shape)
+    advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
     record = IndexPutAdvanced if advanced else IndexPut
     try:
         return record.apply(input, value, index=index)
