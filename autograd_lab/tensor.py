@@ -356,6 +356,11 @@ class Tensor:
         return out
 
     def detach_(self):
+        if self._base is not None:  # its history is tied to its base's: it cannot drop it alone
+            raise RuntimeError(
+                "Can't detach views in-place: this tensor is a view of another one (from "
+                "indexing, view, transpose, ...). Use detach() instead, which gives a new tensor."
+            )
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -405,7 +410,9 @@ class Tensor:
                     "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
                 )
             base = self._base
-            if base is not None and base._grad_fn is None and base._requires_grad:
+            # PyTorch asks whether the view requires grad and its base is a leaf: a view made a
+            # leaf by requires_grad_() counts too, though its base does not require grad
+            if base is not None and base._grad_fn is None and self._requires_grad:
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation: changing the view would change the leaf, whose gradient would then "

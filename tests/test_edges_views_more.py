@@ -153,3 +153,42 @@ def test_indexing_records_the_last_view_it_made(torch):
         return [node(x[pick]) for pick in picks]
 
     both(torch, run)
+
+
+def test_detach_in_place_refuses_a_view(torch):
+    for lib in (torch, __import__("autograd_lab")):
+        with pytest.raises(RuntimeError, match="detach views in-place"):
+            lib.tensor([0.0])[:].detach_()
+        lib.tensor([0.0]).detach_()  # not a view: allowed
+
+
+def test_in_place_change_of_a_view_made_a_leaf_by_requires_grad_is_refused(torch):
+    for lib in (torch, __import__("autograd_lab")):
+        leaf_view = lib.zeros(4).reshape(2, 2).requires_grad_()  # a view, and a leaf
+        with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+            leaf_view[()].index_add_(0, lib.tensor([1, 1, 0]), lib.ones(3, 2))
+
+
+def test_index_select_and_index_add_raise_pytorchs_classes_at_an_empty_dim(torch):
+    for lib in (torch, __import__("autograd_lab")):
+        with pytest.raises(RuntimeError, match="axis dim should be positive"):
+            lib.zeros(1, 0).index_select(1, lib.tensor([0, 0]))
+        with pytest.raises(IndexError, match="index out of range in self"):
+            lib.zeros(0).index_select(0, lib.tensor([0]))
+        with pytest.raises(IndexError, match="index out of range in self"):
+            lib.index_add(lib.zeros(0), -1, lib.tensor([0, 0]), lib.ones(2))
+        with pytest.raises(IndexError, match="index out of range in self"):
+            lib.index_add(lib.zeros(3), 0, lib.tensor([-1]), lib.ones(1))
+
+
+def test_index_add_of_integers_truncates_alpha_to_an_integer(torch):
+    def run(lib):
+        counts = lib.tensor([1, 2, 3])
+        index, source = lib.tensor([0, 2]), lib.tensor([3, 5])
+        return [
+            lib.index_add(counts, 0, index, source, alpha=0.25),
+            lib.index_add(counts, 0, index, source, alpha=2.7),
+            counts.clone().index_add_(-1, index, source, alpha=2.0),
+        ]
+
+    both(torch, run)

@@ -64,7 +64,7 @@ def _check_not_a_leaf_that_requires_grad(tensor, name):
             "`with no_grad():`."
         )
     base = tensor._base
-    if is_grad_enabled() and base is not None and base.requires_grad and base.grad_fn is None:
+    if is_grad_enabled() and base is not None and tensor.requires_grad and base.grad_fn is None:
         raise RuntimeError(
             f"a view of a leaf Variable that requires grad is being used in an in-place operation "
             f"({name}): changing the view's shape would change how the leaf's gradient is "
