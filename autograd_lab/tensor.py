@@ -466,6 +466,8 @@ class Tensor:
         return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
+        if _state.enabled and self._requires_grad and self._grad_fn is None:
+            self.detach()[index]  # PyTorch checks the index before refusing the leaf: IndexError
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):

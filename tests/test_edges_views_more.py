@@ -192,3 +192,22 @@ def test_index_add_of_integers_truncates_alpha_to_an_integer(torch):
         ]
 
     both(torch, run)
+
+
+def test_a_bad_index_on_a_leaf_that_requires_grad_is_an_index_error(torch):
+    for lib in (torch, __import__("autograd_lab")):
+        number = lib.tensor(0.0, requires_grad=True)
+        with pytest.raises(IndexError):
+            number[0] = -0.5
+        with pytest.raises(IndexError):
+            lib.zeros(2, requires_grad=True)[5] = 1.0
+
+
+def test_writing_inf_or_nan_into_an_integer_tensor_is_refused(torch):
+    for lib in (torch, __import__("autograd_lab")):
+        counts = lib.tensor([0, 0, 0, 0])
+        with pytest.raises(RuntimeError, match="without overflow"):
+            counts[3] = -float("inf")
+        with pytest.raises(RuntimeError, match="without overflow"):
+            lib.masked_fill(counts, counts == 0, float("nan"))
+    both(torch, lambda lib: lib.masked_fill(lib.tensor([1, 2]), lib.tensor([True, False]), 2.7))

@@ -15,7 +15,7 @@ and the index's value along `dim`: out[i][j] = input[i][index[i][j]] for dim=1.
 
 import numpy as np
 
-from .. import storage
+from .. import promotion, storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _zeros, check_broadcastable
@@ -412,6 +412,7 @@ def masked_fill(input, mask, value):
                 "holds one element."
             )
         return MaskedFillTensor.apply(input, value, mask=mask)
+    promotion.check_value_fits(value, input.dtype)
     return MaskedFill.apply(input, mask=mask, value=value)
 
 

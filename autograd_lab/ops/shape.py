@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .. import storage, types
+from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import contiguous
@@ -427,6 +427,8 @@ class IndexPut(Op):
         if isinstance(value, Tensor):
             storage.check_same_device(x._data, value._data)
             value = value._data
+        else:
+            promotion.check_value_fits(value, types.of_array(x._data))
         out[index] = value
         return out
 
