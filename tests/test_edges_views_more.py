@@ -211,3 +211,16 @@ def test_writing_inf_or_nan_into_an_integer_tensor_is_refused(torch):
         with pytest.raises(RuntimeError, match="without overflow"):
             lib.masked_fill(counts, counts == 0, float("nan"))
     both(torch, lambda lib: lib.masked_fill(lib.tensor([1, 2]), lib.tensor([True, False]), 2.7))
+
+
+def test_roll_of_an_empty_tensor_does_not_check_its_dims(torch):
+    def run(lib):
+        x = lib.zeros(0, requires_grad=True)
+        rolled = lib.roll(x, 2, 4)
+        rolled.sum().backward()
+        return rolled.detach(), node(rolled), node(lib.roll(x, (1, 2), (0, 5))), x.grad
+
+    both(torch, run)
+    for lib in (torch, __import__("autograd_lab")):
+        with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+            lib.roll(lib.zeros(0), (1, 2), (0,))

@@ -160,6 +160,8 @@ def roll(input, shifts, dims=None):
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}; give one "
             "shift per dim."
         )
+    if input._data.size == 0:  # nothing to move: PyTorch returns a copy without reading dims
+        return Roll.apply(input, shifts=(), dims=())
     dims = tuple(_one_dim(d, input.ndim) for d in dims)
     return Roll.apply(input, shifts=tuple(int(s) for s in shifts), dims=dims)
 
