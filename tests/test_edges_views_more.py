@@ -224,3 +224,8 @@ def test_roll_of_an_empty_tensor_does_not_check_its_dims(torch):
     for lib in (torch, __import__("autograd_lab")):
         with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
             lib.roll(lib.zeros(0), (1, 2), (0,))
+
+
+def test_unflatten_works_out_its_minus_one_from_the_dim_even_in_an_empty_tensor(torch):
+    both(torch, lambda lib: lib.unflatten(lib.zeros(0, 3), -1, (3, -1, 1)))
+    both(torch, lambda lib: lib.unflatten(lib.arange(12.0).reshape(2, 6), 1, (-1, 2)))

@@ -479,4 +479,7 @@ def unflatten(input, dim, sizes):
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
             f"({shape[dim]}) in the input tensor. Fix: give sizes whose product is {shape[dim]}."
         )
+    if -1 in sizes and known:
+        # worked out from this dim alone: view() would count all the elements, none when empty
+        sizes = [shape[dim] // known if s == -1 else s for s in sizes]
     return input.view(*shape[:dim], *sizes, *shape[dim + 1 :])
