@@ -114,6 +114,14 @@ def check_alpha(alpha, dtype):
         check_fits("alpha", alpha, dtype)
 
 
+def check_value_fits(value, dtype):
+    """A number written into a tensor (x[i] = value, masked_fill) must fit an integer tensor's
+    dtype: PyTorch refuses inf, nan and too large numbers rather than wrap them."""
+    integer_tensor = dtype is not types.bool_ and not dtype.is_floating_point
+    if integer_tensor and not dtype.is_complex and isinstance(value, (int, float, np.number)):
+        check_fits("value", value, dtype)
+
+
 def check_fits(name, value, dtype):
     """A number argument converted to an integer dtype must fit it, as PyTorch checks (an int8
     result cannot take value=1000)."""

@@ -359,6 +359,11 @@ class Tensor:
         return out
 
     def detach_(self):
+        if self._base is not None:  # its history is tied to its base's: it cannot drop it alone
+            raise RuntimeError(
+                "Can't detach views in-place: this tensor is a view of another one (from "
+                "indexing, view, transpose, ...). Use detach() instead, which gives a new tensor."
+            )
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -503,6 +508,8 @@ class Tensor:
         return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
+        if _state.enabled and self._requires_grad and self._grad_fn is None:
+            self.detach()[index]  # PyTorch checks the index before refusing the leaf: IndexError
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):
@@ -610,7 +617,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as PyTorch: one UnbindBackward0 node for all the rows
 
     def __bool__(self):
         if self._data.size != 1:

@@ -26,7 +26,6 @@ from ..ops.activation import Elu, LeakyRelu, Silu, Softplus
 from ..ops.conv import Convolution, Geometry
 from ..ops.elementwise import check_broadcastable, mul, where
 from ..ops.embedding import Embedding
-from ..ops.linalg import UnsafeView
 from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
@@ -45,7 +44,7 @@ from ..ops.padding import ConstantPad
 from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
 from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
-from ..ops.shape import View, expand, unsqueeze
+from ..ops.shape import UnsafeView, View, expand, unsqueeze
 from ..tensor import _make
 from . import _checks, _conv_args
 

@@ -15,7 +15,7 @@ and the index's value along `dim`: out[i][j] = input[i][index[i][j]] for dim=1.
 
 import numpy as np
 
-from .. import storage
+from .. import promotion, storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _zeros, check_broadcastable
@@ -339,6 +339,11 @@ def index_select(input, dim, index):
             "Fix: flatten it with index.reshape(-1)."
         )
     size = input._data.shape[dim] if input.ndim else 1
+    if input.ndim > 1 and size == 0 and array.size:  # PyTorch's check for this case comes first
+        raise RuntimeError(
+            f"index_select(): self indexing axis dim should be positive: dim {dim} has size 0, "
+            "so there is nothing to select. Fix: use an empty index, or a tensor with elements."
+        )
     if array.size and (int(np.min(array)) < 0 or int(np.max(array)) >= size):
         raise IndexError(
             f"index out of range in self: index_select() along dim {dim} of size {size} got "
@@ -407,6 +412,7 @@ def masked_fill(input, mask, value):
                 "holds one element."
             )
         return MaskedFillTensor.apply(input, value, mask=mask)
+    promotion.check_value_fits(value, input.dtype)
     return MaskedFill.apply(input, mask=mask, value=value)
 
 
@@ -492,6 +498,15 @@ def index_add(input, dim, index, source, *, alpha=1):
             f"{dim}; got index of shape {tuple(index.shape)} for source of shape "
             f"{tuple(source.shape)}"
         )
+    size = input._data.shape[dim] if input.ndim else 1
+    if places.size and (int(np.min(places)) < 0 or int(np.max(places)) >= size):
+        raise IndexError(
+            f"index out of range in self: index_add() along dim {dim} of size {size} got indices "
+            f"from {int(np.min(places))} to {int(np.max(places))}; each must be at least 0 and "
+            f"below {size}."
+        )
+    if not input.is_floating_point() and not input.is_complex():
+        alpha = int(alpha)  # PyTorch converts alpha to the input's integer dtype: 0.25 becomes 0
     if source.ndim:
         shape = [1] * source.ndim
         shape[dim] = -1  # the index runs along dim and is the same for every other position

@@ -13,6 +13,7 @@ As with every in-place op, a leaf that requires grad is refused while autograd r
 
 from ..autograd.grad_mode import is_grad_enabled
 from .rearrange import T, t
+from .reduction import _dims
 from .registry import public
 from .shape import Squeeze, Transpose, Unsqueeze, _one_dim, squeeze, transpose, unsqueeze
 
@@ -27,6 +28,10 @@ class SqueezeInPlace(Squeeze):
 
 class SqueezeDimInPlace(Squeeze):
     node_name = "SqueezeBackward4"
+
+
+class SqueezeDimsInPlace(Squeeze):
+    node_name = "SqueezeBackward5"
 
 
 class TransposeInPlace(Transpose):
@@ -58,6 +63,14 @@ def _check_not_a_leaf_that_requires_grad(tensor, name):
             f"{name.rstrip('_')}() (y = x.{name.rstrip('_')}(...)), or change it inside "
             "`with no_grad():`."
         )
+    base = tensor._base
+    if is_grad_enabled() and base is not None and tensor.requires_grad and base.grad_fn is None:
+        raise RuntimeError(
+            f"a view of a leaf Variable that requires grad is being used in an in-place operation "
+            f"({name}): changing the view's shape would change how the leaf's gradient is "
+            f"recorded. Fix: use the out-of-place {name.rstrip('_')}(), or work on a copy "
+            "(y = x.clone(), then view and change y)."
+        )
 
 
 def _in_place(name, record, tensor, **arguments):
@@ -76,9 +89,8 @@ def squeeze_(input, dim=None):
     squeeze(input.detach(), dim)  # the checks of squeeze
     if dim is None:
         return _in_place("squeeze_", SqueezeInPlace, input, dims=tuple(range(input.ndim)))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    dims = tuple(_one_dim(d, input.ndim) for d in dims)
-    return _in_place("squeeze_", SqueezeDimInPlace, input, dims=dims)
+    record = SqueezeDimInPlace if isinstance(dim, int) else SqueezeDimsInPlace
+    return _in_place("squeeze_", record, input, dims=_dims(dim, input.ndim))
 
 
 @public("transpose_", "swapaxes_", "swapdims_", method=True, function=False)

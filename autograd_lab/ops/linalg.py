@@ -10,9 +10,10 @@ import numpy as np
 
 from .. import types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from .elementwise import operands
 from .registry import public
-from .shape import View
+from .shape import UnsafeView
 
 
 class Matmul(Op):
@@ -77,19 +78,6 @@ class Bmm(Matmul):
     derivative = "per batch: grad @ Bᵀ and Aᵀ @ grad"
 
 
-class UnsafeView(View):
-    """A reshape, under the name PyTorch gives the reshape that ends its matmul of a batch."""
-
-    node_name = "UnsafeViewBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.shape = x._data.shape
-        # not a view of x, though it shares x's memory: x is a product nobody else holds, so an
-        # in-place change to the result cannot surprise anyone (PyTorch's reason for the name)
-        return np.reshape(x._data, shape)
-
-
 @public("matmul", method=True, out=True)
 def matmul(input, other):
     from ..tensor import Tensor
@@ -104,6 +92,11 @@ def matmul(input, other):
         # PyTorch's batched product (bmm) looks at the first operand's dtype before comparing
         raise types.not_implemented_for("bmm", input.dtype)
     check_same_dtype("matmul", input, other)
+    if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
+        # PyTorch then multiplies the other way round, (otherᵀ @ inputᵀ)ᵀ, so the gradient for
+        # input is one matrix product over the whole batch; it records that final transpose
+        # (and a copy when the transpose is not contiguous)
+        return matmul(other.mT, input.mT).mT.contiguous()
     kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
     if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:
         kind = Bmm

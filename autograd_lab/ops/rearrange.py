@@ -160,6 +160,8 @@ def roll(input, shifts, dims=None):
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}; give one "
             "shift per dim."
         )
+    if input._data.size == 0:  # nothing to move: PyTorch returns a copy without reading dims
+        return Roll.apply(input, shifts=(), dims=())
     dims = tuple(_one_dim(d, input.ndim) for d in dims)
     return Roll.apply(input, shifts=tuple(int(s) for s in shifts), dims=dims)
 
@@ -477,4 +479,7 @@ def unflatten(input, dim, sizes):
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
             f"({shape[dim]}) in the input tensor. Fix: give sizes whose product is {shape[dim]}."
         )
+    if -1 in sizes and known:
+        # worked out from this dim alone: view() would count all the elements, none when empty
+        sizes = [shape[dim] // known if s == -1 else s for s in sizes]
     return input.view(*shape[:dim], *sizes, *shape[dim + 1 :])

@@ -186,6 +186,23 @@ def cumprod(input, dim, *, dtype=None):
 # ---- diff: the step from each element to the next, what cumsum adds up again -------------------
 
 
+def _check_joins_on(extra, input, axis):
+    """diff's prepend or append must match the input in all dims but the differencing one."""
+    if extra.ndim != input.ndim:
+        raise RuntimeError(
+            f"diff expects prepend or append to be the same dimension as input: input has "
+            f"{input.ndim} dims, prepend/append {extra.ndim}. Fix: give it the input's dims, "
+            f"e.g. t.reshape(...) or t.unsqueeze(dim)."
+        )
+    for d in range(input.ndim):
+        if d != axis and extra.shape[d] != input.shape[d]:
+            raise RuntimeError(
+                f"diff expects the shape of tensor to prepend or append to match that of input "
+                f"except along the differencing dimension; input.size({d}) = {input.shape[d]}, "
+                f"but got tensor.size({d}) = {extra.shape[d]}."
+            )
+
+
 @public("diff", method=True, out=True)
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """Differences of neighbours along `dim`, n times: diff([1, 4, 9]) = [3, 5]. `prepend` and
@@ -198,10 +215,13 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     axis = _axis(dim, input.ndim)
+    for extra in (prepend, append):
+        if extra is not None:
+            _check_joins_on(extra, input, axis)
+    if n == 0:  # no differences taken: a copy of the input alone (PyTorch's copy_, CopyBackwards)
+        return input.detach().clone().copy_(input)  # a fresh tensor, then the recorded copy
     pieces = [t for t in (prepend, input, append) if t is not None]
     values = input if len(pieces) == 1 else cat(pieces, dim=axis)
-    if n == 0:
-        return values.clone()
     for _ in range(n):  # built from differentiable ops: the gradient comes for free
         length = values.shape[axis]
         if length == 0:

@@ -9,9 +9,10 @@ import warnings
 
 import numpy as np
 
-from .. import storage, types
+from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
+from .elementwise import contiguous
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -77,6 +78,27 @@ class View(Op):
         return grad.reshape(ctx.shape)
 
 
+class ReshapeAlias(View):
+    """A reshape of a non-contiguous tensor that can still be a view (of an expanded tensor,
+    say): PyTorch records it under the name of its `_reshape_alias`."""
+
+    node_name = "ReshapeAliasBackward0"
+
+
+class UnsafeView(View):
+    """A reshape of a fresh copy nobody else holds: the end of a reshape that had to copy, and
+    of a batched matmul. PyTorch calls it `_unsafe_view`."""
+
+    node_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        # not a view of x, though it shares x's memory: x is a copy nobody else holds, so an
+        # in-place change to the result cannot surprise anyone (PyTorch's reason for the name)
+        return np.reshape(x._data, shape)
+
+
 class Permute(Op):
     node_name = "PermuteBackward0"
     derivative = "permute the gradient back"
@@ -124,6 +146,12 @@ class Squeeze(Op):
 
 class SqueezeDim(Squeeze):
     node_name = "SqueezeBackward1"
+
+
+class SqueezeDims(Squeeze):
+    """`squeeze((0, 2))`: PyTorch's overload for a tuple or list of dims has its own name."""
+
+    node_name = "SqueezeBackward2"
 
 
 class Unsqueeze(Op):
@@ -311,17 +339,33 @@ def _numpy_index(index, device):
     return tuple(out)
 
 
-def _index_kind(index):
-    """PyTorch's node name for an indexing expression (it records one node per kind)."""
-    if any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index):
+def _index_kind(index, shape=None):
+    """PyTorch's node name for an indexing expression.
+
+    Index tensors make one IndexBackward0. Otherwise PyTorch applies the parts left to right,
+    each as a view (an int selects, None unsqueezes, a slice narrows; a slice over a whole dim is
+    skipped), and the node a learner sees is the last one made; none at all is an alias.
+    """
+    if _is_advanced(index):
         return Index
-    if any(isinstance(p, slice) for p in index):
-        return Slice
-    if any(isinstance(p, (int, np.integer)) for p in index):
-        return Select
-    if any(p is None for p in index):
-        return IndexUnsqueeze
-    return Alias
+    kind, dim = Alias, 0
+    for part in index:
+        if part is Ellipsis:
+            dim += len(shape) - sum(_dims_taken(p) for p in index)
+        elif part is None:
+            kind = IndexUnsqueeze
+        elif isinstance(part, slice):
+            if dim >= len(shape) or part.indices(shape[dim]) != (0, shape[dim], 1):
+                kind = Slice
+            dim += 1
+        else:
+            kind, dim = Select, dim + 1
+    return kind
+
+
+def _is_advanced(index):
+    """Whether the index holds index tensors (or a Python bool, which PyTorch reads as a mask)."""
+    return any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index)
 
 
 class Index(Op):
@@ -402,6 +446,8 @@ class IndexPut(Op):
         if isinstance(value, Tensor):
             storage.check_same_device(x._data, value._data)
             value = value._data
+        else:
+            promotion.check_value_fits(value, types.of_array(x._data))
         out[index] = value
         return out
 
@@ -422,8 +468,24 @@ class IndexPutAdvanced(IndexPut):
 
 @public("reshape", method=True)
 def reshape(input, *shape):
-    shape = _shape_arg(shape, "reshape", "shape")
-    return View.apply(input, shape=_resolve(input, shape), copy_ok=True)
+    shape = _resolve(input, _shape_arg(shape, "reshape", "shape"))
+    # PyTorch records one of three nodes: a view of a contiguous tensor; a `_reshape_alias` when
+    # the tensor is not contiguous but the new shape can still be a view of it; otherwise a
+    # contiguous copy (CloneBackward0), reshaped (UnsafeViewBackward0)
+    if input.is_contiguous():
+        return View.apply(input, shape=shape)
+    if _can_view(input._data, shape):
+        return ReshapeAlias.apply(input, shape=shape)
+    return UnsafeView.apply(contiguous(input), shape=shape)
+
+
+def _can_view(array, shape):
+    """Whether `array` can take `shape` without copying (numpy refuses when it would copy)."""
+    try:
+        np.reshape(array, shape, copy=False)
+    except ValueError:
+        return False
+    return True
 
 
 @public("view", method=True)
@@ -500,6 +562,8 @@ def movedim(input, source, destination):
     rest = iter(d for d in range(input.ndim) if d not in source)
     moved = dict(zip(destination, source))
     order = [moved[d] if d in moved else next(rest) for d in range(input.ndim)]
+    if input.ndim == 0:  # a 0-d tensor has no dims to move: PyTorch records an alias of it
+        return Alias.apply(input, index=(Ellipsis,))
     return Permute.apply(input, dims=tuple(order))
 
 
@@ -507,7 +571,8 @@ def movedim(input, source, destination):
 def squeeze(input, dim=None):
     if dim is None:
         return Squeeze.apply(input, dims=tuple(range(input.ndim)))
-    return SqueezeDim.apply(input, dims=_dims(dim, input.ndim))
+    record = SqueezeDim if isinstance(dim, int) else SqueezeDims
+    return record.apply(input, dims=_dims(dim, input.ndim))
 
 
 @public("unsqueeze", method=True)
@@ -616,8 +681,8 @@ def chunk(input, chunks, dim=0):
         )
     axis = _one_dim(dim, input.ndim)
     n = input.shape[axis]
-    if n == 0:  # an empty dim still gives `chunks` pieces, each empty, as in PyTorch
-        return Split.apply(input, sizes=[0] * chunks, dim=axis)
+    if n == 0:  # an empty dim still gives `chunks` pieces, each empty: PyTorch lists their sizes
+        return SplitWithSizes.apply(input, sizes=[0] * chunks, dim=axis)
     return split(input, -(-n // chunks), dim)
 
 
@@ -641,13 +706,16 @@ def unbind(input, dim=0):
 
 
 def index(input, index):
+    if isinstance(index, slice):  # x[a:b] alone: PyTorch always records the slice
+        return Slice.apply(input, index=_numpy_index(index, input.device))
     index = _numpy_index(index, input.device)
-    return _index_kind(index).apply(input, index=index)
+    return _index_kind(index, input._data.shape).apply(input, index=index)
 
 
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
-    record = IndexPutAdvanced if _index_kind(index) is Index else IndexPut
+    advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
+    record = IndexPutAdvanced if advanced else IndexPut
     try:
         return record.apply(input, value, index=index)
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
@@ -659,6 +727,37 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def _narrows_first(index, shape):
+    """Whether the ints, Nones and slices beside an index tensor pick a smaller view first.
+
+    PyTorch applies those parts as a view, then writes through it with the tensors: the write is
+    then recorded as a change through a view (CopySlices). A slice over a whole dim is skipped.
+    """
+    dims_used = [_dims_taken(part) for part in index]
+    dim = 0
+    for part, taken in zip(index, dims_used):
+        if part is Ellipsis:
+            dim += len(shape) - sum(dims_used)
+        elif part is None or isinstance(part, (bool, int, np.integer)):
+            return True
+        elif isinstance(part, slice):
+            if part.indices(shape[dim]) != (0, shape[dim], 1):
+                return True
+            dim += 1
+        else:
+            dim += taken
+    return False
+
+
+def _dims_taken(part):
+    """How many of the tensor's dims one part of an index uses up (a mask: all of its dims)."""
+    if part is None or part is Ellipsis or isinstance(part, bool):
+        return 0
+    if getattr(part, "dtype", None) == np.bool_:
+        return part.ndim
+    return 1
 
 
 @public("narrow", method=True)
