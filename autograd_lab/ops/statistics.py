@@ -19,6 +19,7 @@ from ..autograd.function import Op
 from ..tensor import _make
 from .elementwise import _float, where
 from .reduction import (
+    _all_if_empty,
     _correction,
     _dims,
     _one_dim,
@@ -45,7 +46,8 @@ class VarMean(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
         with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
-            mean = _make(np.mean(data, axis=ctx.dims, keepdims=keepdim))
+            mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
+        mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
         ctx.save_for_backward(x, spread)
         # A gradient may arrive for one output only: the other then adds nothing, as in PyTorch
         # (zeros times the spread's slope would be nan where x holds an inf or a nan).
@@ -70,6 +72,22 @@ class VarMean(Op):
         return total
 
 
+def _as_a_running_mean(data, dims, keepdim, mean):
+    """PyTorch computes var_mean's mean with a running update (Welford's algorithm), m += (x_k -
+    m) / k, not as sum / n. The two agree except at infinities: once m is infinite, the next
+    element makes it nan (inf - inf, or inf + -inf). So an infinity anywhere but in the last
+    position of a reduced line gives nan where sum / n gives the infinity."""
+    n = int(np.prod([data.shape[d] for d in dims]))
+    if n < 2:
+        return mean
+    kept_shape = [s for i, s in enumerate(data.shape) if i not in dims]
+    lines = np.moveaxis(data, dims, range(-len(dims), 0)).reshape(kept_shape + [n])
+    early_infinity = np.isinf(lines[..., :-1]).any(axis=-1)
+    if keepdim:
+        early_infinity = np.expand_dims(early_infinity, dims)
+    return np.where(early_infinity, np.nan, mean).astype(mean.dtype)
+
+
 class StdMean(VarMean):
     node_name = "StdMeanBackward0"
     derivative = "std: (x_i - mean) / ((n - correction) std);  mean: 1/n"
@@ -80,6 +98,7 @@ class StdMean(VarMean):
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(variance, mean) over `dim` (all dims by default), as var() and mean() give them."""
     spread_needs_floating_point("var_mean", input)
+    dim = _all_if_empty(dim, input)
     correction = _correction(unbiased, correction)
     return VarMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
 
@@ -88,6 +107,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(standard deviation, mean) over `dim` (all dims by default), as std() and mean() give them."""
     spread_needs_floating_point("std_mean", input)
+    dim = _all_if_empty(dim, input)
     correction = _correction(unbiased, correction)
     return StdMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
 

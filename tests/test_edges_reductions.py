@@ -1,0 +1,65 @@
+"""Reductions, statistics, sorting and comparisons at the edges, as issue 14's differential fuzzer
+found them: each test compares with PyTorch (values, NaN/inf, dtypes, error classes and key
+words)."""
+
+import numpy as np
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+inf, nan = float("inf"), float("nan")
+
+
+def same(torch, make):
+    """make(lib) gives a tensor or a tuple of tensors; ours must equal PyTorch's exactly."""
+    ours, theirs = make(ag), make(torch)
+    pairs = zip(ours, theirs) if isinstance(ours, tuple) else [(ours, theirs)]
+    for one, other in pairs:
+        np.testing.assert_array_equal(values(one), values(other))
+        assert str(one.dtype) == str(other.dtype) and tuple(one.shape) == tuple(other.shape)
+
+
+def raises_like(torch, error, words, call):
+    """call(lib) raises `error` in both libraries, and ours says `words`."""
+    with pytest.raises(error):
+        call(torch)
+    with pytest.raises(error, match=words):
+        call(ag)
+
+
+def test_prod_takes_a_result_dtype_and_one_int_dim(torch):
+    same(torch, lambda lib: lib.tensor([1.5, 2.0, 3.0], dtype=lib.float64).prod(dtype=lib.float32))
+    same(torch, lambda lib: lib.tensor([[1, 2], [3, 4]]).prod(1, dtype=lib.float32))
+    same(torch, lambda lib: lib.tensor([[1, 2], [3, 4]]).prod(0, keepdim=True, dtype=lib.int32))
+
+    def grad(lib):
+        x = lib.tensor([1.5, 0.0, 3.0], dtype=lib.float64).requires_grad_()
+        x.prod(0, dtype=lib.float32).backward()
+        return x.grad
+
+    same(torch, grad)
+    raises_like(torch, TypeError, "single int", lambda lib: lib.tensor([1.0]).prod(dim=(0,)))
+    raises_like(
+        torch, IndexError, "out of range", lambda lib: lib.tensor(1.0).prod(1, dtype=lib.int64)
+    )
+    x = lambda lib: lib.tensor(1.0).requires_grad_()  # noqa: E731
+    raises_like(
+        torch,
+        RuntimeError,
+        "Autograd not support dtype",
+        lambda lib: x(lib).prod(0, dtype=lib.int64),
+    )
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_var_mean_and_std_mean_reduce_every_dim_for_an_empty_dim_tuple(torch, name):
+    same(torch, lambda lib: getattr(lib, name)(lib.zeros(3), dim=(), correction=2, keepdim=True))
+    same(torch, lambda lib: getattr(lib, name)(lib.arange(6.0).reshape(2, 3), dim=[]))
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("line", [[inf], [1.0, inf], [inf, 1.0], [-inf, inf], [0.0, -inf, 0.0]])
+def test_var_mean_s_mean_is_a_running_mean_at_infinities(torch, name, line):
+    same(torch, lambda lib: getattr(lib, name)(lib.tensor(line)))
+    same(torch, lambda lib: getattr(lib, name)(lib.tensor([line, line[::-1]]), dim=1, keepdim=True))
