@@ -63,3 +63,19 @@ def test_var_mean_and_std_mean_reduce_every_dim_for_an_empty_dim_tuple(torch, na
 def test_var_mean_s_mean_is_a_running_mean_at_infinities(torch, name, line):
     same(torch, lambda lib: getattr(lib, name)(lib.tensor(line)))
     same(torch, lambda lib: getattr(lib, name)(lib.tensor([line, line[::-1]]), dim=1, keepdim=True))
+
+
+@pytest.mark.parametrize("k", [0, 1])
+def test_topk_of_a_zero_dim_tensor_is_the_tensor_itself(torch, k):
+    same(torch, lambda lib: lib.topk(lib.tensor(2.5), k))
+    same(torch, lambda lib: lib.topk(lib.tensor([1.0, 2.0]), 0))
+
+
+def test_kthvalue_checks_k_before_refusing_bool_and_takes_a_zero_dim_bool(torch):
+    same(torch, lambda lib: lib.kthvalue(lib.tensor(False), 1))
+    raises_like(
+        torch, RuntimeError, "k out of range", lambda lib: lib.kthvalue(lib.tensor(False), 4)
+    )
+    raises_like(
+        torch, NotImplementedError, "Bool", lambda lib: lib.kthvalue(lib.tensor([False]), 1)
+    )

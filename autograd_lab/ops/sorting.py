@@ -68,7 +68,7 @@ class Sort(Op):
         _on_host(input._data, ctx._fn.public_name)
         data = input._data.reshape(1) if input._data.ndim == 0 else input._data
         order = stable_order(data, dim, descending)
-        if k is not None:  # topk: the first k of the sorted order
+        if k is not None and input._data.ndim:  # topk: the first k of the sorted order
             order = order[(slice(None),) * dim + (slice(0, k),)]
         values = np.take_along_axis(data, order, axis=dim)
         if input._data.ndim == 0:
@@ -235,8 +235,6 @@ class kthvalue_result(values_indices):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value along dim (k = 1 is the minimum) and its index: the k-th entry of
     the sorted values, so ties resolve as sort's do."""
-    if input.dtype is types.bool_:
-        raise types.not_implemented_for("kthvalue", input.dtype)
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
     check_reduction_dims("kthvalue", (size,), [0])
@@ -245,9 +243,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
             f"kthvalue(): selected number k out of range for dimension {dim}: k={k}, but the "
             f"dimension has {size} values. Fix: give 1 <= k <= {size}."
         )
+    if input.ndim == 0:  # one number is its own first value, at index 0 (a bool too, in PyTorch)
+        return kthvalue_result(*sort(input, dim))
+    if input.dtype is types.bool_:
+        raise types.not_implemented_for("kthvalue", input.dtype)
     ordered = sort(input, dim)
-    if input.ndim == 0:  # one number is its own first value, at index 0
-        return kthvalue_result(ordered.values, ordered.indices)
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
