@@ -79,3 +79,16 @@ def test_kthvalue_checks_k_before_refusing_bool_and_takes_a_zero_dim_bool(torch)
     raises_like(
         torch, NotImplementedError, "Bool", lambda lib: lib.kthvalue(lib.tensor([False]), 1)
     )
+
+
+@pytest.mark.parametrize("name", ["unique", "unique_consecutive"])
+def test_unique_along_a_dim_is_refused_as_pytorch_refuses_it(torch, name):
+    def along(shape, dim):
+        return lambda lib: getattr(lib, name)(lib.zeros(shape), dim=dim, return_counts=True)
+
+    raises_like(torch, IndexError, "has no dimensions", along((), 0))
+    raises_like(torch, IndexError, "has no dimensions", along((), -1))
+    raises_like(torch, RuntimeError, "aren't selected", along((2, 0), 0))
+    raises_like(torch, RuntimeError, "aren't selected", along((0, 1, 1), 2))
+    raises_like(torch, RuntimeError, "more than one", along((0, 0), 0))
+    same(torch, along((0, 2), 0))

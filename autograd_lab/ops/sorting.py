@@ -179,6 +179,31 @@ def _results(record, input, values, inverse, counts, return_inverse, return_coun
     return (values, *extra) if extra else values
 
 
+def _unique_axis(input, dim):
+    """The axis unique(dim=...) and unique_consecutive(dim=...) compare slices along, refused as
+    PyTorch refuses it: a 0-d tensor has no dim, and an empty tensor has no slices to compare
+    unless the one dim of size 0 is the dim chosen."""
+    if input.ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dim} but tensor has no dimensions: unique(dim=...) compares "
+            "slices along a dim. Fix: leave dim out, or reshape first, e.g. x.reshape(1)."
+        )
+    axis = _one_dim(dim, input.ndim)
+    zero_sized = [d for d, n in enumerate(input.shape) if n == 0]
+    if len(zero_sized) > 1:
+        raise RuntimeError(
+            "Number of zero sized dimensions is more than one, so unique cannot be applied: "
+            f"shape {list(input.shape)} has no slices to compare. Fix: check x.numel() first."
+        )
+    if zero_sized and zero_sized != [axis]:
+        raise RuntimeError(
+            "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied: "
+            f"shape {list(input.shape)} with dim={dim}. Fix: choose the dim of size 0, or check "
+            "x.numel() first."
+        )
+    return axis
+
+
 @public("unique", method=True)
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted; sorted=False allows any order in PyTorch, they come sorted
@@ -193,7 +218,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         inverse = inverse.reshape(data.shape)
         record = Unique
     else:
-        axis = _one_dim(dim, input.ndim)
+        axis = _unique_axis(input, dim)
         values, inverse, counts = np.unique(
             data, return_inverse=True, return_counts=True, axis=axis, equal_nan=False
         )
@@ -210,7 +235,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if dim is None:
         data, axis = data.reshape(-1), 0
     else:
-        axis = _one_dim(dim, input.ndim)
+        axis = _unique_axis(input, dim)
     others = int(np.prod([n for d, n in enumerate(data.shape) if d != axis]))
     rows = np.moveaxis(data, axis, 0).reshape(data.shape[axis], others)  # one row per slice
     starts = np.ones(rows.shape[0], dtype=bool)  # does a new run start at this slice?
