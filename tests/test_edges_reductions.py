@@ -92,3 +92,26 @@ def test_unique_along_a_dim_is_refused_as_pytorch_refuses_it(torch, name):
     raises_like(torch, RuntimeError, "aren't selected", along((0, 1, 1), 2))
     raises_like(torch, RuntimeError, "more than one", along((0, 0), 0))
     same(torch, along((0, 2), 0))
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_norm_and_count_nonzero_reduce_every_dim_for_an_empty_dim_tuple(torch, keepdim):
+    x = lambda lib: lib.tensor([[0.0, -3.0, 4.0], [1.0, 0.0, 2.0]])  # noqa: E731
+    for p in [0.5, 1, 2, "fro", inf]:
+        same(torch, lambda lib: lib.norm(x(lib), p=p, dim=(), keepdim=keepdim))
+    same(torch, lambda lib: lib.linalg.vector_norm(x(lib), dim=[], keepdim=keepdim))
+    same(torch, lambda lib: x(lib).count_nonzero(dim=()))
+    same(torch, lambda lib: lib.tensor([]).count_nonzero(dim=()))
+
+
+def test_logsumexp_over_an_empty_dim_tuple_works_where_pytorch_s_does(torch):
+    same(torch, lambda lib: lib.tensor([], dtype=lib.int64).logsumexp(dim=()))
+    same(torch, lambda lib: lib.zeros(2, 0).logsumexp(dim=(), keepdim=True))
+    same(torch, lambda lib: lib.tensor(2.0).logsumexp(dim=()))
+    np.testing.assert_allclose(
+        values(ag.arange(6.0).reshape(2, 3).logsumexp(dim=(), keepdim=True)),
+        values(torch.arange(6.0).reshape(2, 3).logsumexp(dim=(), keepdim=True)),
+        rtol=1e-6,
+    )
+    words = "doesn't match the broadcast shape"
+    raises_like(torch, RuntimeError, words, lambda lib: lib.zeros(2, 3).logsumexp(dim=()))

@@ -566,7 +566,17 @@ def argmin(input, dim=None, keepdim=False):
 
 @public("logsumexp", method=True)
 def logsumexp(input, dim, keepdim=False):
-    return LogSumExp.apply(input, dim=dim, keepdim=keepdim)
+    every_dim = _all_if_empty(dim, input)
+    if every_dim is not dim:
+        # dim=() reduces every dim, but PyTorch 2.13 then fails to drop the kept size-1 dims of
+        # a non-empty tensor with dims, and raises; with keepdim=True it works.
+        if input.ndim and input.numel() and not keepdim:
+            raise RuntimeError(
+                f"logsumexp(dim=()): output with shape [] doesn't match the broadcast shape "
+                f"{[1] * input.ndim} (PyTorch 2.13 raises here). Fix: name the dims, e.g. "
+                "x.logsumexp(dim=tuple(range(x.ndim))), or pass keepdim=True."
+            )
+    return LogSumExp.apply(input, dim=every_dim, keepdim=keepdim)
 
 
 @public("softmax", method=True)
