@@ -115,3 +115,47 @@ def test_logsumexp_over_an_empty_dim_tuple_works_where_pytorch_s_does(torch):
     )
     words = "doesn't match the broadcast shape"
     raises_like(torch, RuntimeError, words, lambda lib: lib.zeros(2, 3).logsumexp(dim=()))
+
+
+@pytest.mark.parametrize("name", ["isclose", "allclose"])
+def test_isclose_and_allclose_refuse_mixed_dtypes_and_numbers(torch, name):
+    def compare(dtype, other):
+        return lambda lib: getattr(lib.tensor([1.0]).to(getattr(lib, dtype)), name)(other(lib))
+
+    raises_like(
+        torch,
+        RuntimeError,
+        "Double did not match Float",
+        compare("float64", lambda lib: lib.tensor([1.0])),
+    )
+    raises_like(
+        torch,
+        RuntimeError,
+        "Long did not match Float",
+        compare("int64", lambda lib: lib.tensor([1.0])),
+    )
+    raises_like(torch, TypeError, "must be Tensor", compare("float32", lambda lib: 1.0))
+    ours, theirs = (
+        compare("int32", lambda lib: lib.tensor([1], dtype=lib.int32))(ag),
+        compare("int32", lambda lib: lib.tensor([1], dtype=lib.int32))(torch),
+    )
+    assert bool(ours if name == "allclose" else ours.all()) == bool(
+        theirs if name == "allclose" else theirs.all()
+    )
+
+
+def test_trace_refuses_bool_before_checking_the_shape(torch):
+    raises_like(
+        torch,
+        NotImplementedError,
+        "not implemented for 'Bool'",
+        lambda lib: lib.tensor([[True]]).trace(),
+    )
+    raises_like(
+        torch,
+        NotImplementedError,
+        "not implemented for 'Bool'",
+        lambda lib: lib.tensor(False).trace(),
+    )
+    raises_like(torch, RuntimeError, "expected a matrix", lambda lib: lib.zeros(2).trace())
+    same(torch, lambda lib: lib.tensor([[1, 2], [3, 4]], dtype=lib.uint8).trace())
