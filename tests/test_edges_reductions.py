@@ -153,3 +153,8 @@ def test_trace_refuses_bool_before_checking_the_shape(torch):
     )
     raises_like(torch, RuntimeError, "expected a matrix", lambda lib: lib.zeros(2).trace())
     same(torch, lambda lib: lib.tensor([[1, 2], [3, 4]], dtype=lib.uint8).trace())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "float16", "float64"])
+def test_median_of_no_elements_keeps_the_dtype(torch, dtype):
+    same(torch, lambda lib: lib.median(lib.tensor([], dtype=getattr(lib, dtype))))

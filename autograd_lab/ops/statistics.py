@@ -150,7 +150,7 @@ class Median(Op):
         _on_the_cpu(x)
         data = x._data.reshape(-1)
         if data.size == 0:
-            value = np.array(np.nan, _float(data).dtype)  # PyTorch's answer for no elements
+            value = _median_of_nothing(data.dtype)
         else:
             value = _median_along(data, 0)[0].reshape(())
         result = _make(value)
@@ -161,6 +161,17 @@ class Median(Op):
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         return evenly_distributed(grad, x, result)
+
+
+def _median_of_nothing(dtype):
+    """PyTorch's median of no elements: nan, converted to the tensor's own dtype. An int cannot
+    hold nan; the CPU's conversion gives the smallest int64 or int32 ("integer indefinite"), and 0
+    for the narrower ints (converted through int32, keeping the low bits, all zero)."""
+    if dtype.kind == "f":
+        return np.array(np.nan, dtype)
+    if dtype.itemsize >= 4:
+        return np.array(np.iinfo(dtype).min, dtype)
+    return np.zeros((), dtype)
 
 
 class median_values_indices(values_indices):
