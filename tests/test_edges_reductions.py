@@ -158,3 +158,9 @@ def test_trace_refuses_bool_before_checking_the_shape(torch):
 @pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "float16", "float64"])
 def test_median_of_no_elements_keeps_the_dtype(torch, dtype):
     same(torch, lambda lib: lib.median(lib.tensor([], dtype=getattr(lib, dtype))))
+
+
+@pytest.mark.filterwarnings("ignore")  # both libraries warn: no degrees of freedom
+@pytest.mark.parametrize("shape, dim", [((0, 3), 0), ((2, 0), 1), ((0,), None), ((2, 0), 0)])
+def test_var_mean_of_no_elements_is_nan(torch, shape, dim):
+    same(torch, lambda lib: lib.var_mean(lib.zeros(shape), dim, keepdim=True))

@@ -77,15 +77,12 @@ def _as_a_running_mean(data, dims, keepdim, mean):
     m) / k, not as sum / n. The two agree except at infinities: once m is infinite, the next
     element makes it nan (inf - inf, or inf + -inf). So an infinity anywhere but in the last
     position of a reduced line gives nan where sum / n gives the infinity."""
-    n = int(np.prod([data.shape[d] for d in dims]))
-    if n < 2:
+    if data.size == 0:  # no elements: no infinities (and no last place)
         return mean
-    kept_shape = [s for i, s in enumerate(data.shape) if i not in dims]
-    lines = np.moveaxis(data, dims, range(-len(dims), 0)).reshape(kept_shape + [n])
-    early_infinity = np.isinf(lines[..., :-1]).any(axis=-1)
-    if keepdim:
-        early_infinity = np.expand_dims(early_infinity, dims)
-    return np.where(early_infinity, np.nan, mean).astype(mean.dtype)
+    last = tuple(slice(-1, None) if d in dims else slice(None) for d in range(data.ndim))
+    infinities = np.sum(np.isinf(data), axis=dims, keepdims=True)
+    early_infinity = infinities - np.isinf(data[last]) > 0  # one inf, in last place: no nan
+    return np.where(early_infinity.reshape(mean.shape), np.nan, mean).astype(mean.dtype)
 
 
 class StdMean(VarMean):
