@@ -164,3 +164,14 @@ def test_median_of_no_elements_keeps_the_dtype(torch, dtype):
 @pytest.mark.parametrize("shape, dim", [((0, 3), 0), ((2, 0), 1), ((0,), None), ((2, 0), 0)])
 def test_var_mean_of_no_elements_is_nan(torch, shape, dim):
     same(torch, lambda lib: lib.var_mean(lib.zeros(shape), dim, keepdim=True))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_checks_the_dim_first_and_passes_an_empty_int_tensor(torch, name):
+    raises_like(
+        torch, IndexError, "out of range", lambda lib: getattr(lib, name)(lib.tensor(0), -4)
+    )
+    same(torch, lambda lib: getattr(lib, name)(lib.zeros(1, 0, dtype=lib.int64), 0))
+    raises_like(
+        torch, NotImplementedError, "Long", lambda lib: getattr(lib, name)(lib.tensor([1]), 0)
+    )

@@ -579,17 +579,30 @@ def logsumexp(input, dim, keepdim=False):
     return LogSumExp.apply(input, dim=every_dim, keepdim=keepdim)
 
 
+def _softmax_input(name, input, dim, dtype):
+    """softmax's input in the dtype asked for, refused as PyTorch refuses it: a bad dim first
+    (IndexError), then a dtype that is not floating-point (exp of ints: convert first, or pass
+    dtype=), except for a tensor without elements, which PyTorch passes through in any dtype."""
+    input = input if dtype is None else input.to(dtype)
+    _dims(dim, input.ndim)
+    if input.numel():
+        types.floating_point_only(name, input.dtype)
+    return input
+
+
 @public("softmax", method=True)
 def softmax(input, dim, dtype=None):
-    input = input if dtype is None else input.to(dtype)
-    types.floating_point_only("softmax", input.dtype)  # exp of ints: convert first, or dtype=
+    input = _softmax_input("softmax", input, dim, dtype)
+    if not input.is_floating_point():  # no elements: nothing to compute, the dtype stays
+        return input.clone()
     return Softmax.apply(input, dim=dim)
 
 
 @public("log_softmax", method=True)
 def log_softmax(input, dim, dtype=None):
-    input = input if dtype is None else input.to(dtype)
-    types.floating_point_only("log_softmax", input.dtype)
+    input = _softmax_input("log_softmax", input, dim, dtype)
+    if not input.is_floating_point():
+        return input.clone()
     return LogSoftmax.apply(input, dim=dim)
 
 
