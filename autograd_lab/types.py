@@ -111,6 +111,11 @@ _KERNEL_NAMES = {
 }
 
 
+def kernel_name(dtype):
+    """PyTorch's C++ name of a dtype ('Float' for torch.float32), as its error messages say it."""
+    return _KERNEL_NAMES[dtype.name]
+
+
 def not_implemented_for(operation, dtype):
     """The error PyTorch raises when `operation` has no kernel for `dtype`, to be raised."""
     return NotImplementedError(

@@ -21,7 +21,7 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
-from .reduction import _dims
+from .reduction import _all_if_empty, _dims
 from .registry import public
 
 
@@ -239,5 +239,5 @@ def bincount(input, weights=None, minlength=0):
 @public("count_nonzero", method=True)
 def count_nonzero(input, dim=None):
     """How many elements are not zero, over `dim` (an int or a tuple; all dims by default)."""
-    dims = _dims(dim, input._data.ndim)
+    dims = _dims(_all_if_empty(dim, input), input._data.ndim)
     return _make(np.sum(input._data != 0, axis=dims, dtype=np.int64))

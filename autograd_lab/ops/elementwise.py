@@ -1440,15 +1440,32 @@ def equal(input, other):
     return input._data.shape == other._data.shape and bool((input._data == other._data).all())
 
 
+def _comparable(name, input, other):
+    """isclose and allclose compare two tensors of one dtype: PyTorch neither promotes here nor
+    takes a Python number, so a float32 tensor is not silently compared with float64 values."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}. "
+            f"Fix: wrap it, e.g. x.{name}(torch.tensor(value, dtype=x.dtype))."
+        )
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"{types.kernel_name(input.dtype)} did not match {types.kernel_name(other.dtype)}: "
+            f"{name}() compares tensors of the same dtype, got {input.dtype} and {other.dtype}. "
+            f"Fix: convert one first, e.g. a.{name}(b.to(a.dtype))."
+        )
+    check_broadcastable(input.shape, other.shape)
+
+
 @public("allclose", method=True)
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    check_broadcastable(input.shape, other.shape)
+    _comparable("allclose", input, other)
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @public("isclose", method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    check_broadcastable(input.shape, other.shape)
+    _comparable("isclose", input, other)
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

@@ -20,7 +20,7 @@ from ..tensor import Tensor, _make
 from ..types import to_dtype
 from .elementwise import where
 from .out import write_into
-from .reduction import _dims, _unreduce
+from .reduction import _all_if_empty, _dims, _unreduce
 from .registry import public
 
 
@@ -83,7 +83,7 @@ class VectorNorm(Op):
                 "'fro' and 'nuc' are torch.linalg.matrix_norm's or torch.linalg.norm's"
             )
         data = float_input(input, dtype, name)
-        dims = _dims(dim, data.ndim)
+        dims = _dims(_all_if_empty(dim, data), data.ndim)
         if (ord < 0 or ord == math.inf) and 0 in [data.shape[d] for d in dims]:
             raise RuntimeError(
                 f"{name} cannot compute the {_order_name(ord)} norm of an empty tensor (or over an "

@@ -13,7 +13,7 @@ add up the copies a repeat made, put a diagonal's gradient back on the diagonal.
 
 import numpy as np
 
-from .. import storage
+from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
 from .reduction import _dims
@@ -357,6 +357,8 @@ class Trace(Op):
 
 @public("trace", method=True)
 def trace(input):
+    if input.dtype is types.bool_:  # PyTorch has no bool kernel, and checks that before the shape
+        raise types.not_implemented_for("trace", input.dtype)
     if input.ndim != 2:
         raise RuntimeError(
             f"trace: expected a matrix, but got tensor with dim {input.ndim}. The trace is the sum "

@@ -105,12 +105,13 @@ class Prod(Op):
     saved_names = ("self", "result")
 
     @staticmethod
-    def forward(ctx, x, dim=None, keepdim=False):
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
         ctx.save_for_backward(x)
         data = x._data
-        whole = data.dtype.kind in "biu"  # integers and bools multiply to int64, as in PyTorch
-        return np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=np.int64 if whole else None)
+        if dtype is None and data.dtype.kind in "biu":
+            dtype = np.int64  # integers and bools multiply to int64, as in PyTorch
+        return np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -119,7 +120,7 @@ class Prod(Op):
         (x,) = ctx.saved_tensors
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
         if not (x._data == 0).any():
-            return grad * (x.prod(dim=ctx.dims, keepdim=True) / x)
+            return grad * (ProdDim.apply(x, dim=ctx.dims, keepdim=True) / x)
         return grad * _products_of_others(x, ctx.dims)
 
 
@@ -450,8 +451,22 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @public("prod", method=True)
-def prod(input, dim=None, keepdim=False):
-    return (Prod if dim is None else ProdDim).apply(input, dim=dim, keepdim=keepdim)
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """The product of all elements, or along one dim. Unlike sum, PyTorch's prod takes a single
+    int dim only (no tuple of dims)."""
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
+        raise TypeError(
+            f"prod() received an invalid combination of arguments: dim must be a single int, got "
+            f"{type(dim).__name__}. Fix: reduce one dim at a time, e.g. x.prod(0).prod(0), or "
+            "flatten first: x.flatten(0, 1).prod(0)."
+        )
+    if dim is not None:
+        _dims(dim, input.ndim)  # a bad dim is an IndexError before any dtype complaint
+    if dtype is not None:
+        dtype = types.to_dtype(dtype)
+        types.check_differentiable(dtype, input.requires_grad and is_grad_enabled())
+        dtype = dtype.numpy
+    return (Prod if dim is None else ProdDim).apply(input, dim=dim, keepdim=keepdim, dtype=dtype)
 
 
 def _correction(unbiased, correction):
@@ -551,20 +566,43 @@ def argmin(input, dim=None, keepdim=False):
 
 @public("logsumexp", method=True)
 def logsumexp(input, dim, keepdim=False):
-    return LogSumExp.apply(input, dim=dim, keepdim=keepdim)
+    every_dim = _all_if_empty(dim, input)
+    if every_dim is not dim:
+        # dim=() reduces every dim, but PyTorch 2.13 then fails to drop the kept size-1 dims of
+        # a non-empty tensor with dims, and raises; with keepdim=True it works.
+        if input.ndim and input.numel() and not keepdim:
+            raise RuntimeError(
+                f"logsumexp(dim=()): output with shape [] doesn't match the broadcast shape "
+                f"{[1] * input.ndim} (PyTorch 2.13 raises here). Fix: name the dims, e.g. "
+                "x.logsumexp(dim=tuple(range(x.ndim))), or pass keepdim=True."
+            )
+    return LogSumExp.apply(input, dim=every_dim, keepdim=keepdim)
+
+
+def _softmax_input(name, input, dim, dtype):
+    """softmax's input in the dtype asked for, refused as PyTorch refuses it: a bad dim first
+    (IndexError), then a dtype that is not floating-point (exp of ints: convert first, or pass
+    dtype=), except for a tensor without elements, which PyTorch passes through in any dtype."""
+    input = input if dtype is None else input.to(dtype)
+    _dims(dim, input.ndim)
+    if input.numel():
+        types.floating_point_only(name, input.dtype)
+    return input
 
 
 @public("softmax", method=True)
 def softmax(input, dim, dtype=None):
-    input = input if dtype is None else input.to(dtype)
-    types.floating_point_only("softmax", input.dtype)  # exp of ints: convert first, or dtype=
+    input = _softmax_input("softmax", input, dim, dtype)
+    if not input.is_floating_point():  # no elements: nothing to compute, the dtype stays
+        return input.clone()
     return Softmax.apply(input, dim=dim)
 
 
 @public("log_softmax", method=True)
 def log_softmax(input, dim, dtype=None):
-    input = input if dtype is None else input.to(dtype)
-    types.floating_point_only("log_softmax", input.dtype)
+    input = _softmax_input("log_softmax", input, dim, dtype)
+    if not input.is_floating_point():
+        return input.clone()
     return LogSoftmax.apply(input, dim=dim)
 
 

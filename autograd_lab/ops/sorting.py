@@ -68,7 +68,7 @@ class Sort(Op):
         _on_host(input._data, ctx._fn.public_name)
         data = input._data.reshape(1) if input._data.ndim == 0 else input._data
         order = stable_order(data, dim, descending)
-        if k is not None:  # topk: the first k of the sorted order
+        if k is not None and input._data.ndim:  # topk: the first k of the sorted order
             order = order[(slice(None),) * dim + (slice(0, k),)]
         values = np.take_along_axis(data, order, axis=dim)
         if input._data.ndim == 0:
@@ -179,6 +179,31 @@ def _results(record, input, values, inverse, counts, return_inverse, return_coun
     return (values, *extra) if extra else values
 
 
+def _unique_axis(input, dim):
+    """The axis unique(dim=...) and unique_consecutive(dim=...) compare slices along, refused as
+    PyTorch refuses it: a 0-d tensor has no dim, and an empty tensor has no slices to compare
+    unless the one dim of size 0 is the dim chosen."""
+    if input.ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dim} but tensor has no dimensions: unique(dim=...) compares "
+            "slices along a dim. Fix: leave dim out, or reshape first, e.g. x.reshape(1)."
+        )
+    axis = _one_dim(dim, input.ndim)
+    zero_sized = [d for d, n in enumerate(input.shape) if n == 0]
+    if len(zero_sized) > 1:
+        raise RuntimeError(
+            "Number of zero sized dimensions is more than one, so unique cannot be applied: "
+            f"shape {list(input.shape)} has no slices to compare. Fix: check x.numel() first."
+        )
+    if zero_sized and zero_sized != [axis]:
+        raise RuntimeError(
+            "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied: "
+            f"shape {list(input.shape)} with dim={dim}. Fix: choose the dim of size 0, or check "
+            "x.numel() first."
+        )
+    return axis
+
+
 @public("unique", method=True)
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted; sorted=False allows any order in PyTorch, they come sorted
@@ -193,7 +218,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         inverse = inverse.reshape(data.shape)
         record = Unique
     else:
-        axis = _one_dim(dim, input.ndim)
+        axis = _unique_axis(input, dim)
         values, inverse, counts = np.unique(
             data, return_inverse=True, return_counts=True, axis=axis, equal_nan=False
         )
@@ -210,7 +235,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if dim is None:
         data, axis = data.reshape(-1), 0
     else:
-        axis = _one_dim(dim, input.ndim)
+        axis = _unique_axis(input, dim)
     others = int(np.prod([n for d, n in enumerate(data.shape) if d != axis]))
     rows = np.moveaxis(data, axis, 0).reshape(data.shape[axis], others)  # one row per slice
     starts = np.ones(rows.shape[0], dtype=bool)  # does a new run start at this slice?
@@ -235,8 +260,6 @@ class kthvalue_result(values_indices):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value along dim (k = 1 is the minimum) and its index: the k-th entry of
     the sorted values, so ties resolve as sort's do."""
-    if input.dtype is types.bool_:
-        raise types.not_implemented_for("kthvalue", input.dtype)
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
     check_reduction_dims("kthvalue", (size,), [0])
@@ -245,9 +268,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
             f"kthvalue(): selected number k out of range for dimension {dim}: k={k}, but the "
             f"dimension has {size} values. Fix: give 1 <= k <= {size}."
         )
+    if input.ndim == 0:  # one number is its own first value, at index 0 (a bool too, in PyTorch)
+        return kthvalue_result(*sort(input, dim))
+    if input.dtype is types.bool_:
+        raise types.not_implemented_for("kthvalue", input.dtype)
     ordered = sort(input, dim)
-    if input.ndim == 0:  # one number is its own first value, at index 0
-        return kthvalue_result(ordered.values, ordered.indices)
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)

@@ -19,6 +19,7 @@ from ..autograd.function import Op
 from ..tensor import _make
 from .elementwise import _float, where
 from .reduction import (
+    _all_if_empty,
     _correction,
     _dims,
     _one_dim,
@@ -45,7 +46,8 @@ class VarMean(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
         with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
-            mean = _make(np.mean(data, axis=ctx.dims, keepdims=keepdim))
+            mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
+        mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
         ctx.save_for_backward(x, spread)
         # A gradient may arrive for one output only: the other then adds nothing, as in PyTorch
         # (zeros times the spread's slope would be nan where x holds an inf or a nan).
@@ -70,6 +72,19 @@ class VarMean(Op):
         return total
 
 
+def _as_a_running_mean(data, dims, keepdim, mean):
+    """PyTorch computes var_mean's mean with a running update (Welford's algorithm), m += (x_k -
+    m) / k, not as sum / n. The two agree except at infinities: once m is infinite, the next
+    element makes it nan (inf - inf, or inf + -inf). So an infinity anywhere but in the last
+    position of a reduced line gives nan where sum / n gives the infinity."""
+    if data.size == 0:  # no elements: no infinities (and no last place)
+        return mean
+    last = tuple(slice(-1, None) if d in dims else slice(None) for d in range(data.ndim))
+    infinities = np.sum(np.isinf(data), axis=dims, keepdims=True)
+    early_infinity = infinities - np.isinf(data[last]) > 0  # one inf, in last place: no nan
+    return np.where(early_infinity.reshape(mean.shape), np.nan, mean).astype(mean.dtype)
+
+
 class StdMean(VarMean):
     node_name = "StdMeanBackward0"
     derivative = "std: (x_i - mean) / ((n - correction) std);  mean: 1/n"
@@ -80,6 +95,7 @@ class StdMean(VarMean):
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(variance, mean) over `dim` (all dims by default), as var() and mean() give them."""
     spread_needs_floating_point("var_mean", input)
+    dim = _all_if_empty(dim, input)
     correction = _correction(unbiased, correction)
     return VarMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
 
@@ -88,6 +104,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(standard deviation, mean) over `dim` (all dims by default), as std() and mean() give them."""
     spread_needs_floating_point("std_mean", input)
+    dim = _all_if_empty(dim, input)
     correction = _correction(unbiased, correction)
     return StdMean.apply(input, dim=dim, correction=correction, keepdim=keepdim)
 
@@ -130,7 +147,7 @@ class Median(Op):
         _on_the_cpu(x)
         data = x._data.reshape(-1)
         if data.size == 0:
-            value = np.array(np.nan, _float(data).dtype)  # PyTorch's answer for no elements
+            value = _median_of_nothing(data.dtype)
         else:
             value = _median_along(data, 0)[0].reshape(())
         result = _make(value)
@@ -141,6 +158,17 @@ class Median(Op):
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         return evenly_distributed(grad, x, result)
+
+
+def _median_of_nothing(dtype):
+    """PyTorch's median of no elements: nan, converted to the tensor's own dtype. An int cannot
+    hold nan; the CPU's conversion gives the smallest int64 or int32 ("integer indefinite"), and 0
+    for the narrower ints (converted through int32, keeping the low bits, all zero)."""
+    if dtype.kind == "f":
+        return np.array(np.nan, dtype)
+    if dtype.itemsize >= 4:
+        return np.array(np.iinfo(dtype).min, dtype)
+    return np.zeros((), dtype)
 
 
 class median_values_indices(values_indices):
