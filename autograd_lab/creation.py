@@ -12,7 +12,7 @@ Python floats become the default dtype, float32 unless `set_default_dtype` chang
 
 import numpy as np
 
-from . import ranges, storage, types
+from . import promotion, ranges, storage, types
 from .tensor import Tensor, _make
 
 
@@ -29,6 +29,7 @@ def _finish(array, dtype, requires_grad, device):
     """Apply the options every creation function shares."""
     device = _device(device)
     if dtype is not None:
+        _check_fits(array, types.to_dtype(dtype))
         array = array.astype(types.to_dtype(dtype).numpy, copy=False)
     if device is not None:
         array = storage.move(array, device)
@@ -59,6 +60,15 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
         if dtype is None:  # with a dtype, convert once (in _finish): float64 keeps 1.1 exact
             array = array.astype(default, copy=False)
     return _finish(array, dtype, requires_grad, device)
+
+
+def _check_fits(array, dtype):
+    """Floats made into an integer tensor must fit it: PyTorch refuses inf, nan and too large
+    numbers (numpy would wrap them silently, e.g. inf into -9223372036854775808)."""
+    if array.dtype.kind == "f" and dtype is not types.bool_ and not dtype.is_floating_point:
+        if array.size and not dtype.is_complex:  # min() and max() are nan if any value is
+            promotion.check_fits("value", float(array.min()), dtype)
+            promotion.check_fits("value", float(array.max()), dtype)
 
 
 def _flat(data):

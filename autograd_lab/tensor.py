@@ -527,6 +527,9 @@ class Tensor:
     def __ifloordiv__(self, other):
         return self.floor_divide_(other)
 
+    def __ipow__(self, other):
+        return self.pow_(other)
+
     def __imod__(self, other):
         return self.remainder_(other)
 

@@ -83,3 +83,37 @@ def test_indexing_with_an_empty_list_picks_nothing(torch):
 )
 def test_softmax_and_logsumexp_of_nothing(torch, make):
     same(torch, make)
+
+
+def test_narrow_always_records_a_slice(torch):
+    for lib in (ag, torch):  # a whole-dim narrow too (indexing would record no slice there)
+        x = lib.zeros(1, 1, requires_grad=True)
+        assert type(lib.narrow(x, 1, -1, 1).grad_fn).__name__ == "SliceBackward0"
+
+
+def test_repeat_interleave_ends_in_a_view_of_a_copy(torch):
+    for lib in (ag, torch):
+        x = lib.zeros(1, 1, requires_grad=True)
+        assert type(x.repeat_interleave(2, dim=1).grad_fn).__name__ == "ViewBackward0"
+    same(torch, lambda lib: lib.tensor([[1, 2], [3, 4]]).repeat_interleave(2, dim=1))
+
+
+def test_in_place_power_keeps_the_tensors_shape(torch):
+    for lib in (ag, torch):  # x **= y is x.pow_(y), not x = x ** y
+        x = lib.tensor(2.0)
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            x **= lib.tensor([True])
+        y = lib.tensor([2.0, 3.0])
+        alias = y
+        y **= 2
+        assert alias is y and y.tolist() == [4.0, 9.0]
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e30, [1.0, float("-inf")]])
+def test_floats_that_do_not_fit_an_integer_tensor_are_refused(torch, value):
+    for lib in (ag, torch):
+        with pytest.raises(
+            RuntimeError, match="cannot be converted to type int64 without overflow"
+        ):
+            lib.tensor(value, dtype=lib.int64)
+    same(torch, lambda lib: lib.tensor([2.5, -1.5], dtype=lib.int64))

@@ -16,16 +16,6 @@ SLICE = range(0, 200)  # 6-15 s on the 2-CPU development machine (15 s at load 5
 SHRUNK_IN_REPORT = 4  # kinds shrunk for the failure message (each shrink runs ~100 programs)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 14's open items, being fixed on other branches (seeds 0-199 show 40 kinds on "
-    "07c647e): unbind/split/reshape/flatten/zero_/bernoulli_ node names; 0-d edges of mT, "
-    "narrow, chunk, split, swapaxes, squeeze_, kthvalue; mean/prod(dtype=); dim=() of "
-    "var_mean/std_mean; in-place ops on expanded or overlapping tensors; NaN gradients of "
-    "std_mean; error classes of bool/empty inputs (argmax, leaky_relu, huber_loss, uniform_). "
-    "benchmarks/results/fuzz-2026-11-26.md has them all, shrunk. Flip to a plain test when "
-    "the slice passes.",
-)
 def test_the_seeded_slice_matches_pytorch(torch):
     kinds = {}  # kind -> (seed, program)
     for seed in SLICE:

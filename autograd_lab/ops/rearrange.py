@@ -460,7 +460,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     times = int(repeats)  # one count for all: a new dim after dim, expanded, then merged
     shape = list(input.shape)
     spread = input.unsqueeze(dim + 1).expand(*shape[: dim + 1], times, *shape[dim + 1 :])
-    return spread.reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
+    # copied out first, so the merge is a plain view of the copy (PyTorch's ViewBackward0)
+    return spread.contiguous().reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
 
 
 @public("unflatten", method=True)

@@ -772,4 +772,5 @@ def narrow(input, dim, start, length):
             f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}), or "
             f"one is negative. Fix: give 0 <= start and start + length <= {size}."
         )
-    return input[(slice(None),) * axis + (slice(start, start + length),)]
+    # always one SliceBackward0, as in PyTorch (indexing would skip a slice of the whole dim)
+    return Slice.apply(input, index=(slice(None),) * axis + (slice(start, start + length),))
