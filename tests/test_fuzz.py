@@ -1,6 +1,8 @@
 """The differential fuzzer (tests/fuzzing/): a fixed slice of seeds in every test run, and tests
 of the fuzzer's own parts. benchmarks/fuzz.py runs it for minutes."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from fuzzing import check, generator
@@ -9,8 +11,11 @@ from fuzzing.program import Leaf, Program, Step, statements
 from fuzzing.reproduce import reproducer
 from fuzzing.runner import Seen, observe, run
 from fuzzing.shrink import shrink
+from fuzzing.simplifications import SIMPLIFICATIONS
 
 import autograd_lab as ag
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SLICE = range(0, 200)  # 6-15 s on the 2-CPU development machine (15 s at load 5)
 SHRUNK_IN_REPORT = 4  # kinds shrunk for the failure message (each shrink runs ~100 programs)
@@ -189,3 +194,9 @@ def test_a_node_an_op_hands_on_is_accepted_as_it_was_before(torch):
     result = check(program, ag, torch)
     assert not result.divergences
     assert [d.op for d, _ in result.accepted] == ["kthvalue", "F.dropout"]
+
+
+def test_each_accepted_simplification_is_said_in_the_readme():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for simplification in SIMPLIFICATIONS:
+        assert " ".join(simplification.readme.split()) in readme, simplification.readme

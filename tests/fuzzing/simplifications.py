@@ -97,12 +97,15 @@ SIMPLIFICATIONS = [
         _after_rounding,
     ),
     Simplification(
-        "indexing records one node (`SelectBackward0`, `SliceBackward0` or `IndexBackward0`) "
-        "where PyTorch may record a chain of them",
+        "indexing records one node, named after the last view PyTorch makes (`SelectBackward0`, "
+        "`SliceBackward0`, `UnsqueezeBackward0` or `IndexBackward0`), where PyTorch records a "
+        "chain of them",
         _node_name_of("getitem", "setitem"),
     ),
     Simplification(
-        "general batched `@` records one `MatmulBackward0`",
+        "batched `@` records `UnsafeViewBackward0` over one product node (`BmmBackward0`, or "
+        "`MatmulBackward0` when batches broadcast), where PyTorch reshapes and expands its "
+        "operands first",
         lambda d: (
             d.what == "grad_fn"
             and d.op in ("x @ y", "matmul", "Tensor.matmul")
