@@ -117,3 +117,27 @@ def test_floats_that_do_not_fit_an_integer_tensor_are_refused(torch, value):
         ):
             lib.tensor(value, dtype=lib.int64)
     same(torch, lambda lib: lib.tensor([2.5, -1.5], dtype=lib.int64))
+
+
+def test_a_set_value_may_carry_extra_leading_ones(torch):
+    def write(lib):
+        x = lib.zeros(2, 3)
+        x[0] = lib.ones(1, 1, 3) * 2
+        scalar = lib.tensor(0.0)
+        scalar[()] = lib.tensor([[3.0]])
+        return x, scalar
+
+    for ours, theirs in zip(write(ag), write(torch)):
+        np.testing.assert_array_equal(values(ours), values(theirs))
+
+    def gradient(lib):
+        v = lib.ones(1, 1, requires_grad=True)
+        b = lib.zeros(3, requires_grad=True) * 1
+        b[1] = v * 5
+        b.sum().backward()
+        return v.grad
+
+    np.testing.assert_array_equal(values(gradient(ag)), values(gradient(torch)))
+    for lib in (ag, torch):  # a value that is really bigger is still refused
+        with pytest.raises(RuntimeError):
+            lib.zeros(2, 3)[0] = lib.ones(2, 3)

@@ -200,3 +200,14 @@ def test_each_accepted_simplification_is_said_in_the_readme():
     readme = " ".join((ROOT / "README.md").read_text().split())
     for simplification in SIMPLIFICATIONS:
         assert " ".join(simplification.readme.split()) in readme, simplification.readme
+
+
+def test_pytorchs_zero_tensors_are_read_as_the_zeros_they_stand_for(torch):
+    # a second derivative that is zero everywhere comes back as a ZeroTensor, which refuses .numpy()
+    x = torch.zeros(2, 2, requires_grad=True)
+    loss = torch.nn.functional.l1_loss(x, torch.ones(2, 2))
+    (g,) = torch.autograd.grad(loss, [x], create_graph=True)
+    second = torch.autograd.grad((g * g).sum(), [x], allow_unused=True)
+    assert second[0]._is_zerotensor()
+    ours, theirs = observe((ag.zeros(2, 2),), ag), observe(second, torch)
+    assert compare({(0, "v"): ours}, {(0, "v"): theirs}, _one_line()) == []

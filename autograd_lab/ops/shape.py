@@ -722,6 +722,10 @@ def index_put(input, value, index):
         if not isinstance(value, Tensor):
             raise
         target = list(input._data[index].shape)
+        extra = value.ndim - len(target)
+        if extra > 0 and all(size == 1 for size in value.shape[:extra]):
+            # PyTorch lets the value carry extra leading size-1 dims (x[0] = row[None])
+            return index_put(input, value.reshape(value.shape[extra:]), index)
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "

@@ -126,7 +126,12 @@ def observe(value, lib):
 
 
 def _tensor(tensor):
-    data = np.asarray(tensor.detach().numpy())
+    detached = tensor.detach()
+    if getattr(detached, "_is_zerotensor", lambda: False)():
+        # PyTorch hands back a "ZeroTensor" for a gradient that is zero everywhere (zeros it
+        # never allocated); it refuses .numpy(), so read it as the zeros it stands for
+        detached = detached.new_zeros(detached.shape)
+    data = np.asarray(detached.numpy())
     if data.dtype.kind == "f":
         data = data.astype(np.float64)
     elif data.dtype.kind in "iu":
