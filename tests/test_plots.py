@@ -139,7 +139,9 @@ def test_decision_boundary_with_a_tensor_model_and_scores():
         assert isinstance(points, ag.Tensor) and not ag.is_grad_enabled()
         return points @ w - 0.5
 
-    ax = plots.decision_boundary(model, ag.tensor(X), ag.tensor([-1, 1, -1, 1]), resolution=20)
+    # X is a float64 numpy array, w float32: as in PyTorch, @ wants one dtype, so X is made float32
+    points = ag.tensor(X, dtype=ag.float32)
+    ax = plots.decision_boundary(model, points, ag.tensor([-1, 1, -1, 1]), resolution=20)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["class -1", "class 1"]
     assert contour_of(ax).levels.tolist() == [-0.5, 0.5, 1.5]
 
