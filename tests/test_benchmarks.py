@@ -317,3 +317,49 @@ def test_instruction_count_without_valgrind_says_how_to_get_it(tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert "apt-get install valgrind" in done.stdout
+
+
+def run_gpu_script(name, *args):
+    """benchmarks/<name> in a fresh interpreter under numba's CUDA simulator; its stdout."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env=env,
+    )
+    return done
+
+
+def test_gpu_benchmark_runs_every_section_and_saves_only_where_told(tmp_path):
+    done = run_gpu_script("gpu.py", "--quick", "--repeats", "1", "--warmup", "0", "--save")
+    assert done.returncode != 0 and "not saving simulator numbers" in done.stderr
+    done = run_gpu_script(
+        "gpu.py", "--quick", "--repeats", "1", "--warmup", "0", "--save", "--out", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    (saved,) = tmp_path.glob("gpu-*.json")
+    result = json.loads(saved.read_text())
+    assert result["simulator"] and result["errors"] == {}
+    assert [row["elements"] for row in result["elementwise"]] == [16, 256]
+    assert [row["elements"] for row in result["reduction"]] == [16, 256]
+    assert all(row["max_relative_error"] < 1e-5 for row in result["matmul"]["rows"])
+    assert all(row["first_losses_match"] for row in result["mlp"]["rows"])
+
+
+def test_gpu_overhead_script_times_each_step_and_profiles_ours():
+    done = run_gpu_script("gpu_overhead.py", "--quick")
+    assert done.returncode == 0, done.stderr
+    assert "(simulator: no figures)" in done.stdout
+    for row in (
+        "numba: launch a kernel",
+        "numba: cuda.device_array",
+        "autograd_lab: x * 2",
+        "autograd_lab: x.mul_(1)",
+        "autograd_lab: x.sum()",
+    ):
+        assert row in done.stdout
+    assert done.stdout.count("# cProfile of 2 calls") == 2
+    assert "backend/cuda/elementwise.py" in done.stdout
