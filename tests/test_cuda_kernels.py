@@ -658,3 +658,31 @@ def test_every_dispatched_numpy_function_is_listed():
             np.take_along_axis, np.var, np.argmax} <= set(dispatch.FUNCTIONS)  # fmt: skip
     with pytest.raises(NotImplementedError, match="numpy.sort is not implemented on the CUDA"):
         np.sort(from_numpy(np.ones(2)))
+
+
+def test_a_numba_cuda_too_old_for_numpy_says_how_to_fix_it(monkeypatch):
+    """On a GPU, numba-cuda 0.30.4 fails its first kernel compile under numpy 2.5, looking up the
+    removed `np.row_stack` (seen on an H200, 2026-11-26): the error says what to install."""
+
+    class KernelNeedingRowStack:
+        def __getitem__(self, launch_config):
+            def run(*args):
+                raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+            return run
+
+    class KernelWithItsOwnBug(KernelNeedingRowStack):
+        def __getitem__(self, launch_config):
+            def run(*args):
+                raise AttributeError("'NoneType' object has no attribute 'shape'")
+
+            return run
+
+    monkeypatch.setattr(launch, "SIMULATOR", False)
+    with pytest.raises(
+        RuntimeError,
+        match=r"cannot compile CUDA kernels with numpy .*row_stack.*Fix: pip install \"numpy<\d+\.\d+\"",
+    ):
+        launch.launch(KernelNeedingRowStack(), 1, 1)
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'shape'"):
+        launch.launch(KernelWithItsOwnBug(), 1, 1)

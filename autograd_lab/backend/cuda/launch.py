@@ -49,7 +49,12 @@ def launch(kernel, blocks, threads, *args):
     wait for each other at every `syncthreads()` (that makes shared-memory kernels ~10x faster).
     """
     if not SIMULATOR:
-        kernel[blocks, threads](*args)
+        try:
+            kernel[blocks, threads](*args)
+        except AttributeError as error:
+            if "module 'numpy' has no attribute" in str(error):
+                raise _numpy_too_new(error) from error
+            raise
         return
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -59,6 +64,22 @@ def launch(kernel, blocks, threads, *args):
             kernel[blocks, threads](*args)
     finally:
         sys.setswitchinterval(switch_interval)
+
+
+def _numpy_too_new(error):
+    """numba-cuda compiles a kernel on its first launch, and a numba-cuda release older than the
+    installed numpy fails then, looking up a numpy function that numpy has removed (numba-cuda
+    0.30.4 with numpy 2.5: `np.row_stack`). Say so, and how to fix it, instead of numba's trace."""
+    from importlib.metadata import version
+
+    import numpy
+
+    this_minor = ".".join(numpy.__version__.split(".")[:2])
+    return RuntimeError(
+        f"numba-cuda {version('numba-cuda')} cannot compile CUDA kernels with numpy "
+        f'{numpy.__version__} ({error}). Fix: pip install "numpy<{this_minor}", or a '
+        "numba-cuda release that supports this numpy."
+    )
 
 
 def launch_over(kernel, n, *args):
