@@ -13,6 +13,7 @@ The activations are the engine's ops; linear and gelu are Functions of ops/nn.py
 ops/loss.py. This module checks the arguments: PyTorch's exception classes, messages with a fix.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -375,7 +376,8 @@ def cross_entropy(
         )
     _checks.check_rank(input)
     class_dim = 0 if input.ndim == 1 else 1
-    if target._data.dtype.kind == "f":
+    # a target of the input's own shape holds class probabilities, whatever its dtype
+    if target._data.dtype.kind == "f" or tuple(target.shape) == tuple(input.shape):
         return _cross_entropy_probabilities(
             input, target, weight, ignore_index, reduction, label_smoothing, class_dim
         )
@@ -395,8 +397,14 @@ def cross_entropy(
         smooth = smooth.sum()
     classes = input.shape[class_dim]
     return MulScalar.apply(loss, 1 - label_smoothing) + MulScalar.apply(
-        smooth, label_smoothing / classes
+        smooth, _per_class(label_smoothing, classes)
     )
+
+
+def _per_class(smoothing, classes):
+    """ε/C, the share of the smoothing each class gets; with no classes inf, as PyTorch's C++
+    division gives (it then multiplies an empty tensor, or makes a reduced loss nan)."""
+    return smoothing / classes if classes else math.inf
 
 
 def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, smoothing, dim):
@@ -406,6 +414,13 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
             f"the input's shape {list(input.shape)}, got {list(target.shape)}. Fix: for class "
             "indices pass an integer tensor (target.long())."
         )
+    if target._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"Expected floating point type for target with class probabilities, got "
+            f"{target.dtype}. A target of the input's shape {list(input.shape)} holds class "
+            "probabilities. Fix: target.float() for probabilities; for class indices give one "
+            "index per sample (shape [N], without the class dim)."
+        )
     if ignore_index >= 0:
         raise RuntimeError(
             "ignore_index is not supported for floating point target. Fix: leave ignore_index "
@@ -413,7 +428,7 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
         )
     classes = input.shape[dim]
     if smoothing > 0:
-        target = target * (1 - smoothing) + smoothing / classes
+        target = target * (1 - smoothing) + _per_class(smoothing, classes)
     product = _log_softmax(input, dim) * target
     if weight is not None:
         _checks.check_class_weight("cross_entropy", weight, input, classes)
@@ -457,6 +472,12 @@ def _nll_loss(input, target, weight, ignore_index, reduction, fn):
         ignore_index = None  # no target can be ignored: the plan skips looking for them
     if input.ndim == 3 or input.ndim > 4:  # PyTorch views these as (N, C, 1, rest) inputs
         n, rest = input.shape[0], int(np.prod(input.shape[2:]))
+        if input.numel() == 0 and t.size > 0:  # no classes: PyTorch's view is (N, 0, 0, 0)
+            raise RuntimeError(
+                f"size mismatch (got input: {[n, classes, 0, 0]} , target: {[n, 1, rest]}): "
+                f"{fn}'s input has no classes (dim 1 has size 0) to score the targets against. "
+                "Fix: an input with one score per class in dim 1."
+            )
         flat = View.apply(input, shape=(n, classes, 1, rest), copy_ok=True)
         plan = NllPlan(
             t.reshape(n, 1, rest), w, ignore_index, reduction, flat.shape, input._data.dtype

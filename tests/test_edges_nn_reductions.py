@@ -1,0 +1,77 @@
+"""Edge cases of nn functions and reductions that issue 14's differential fuzzer found: each
+compares with PyTorch (values, dtypes, error classes and key words)."""
+
+import numpy as np
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+
+def same(torch, make):
+    ours, theirs = make(ag), make(torch)
+    np.testing.assert_array_equal(values(ours), values(theirs))
+    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_var_mean_takes_a_running_mean_that_does_not_overflow(torch, dtype):
+    big = float(np.finfo(dtype).max)
+
+    def var_mean(lib):
+        x = lib.tensor([[big, 0.0, 0.0, big]], dtype=getattr(lib, dtype))
+        return lib.var_mean(x, dim=(-1, 0), correction=2)
+
+    ours, theirs = var_mean(ag), var_mean(torch)
+    assert np.isinf(values(ours[0])) and np.isinf(values(theirs[0]))
+    np.testing.assert_allclose(values(ours[1]), values(theirs[1]), rtol=1e-6)
+    assert np.isfinite(values(ours[1])) and ours[1].dtype == getattr(ag, dtype)
+
+
+def test_median_of_an_empty_bool_tensor_is_true_and_the_dim_is_checked_first(torch):
+    same(torch, lambda lib: lib.tensor([], dtype=lib.bool).median())
+    for lib in (ag, torch):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            lib.tensor([True, False]).median()
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            lib.zeros(2, 0, dtype=lib.bool).median(0)
+        with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
+            lib.zeros(0, 2, dtype=lib.bool).median(0)
+
+
+def test_cross_entropy_takes_a_target_of_the_inputs_shape_as_probabilities(torch):
+    for lib in (ag, torch):
+        scores, target = lib.zeros(2, 3, dtype=lib.int64), lib.tensor([[0, 1, 1], [0, 0, 0]])
+        with pytest.raises(RuntimeError, match="Expected floating point type for target"):
+            lib.nn.functional.cross_entropy(scores, target, ignore_index=0, reduction="none")
+        with pytest.raises(RuntimeError, match="Expected floating point type for target"):
+            lib.nn.functional.cross_entropy(scores.float(), target)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_cross_entropy_with_label_smoothing_over_no_classes_is_pytorchs_not_a_python_error(
+    torch, reduction
+):
+    def probabilities(lib):
+        x = lib.zeros(1, 0, 1, requires_grad=True)
+        return lib.nn.functional.cross_entropy(
+            x, lib.zeros(1, 0, 1), label_smoothing=0.1, reduction=reduction
+        )
+
+    def class_indices(lib):
+        x = lib.zeros(0, 0, requires_grad=True)
+        target = lib.zeros(0, dtype=lib.int64)
+        return lib.nn.functional.cross_entropy(x, target, label_smoothing=0.1, reduction=reduction)
+
+    for make in (probabilities, class_indices):
+        same(torch, make)
+        assert type(make(ag).grad_fn).__name__ == type(make(torch).grad_fn).__name__
+
+
+@pytest.mark.parametrize("shape", [(4, 0, 1), (4, 0, 2, 1, 1)])
+def test_nll_loss_of_an_input_with_no_classes_refuses_targets(torch, shape):
+    for lib in (ag, torch):
+        x, target = lib.zeros(shape), lib.zeros((4,) + shape[2:], dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="size mismatch"):
+            lib.nn.functional.nll_loss(x, target, ignore_index=0)
+    same(torch, lambda lib: lib.nn.functional.nll_loss(lib.zeros(4, 0, 0), lib.zeros(4, 0).long()))
