@@ -75,3 +75,36 @@ def test_nll_loss_of_an_input_with_no_classes_refuses_targets(torch, shape):
         with pytest.raises(RuntimeError, match="size mismatch"):
             lib.nn.functional.nll_loss(x, target, ignore_index=0)
     same(torch, lambda lib: lib.nn.functional.nll_loss(lib.zeros(4, 0, 0), lib.zeros(4, 0).long()))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "uint8"])
+def test_dropout_with_p_1_zeroes_any_dtype_and_hands_back_an_empty_input(torch, dtype):
+    same(torch, lambda lib: lib.nn.functional.dropout(lib.ones(3, dtype=getattr(lib, dtype)), 1.0))
+    for lib in (ag, torch):
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            lib.nn.functional.dropout(lib.ones(3, dtype=getattr(lib, dtype)), 0.5)
+        empty = lib.zeros(0, requires_grad=True)
+        assert lib.nn.functional.dropout(empty, 1.0) is empty
+
+
+@pytest.mark.parametrize("conv", ["conv1d", "conv2d"])
+def test_conv_of_a_bool_tensor_is_not_implemented_unless_it_is_empty(torch, conv):
+    def run(lib, batch):
+        x, w = lib.ones(batch, 3, 4, dtype=lib.bool), lib.ones(2, 3, 2, dtype=lib.bool)
+        if conv == "conv2d":
+            x, w = x.unsqueeze(2), w.unsqueeze(2)
+        return getattr(lib.nn.functional, conv)(x, w, padding=1)
+
+    for lib in (ag, torch):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            run(lib, 1)
+    same(torch, lambda lib: run(lib, 0))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8"])
+def test_layer_norm_of_an_integer_or_bool_tensor_is_not_implemented(torch, dtype):
+    for lib in (ag, torch):
+        for shape in ((3, 1, 1), (0, 4)):
+            x = lib.zeros(shape, dtype=getattr(lib, dtype))
+            with pytest.raises(NotImplementedError, match="not implemented for"):
+                lib.nn.functional.layer_norm(x, shape[1:])

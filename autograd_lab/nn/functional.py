@@ -242,17 +242,16 @@ def dropout(input, p=0.5, training=True, inplace=False):
             f"dropout probability has to be between 0 and 1, but got {p}. Fix: p is the chance "
             "that an element is zeroed, e.g. p=0.5 (p=0 keeps everything)."
         )
-    if not training or p == 0:
+    if not training or p == 0 or input.numel() == 0:  # nothing to drop: the input itself
         return input
     data = input._data
-    if data.dtype.kind != "f":
-        raise RuntimeError(
-            f"dropout() needs a floating-point tensor, got {input.dtype}. Fix: input.float()."
-        )
-    if data.size == 0:
-        return input
-    if p == 1:  # PyTorch draws nothing: everything is zeroed
+    if p == 1:  # PyTorch draws nothing: everything is zeroed, in any dtype (ints and bools too)
         noise = np.zeros(data.shape, dtype=data.dtype)
+    elif data.dtype.kind != "f":  # the kept elements would be scaled by a float 1/(1 - p)
+        raise RuntimeError(
+            f"dropout() needs a floating-point tensor, got {input.dtype} (result type Float "
+            "can't be cast to it). Fix: input.float()."
+        )
     else:
         keep = random.bernoulli_array(None, 1 - p, data.size).reshape(data.shape)
         noise = keep.astype(data.dtype)
@@ -634,6 +633,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(param.shape)} and normalized_shape = {shape}."
             )
+    types.floating_point_only("layer_norm", input.dtype)  # a mean and a variance need fractions
     return LayerNorm.apply(input, weight, bias, normalized_ndim=len(shape), eps=eps)
 
 
@@ -914,6 +914,8 @@ def _convolution(fn, input, weight, bias, stride, padding, dilation, groups, spa
     if spatial == 1:  # conv1d is conv2d over images of height 1
         stride, pairs, dilation = (1,) + stride, ((0, 0),) + pairs, (1,) + dilation
     geometry = Geometry(stride, pairs, dilation, groups)
+    if input.dtype is types.bool_ and input.numel() > 0:  # PyTorch has no kernel to run for bool
+        raise types.not_implemented_for(fn, input.dtype)
     if input.ndim == spatial + 1:  # one sample: as a batch of one, as PyTorch does
         return Convolution.apply(unsqueeze(input, 0), weight, bias, geometry=geometry).squeeze(0)
     return Convolution.apply(input, weight, bias, geometry=geometry)
