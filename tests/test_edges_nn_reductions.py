@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 from conftest import values
 from fuzzing import check
-from fuzzing.compare import Divergence
-from fuzzing.program import Leaf, Program, Step
+from fuzzing.compare import Divergence, compare
+from fuzzing.program import Leaf, Program, Step, statements
+from fuzzing.runner import Seen
 from fuzzing.simplifications import accepted_by
 
 import autograd_lab as ag
@@ -128,3 +129,20 @@ def test_the_fuzzer_accepts_topk_and_kthvalue_ties_only_in_the_indices(torch, so
     assert [d.what for d, _ in result.accepted] == ["values"]
     values_differ = Divergence("v0 = torch.topk(x0, 3)  [v0][0]", "topk", "values", "a", "b")
     assert accepted_by(values_differ) is None
+
+
+def test_the_fuzzer_compares_a_float64_result_of_a_rounded_float32_value_at_float32s_tolerance():
+    # exp(True) in float32 is a last bit apart from PyTorch's; softmax(..., dtype=float64),
+    # mse_loss against a float64 target, cumsum(dtype=float64), ... carry that bit into float64
+    def tensor(dtype, value):
+        return Seen("tensor", dtype, (), np.array(value, dtype=dtype))
+
+    lines = statements(
+        Program((), (Step("v0", "exp", "{0}", ("x",)), Step("v1", "cumsum", "{0}", ("v0",))))
+    )[1:]
+    mine, other = np.float32(1), np.float32(1) + 2 * np.finfo(np.float32).eps  # 2 last bits
+    ours = {(0, "v0"): tensor("float32", mine), (1, "v1"): tensor("float64", float(mine))}
+    theirs = {(0, "v0"): tensor("float32", other), (1, "v1"): tensor("float64", float(other))}
+    assert compare(ours, theirs, lines) == []
+    del ours[(0, "v0")], theirs[(0, "v0")]  # without the rounded float32 value: float64's tolerance
+    assert [d.what for d in compare(ours, theirs, lines)] == ["values"]
