@@ -146,3 +146,16 @@ def test_the_fuzzer_compares_a_float64_result_of_a_rounded_float32_value_at_floa
     assert compare(ours, theirs, lines) == []
     del ours[(0, "v0")], theirs[(0, "v0")]  # without the rounded float32 value: float64's tolerance
     assert [d.what for d in compare(ours, theirs, lines)] == ["values"]
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_of_a_constant_channel_has_pytorchs_rounding_noise(torch, training):
+    # PyTorch computes x·scale + shift with shift = -mean·scale rounded: about 1e-5, not 0
+    def normalized(lib):
+        x = lib.tensor([[0.0, -0.86466473], [0.0, -0.86466473]])
+        stats = lib.tensor([1.75, -1.74]), lib.tensor([0.86, 0.14])
+        return lib.nn.functional.batch_norm(x, *stats, training=training)
+
+    ours, theirs = values(normalized(ag)), values(normalized(torch))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+    assert ours.dtype == theirs.dtype

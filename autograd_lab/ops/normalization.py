@@ -103,6 +103,20 @@ def channel_shape(ndim, channels):
     return (1, channels) + (1,) * (ndim - 2)
 
 
+def _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape):
+    """batch norm's output as PyTorch's CPU kernel computes it: standardizing and the parameters
+    folded into one scale and one shift per channel,
+
+        y = x·scale + shift      scale = weight / sqrt(var + eps)      shift = bias - mean·scale
+
+    with a fused multiply-add (x·scale + shift rounded once; here in float64, then rounded). The
+    result is the same up to rounding, and a constant channel gets PyTorch's rounding noise
+    (mean·scale rounded, x·scale not: about 1e-5) instead of exactly 0."""
+    scale = inverse_std if weight is None else inverse_std * weight._data.reshape(shape)
+    shift = -mean * scale if bias is None else bias._data.reshape(shape) - mean * scale
+    return (data.astype(np.float64) * scale + shift).astype(data.dtype)
+
+
 class BatchNorm(Op):
     """Standardize each channel (dim 1) with the batch's statistics (`running_mean` and
     `running_var` None) or with the running ones given (numpy arrays), then ·weight + bias."""
@@ -116,13 +130,14 @@ class BatchNorm(Op):
         ctx.save_for_backward(input, weight)
         ctx.eps, ctx.running_mean, ctx.running_var = eps, running_mean, running_var
         shape = channel_shape(data.ndim, data.shape[1])
-        if running_mean is None:  # training: the statistics of this batch
+        if running_mean is None:  # training: the statistics of this batch (taken in float64)
             dims = (0,) + tuple(range(2, data.ndim))
-            x_hat, _, _ = standardized(data, dims, eps)
+            _, mean, inverse_std = standardized(data.astype(np.float64), dims, eps)
         else:  # evaluation: the statistics gathered during training
-            mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-            x_hat = (data - mean) / np.sqrt(var + eps)
-        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+            mean = running_mean.reshape(shape)
+            inverse_std = 1 / np.sqrt(running_var.reshape(shape) + eps)
+        mean, inverse_std = mean.astype(data.dtype), inverse_std.astype(data.dtype)
+        return _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape)
 
     @staticmethod
     def backward(ctx, grad):
