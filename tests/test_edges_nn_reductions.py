@@ -159,3 +159,18 @@ def test_batch_norm_of_a_constant_channel_has_pytorchs_rounding_noise(torch, tra
     ours, theirs = values(normalized(ag)), values(normalized(torch))
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
     assert ours.dtype == theirs.dtype
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_of_an_expanded_or_transposed_input_takes_the_plain_formula(torch, training):
+    # PyTorch's fast kernel needs a densely laid out input; its other path gives a constant
+    # channel exactly 0
+    def normalized(lib, layout):
+        x = lib.tensor([[0.92]]).expand(4, 1)
+        if layout == "transposed":
+            x = lib.tensor([[0.92, 0.92], [1.0, 2.0]]).t()
+        stats = lib.full((x.shape[1],), 0.15), lib.full((x.shape[1],), 1.4)
+        return lib.nn.functional.batch_norm(x, *stats, training=training)
+
+    for layout in ("expanded", "transposed"):
+        same(torch, lambda lib: normalized(lib, layout))
