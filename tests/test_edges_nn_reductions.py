@@ -174,3 +174,12 @@ def test_batch_norm_of_an_expanded_or_transposed_input_takes_the_plain_formula(t
 
     for layout in ("expanded", "transposed"):
         same(torch, lambda lib: normalized(lib, layout))
+
+
+def test_binary_cross_entropy_with_logits_checks_the_target_size_before_the_dtype(torch):
+    for lib in (ag, torch):
+        loss = lib.nn.functional.binary_cross_entropy_with_logits
+        with pytest.raises(ValueError, match="must be the same as input size"):
+            loss(lib.tensor(1), lib.zeros(3, 2))
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            loss(lib.tensor([1, 2]), lib.zeros(2))

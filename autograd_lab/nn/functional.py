@@ -326,12 +326,12 @@ def binary_cross_entropy_with_logits(
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     name = "binary_cross_entropy_with_logits"
     _checks.check_tensors(name, input=input, target=target)
-    types.floating_point_only("log_sigmoid", input.dtype)  # PyTorch's first step: log(sigmoid(x))
-    if target.shape != input.shape:
+    if target.shape != input.shape:  # checked before any computing, as PyTorch does
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape}). Fix: "
             "one target per score, e.g. target.view(input.shape)."
         )
+    types.floating_point_only("log_sigmoid", input.dtype)  # PyTorch's first step: log(sigmoid(x))
     if target._data.dtype.kind != "f":
         raise RuntimeError(
             f"{name}() needs a floating-point target (probabilities in [0, 1]), got "
