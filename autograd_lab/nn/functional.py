@@ -13,6 +13,7 @@ The activations are the engine's ops; linear and gelu are Functions of ops/nn.py
 ops/loss.py. This module checks the arguments: PyTorch's exception classes, messages with a fix.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -241,17 +242,16 @@ def dropout(input, p=0.5, training=True, inplace=False):
             f"dropout probability has to be between 0 and 1, but got {p}. Fix: p is the chance "
             "that an element is zeroed, e.g. p=0.5 (p=0 keeps everything)."
         )
-    if not training or p == 0:
+    if not training or p == 0 or input.numel() == 0:  # nothing to drop: the input itself
         return input
     data = input._data
-    if data.dtype.kind != "f":
-        raise RuntimeError(
-            f"dropout() needs a floating-point tensor, got {input.dtype}. Fix: input.float()."
-        )
-    if data.size == 0:
-        return input
-    if p == 1:  # PyTorch draws nothing: everything is zeroed
+    if p == 1:  # PyTorch draws nothing: everything is zeroed, in any dtype (ints and bools too)
         noise = np.zeros(data.shape, dtype=data.dtype)
+    elif data.dtype.kind != "f":  # the kept elements would be scaled by a float 1/(1 - p)
+        raise RuntimeError(
+            f"dropout() needs a floating-point tensor, got {input.dtype} (result type Float "
+            "can't be cast to it). Fix: input.float()."
+        )
     else:
         keep = random.bernoulli_array(None, 1 - p, data.size).reshape(data.shape)
         noise = keep.astype(data.dtype)
@@ -326,12 +326,12 @@ def binary_cross_entropy_with_logits(
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     name = "binary_cross_entropy_with_logits"
     _checks.check_tensors(name, input=input, target=target)
-    types.floating_point_only("log_sigmoid", input.dtype)  # PyTorch's first step: log(sigmoid(x))
-    if target.shape != input.shape:
+    if target.shape != input.shape:  # checked before any computing, as PyTorch does
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape}). Fix: "
             "one target per score, e.g. target.view(input.shape)."
         )
+    types.floating_point_only("log_sigmoid", input.dtype)  # PyTorch's first step: log(sigmoid(x))
     if target._data.dtype.kind != "f":
         raise RuntimeError(
             f"{name}() needs a floating-point target (probabilities in [0, 1]), got "
@@ -375,7 +375,8 @@ def cross_entropy(
         )
     _checks.check_rank(input)
     class_dim = 0 if input.ndim == 1 else 1
-    if target._data.dtype.kind == "f":
+    # a target of the input's own shape holds class probabilities, whatever its dtype
+    if target._data.dtype.kind == "f" or tuple(target.shape) == tuple(input.shape):
         return _cross_entropy_probabilities(
             input, target, weight, ignore_index, reduction, label_smoothing, class_dim
         )
@@ -395,8 +396,14 @@ def cross_entropy(
         smooth = smooth.sum()
     classes = input.shape[class_dim]
     return MulScalar.apply(loss, 1 - label_smoothing) + MulScalar.apply(
-        smooth, label_smoothing / classes
+        smooth, _per_class(label_smoothing, classes)
     )
+
+
+def _per_class(smoothing, classes):
+    """ε/C, the share of the smoothing each class gets; with no classes inf, as PyTorch's C++
+    division gives (it then multiplies an empty tensor, or makes a reduced loss nan)."""
+    return smoothing / classes if classes else math.inf
 
 
 def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, smoothing, dim):
@@ -406,6 +413,13 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
             f"the input's shape {list(input.shape)}, got {list(target.shape)}. Fix: for class "
             "indices pass an integer tensor (target.long())."
         )
+    if target._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"Expected floating point type for target with class probabilities, got "
+            f"{target.dtype}. A target of the input's shape {list(input.shape)} holds class "
+            "probabilities. Fix: target.float() for probabilities; for class indices give one "
+            "index per sample (shape [N], without the class dim)."
+        )
     if ignore_index >= 0:
         raise RuntimeError(
             "ignore_index is not supported for floating point target. Fix: leave ignore_index "
@@ -413,7 +427,7 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
         )
     classes = input.shape[dim]
     if smoothing > 0:
-        target = target * (1 - smoothing) + smoothing / classes
+        target = target * (1 - smoothing) + _per_class(smoothing, classes)
     product = _log_softmax(input, dim) * target
     if weight is not None:
         _checks.check_class_weight("cross_entropy", weight, input, classes)
@@ -457,6 +471,12 @@ def _nll_loss(input, target, weight, ignore_index, reduction, fn):
         ignore_index = None  # no target can be ignored: the plan skips looking for them
     if input.ndim == 3 or input.ndim > 4:  # PyTorch views these as (N, C, 1, rest) inputs
         n, rest = input.shape[0], int(np.prod(input.shape[2:]))
+        if input.numel() == 0 and t.size > 0:  # no classes: PyTorch's view is (N, 0, 0, 0)
+            raise RuntimeError(
+                f"size mismatch (got input: {[n, classes, 0, 0]} , target: {[n, 1, rest]}): "
+                f"{fn}'s input has no classes (dim 1 has size 0) to score the targets against. "
+                "Fix: an input with one score per class in dim 1."
+            )
         flat = View.apply(input, shape=(n, classes, 1, rest), copy_ok=True)
         plan = NllPlan(
             t.reshape(n, 1, rest), w, ignore_index, reduction, flat.shape, input._data.dtype
@@ -613,6 +633,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(param.shape)} and normalized_shape = {shape}."
             )
+    types.floating_point_only("layer_norm", input.dtype)  # a mean and a variance need fractions
     return LayerNorm.apply(input, weight, bias, normalized_ndim=len(shape), eps=eps)
 
 
@@ -893,6 +914,8 @@ def _convolution(fn, input, weight, bias, stride, padding, dilation, groups, spa
     if spatial == 1:  # conv1d is conv2d over images of height 1
         stride, pairs, dilation = (1,) + stride, ((0, 0),) + pairs, (1,) + dilation
     geometry = Geometry(stride, pairs, dilation, groups)
+    if input.dtype is types.bool_ and input.numel() > 0:  # PyTorch has no kernel to run for bool
+        raise types.not_implemented_for(fn, input.dtype)
     if input.ndim == spatial + 1:  # one sample: as a batch of one, as PyTorch does
         return Convolution.apply(unsqueeze(input, 0), weight, bias, geometry=geometry).squeeze(0)
     return Convolution.apply(input, weight, bias, geometry=geometry)

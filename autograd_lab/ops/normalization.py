@@ -103,6 +103,41 @@ def channel_shape(ndim, channels):
     return (1, channels) + (1,) * (ndim - 2)
 
 
+def _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape):
+    """batch norm's output as PyTorch's CPU kernel computes it. Its fast kernel, for a tensor laid
+    out densely (contiguous or channels-last), folds standardizing and the parameters into one
+    scale and one shift per channel,
+
+        y = x·scale + shift      scale = weight / sqrt(var + eps)      shift = bias - mean·scale
+
+    with a fused multiply-add (x·scale + shift rounded once; here in float64, then rounded). Other
+    layouts (an expanded or transposed input) take the plain formula. The results agree up to
+    rounding, except in a constant channel: the plain formula gives exactly 0, the fast kernel
+    rounding noise (mean·scale is rounded, x·scale is not: about 1e-5), and so do we."""
+    if not _densely_laid_out(data):
+        return _scale_and_shift((data - mean) * inverse_std, weight, bias, shape)
+    scale = inverse_std if weight is None else inverse_std * weight._data.reshape(shape)
+    shift = -mean * scale if bias is None else bias._data.reshape(shape) - mean * scale
+    return (data.astype(np.float64) * scale + shift).astype(data.dtype)
+
+
+def _batch_statistics(data, dims, eps):
+    """The batch's mean and 1/sqrt(var + eps) per channel, as PyTorch's CPU kernels take them: the
+    variance summed in float64 around the mean, which is taken in float64 too for a densely laid
+    out input, and in the input's own dtype otherwise (that path of PyTorch's calls mean())."""
+    wide = data.astype(np.float64)
+    mean = (wide if _densely_laid_out(data) else data).mean(axis=dims, keepdims=True)
+    centered = wide - mean
+    variance = (centered * centered).mean(axis=dims, keepdims=True)
+    return mean, 1 / np.sqrt(variance + eps)
+
+
+def _densely_laid_out(data):
+    """Contiguous, or channels-last (an image batch stored pixel by pixel, channels innermost)."""
+    channels_last = data.ndim in (4, 5) and np.moveaxis(data, 1, -1).flags.c_contiguous
+    return data.flags.c_contiguous or channels_last
+
+
 class BatchNorm(Op):
     """Standardize each channel (dim 1) with the batch's statistics (`running_mean` and
     `running_var` None) or with the running ones given (numpy arrays), then ·weight + bias."""
@@ -118,11 +153,12 @@ class BatchNorm(Op):
         shape = channel_shape(data.ndim, data.shape[1])
         if running_mean is None:  # training: the statistics of this batch
             dims = (0,) + tuple(range(2, data.ndim))
-            x_hat, _, _ = standardized(data, dims, eps)
+            mean, inverse_std = _batch_statistics(data, dims, eps)
         else:  # evaluation: the statistics gathered during training
-            mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-            x_hat = (data - mean) / np.sqrt(var + eps)
-        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+            mean = running_mean.reshape(shape)
+            inverse_std = 1 / np.sqrt(running_var.reshape(shape) + eps)
+        mean, inverse_std = mean.astype(data.dtype), inverse_std.astype(data.dtype)
+        return _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape)
 
     @staticmethod
     def backward(ctx, grad):

@@ -44,10 +44,11 @@ class VarMean(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         data = _float(x._data)
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
-        with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
+        # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
             mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
-        mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
+            mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
         ctx.save_for_backward(x, spread)
         # A gradient may arrive for one output only: the other then adds nothing, as in PyTorch
         # (zeros times the spread's slope would be nan where x holds an inf or a nan).
@@ -76,11 +77,19 @@ def _as_a_running_mean(data, dims, keepdim, mean):
     """PyTorch computes var_mean's mean with a running update (Welford's algorithm), m += (x_k -
     m) / k, not as sum / n. The two agree except at infinities: once m is infinite, the next
     element makes it nan (inf - inf, or inf + -inf). So an infinity anywhere but in the last
-    position of a reduced line gives nan where sum / n gives the infinity."""
+    position of a reduced line gives nan where sum / n gives the infinity. And the running mean
+    never exceeds the largest element, while a sum of large finite elements can overflow to inf:
+    there we take the mean of the elements scaled down by a power of two (exact), then scale up."""
     if data.size == 0:  # no elements: no infinities (and no last place)
         return mean
     last = tuple(slice(-1, None) if d in dims else slice(None) for d in range(data.ndim))
     infinities = np.sum(np.isinf(data), axis=dims, keepdims=True)
+    overflowed = (np.isinf(mean) & (infinities == 0).reshape(mean.shape)).any()
+    if overflowed:
+        count = data.size // mean.size
+        scale = 2.0 ** -np.ceil(np.log2(count))  # the scaled sum cannot overflow
+        scaled_mean = np.mean(data * data.dtype.type(scale), axis=dims, keepdims=True) / scale
+        mean = np.where(np.isinf(mean), scaled_mean.reshape(mean.shape), mean).astype(mean.dtype)
     early_infinity = infinities - np.isinf(data[last]) > 0  # one inf, in last place: no nan
     return np.where(early_infinity.reshape(mean.shape), np.nan, mean).astype(mean.dtype)
 
@@ -163,9 +172,12 @@ class Median(Op):
 def _median_of_nothing(dtype):
     """PyTorch's median of no elements: nan, converted to the tensor's own dtype. An int cannot
     hold nan; the CPU's conversion gives the smallest int64 or int32 ("integer indefinite"), and 0
-    for the narrower ints (converted through int32, keeping the low bits, all zero)."""
+    for the narrower ints (converted through int32, keeping the low bits, all zero). A bool is
+    True, as nan is not zero."""
     if dtype.kind == "f":
         return np.array(np.nan, dtype)
+    if dtype.kind == "b":
+        return np.array(True)
     if dtype.itemsize >= 4:
         return np.array(np.iinfo(dtype).min, dtype)
     return np.zeros((), dtype)
@@ -187,8 +199,7 @@ class MedianDim(Op):
     def forward(ctx, x, dim, keepdim=False):
         _on_the_cpu(x)
         data = x._data if x._data.ndim else x._data.reshape(1)
-        axis = _one_dim(dim, x._data.ndim)
-        check_reduction_dims("median", data.shape, [axis])
+        axis = _median_axis(x, dim)
         values, indices = _median_along(data, axis)
         if not keepdim or not x._data.ndim:
             values, indices = values.squeeze(axis), indices.squeeze(axis)
@@ -203,12 +214,24 @@ class MedianDim(Op):
         return gradient_to_indices(ctx, grad)  # as max(dim)'s: to the median's index
 
 
+def _median_axis(input, dim):
+    """The axis median(dim) reduces; an IndexError if it has no elements to take a median of."""
+    axis = _one_dim(dim, input.ndim)
+    check_reduction_dims("median", tuple(input.shape) or (1,), [axis])
+    return axis
+
+
 @public("median", method=True)
 def median(input, dim=None, keepdim=False):
     """The middle value (the lower one of the two for an even count): of all elements, or along
     `dim` as (values, indices) like max(dim)."""
-    if input.dtype is types.bool_:
+    # PyTorch looks at the dtype only once it has elements to compare: the median of no
+    # elements is nan (True for bool), and an empty dim is an IndexError first
+    if input.dtype is types.bool_ and dim is not None:
+        _median_axis(input, dim)
         raise types.not_implemented_for("median", input.dtype)
     if dim is None:
+        if input.dtype is types.bool_ and input.numel() > 0:
+            raise types.not_implemented_for("median", input.dtype)
         return Median.apply(input)
     return median_values_indices(*MedianDim.apply(input, dim=dim, keepdim=keepdim))
