@@ -20,12 +20,30 @@ from .registry import public
 def _view(x, array):
     """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
     out = _make(array)
-    if np.may_share_memory(array, x._data):
+    if _shares_storage(array, x._data):
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
         out._view_version = out._version_counter[0]  # its history is that of this version
         out._one_of_several_views = x._one_of_several_views  # views of those views keep the mark
     return out
+
+
+def _shares_storage(array, other):
+    """Whether numpy made `array` as a view of `other`'s memory. An empty array has no bytes to
+    share, so np.may_share_memory says no; it is still a view (PyTorch's x[:0] is one), which
+    numpy records in `.base`, the array it was made from."""
+    if np.may_share_memory(array, other):
+        return True
+    if array.size or not isinstance(array, np.ndarray):  # (a CudaArray shares its buffer)
+        return False
+    return _storage_of(array) is _storage_of(other)
+
+
+def _storage_of(array):
+    """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _several_views(x, arrays, node):
