@@ -57,3 +57,100 @@ def test_an_empty_piece_of_split_or_chunk_cannot_change_in_place(torch, change):
 
 def test_an_empty_reshape_cannot_be_detached_in_place(torch):
     same_refusal(torch, lambda lib: lib.tensor([]).reshape(1, 0).detach_(), "Can't detach views")
+
+
+def expanded(lib, dtype="float32"):
+    """Three elements in one memory place (stride 0)."""
+    return lib.zeros(1, dtype=getattr(lib, dtype)).expand(3)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: lib.zeros(1, 1).diagonal().add_(float("nan")),  # np.diagonal is read-only
+        lambda lib: lib.zeros(1, 3).diagonal(2).div_(1.0, rounding_mode="trunc"),
+        lambda lib: expanded(lib)[0].log10_(),  # one element of an expanded tensor
+        lambda lib: expanded(lib)[-1].rsqrt_(),
+        lambda lib: expanded(lib, "int64").fill_(0.0),
+        lambda lib: expanded(lib).masked_fill_(expanded(lib) == 0, -1.0),
+        lambda lib: expanded(lib, "int64").nan_to_num_(posinf=0.0),
+        lambda lib: lib.zeros(1, 1, dtype=lib.bool).expand(2, 1).tril_(),
+        lambda lib: lib.zeros(1, 1).expand(2, 1).triu_(),
+        lambda lib: expanded(lib, "int64").copy_(expanded(lib, "int64")),  # the same places
+        lambda lib: expanded(lib).__setitem__(0, 1.0),
+    ],
+)
+def test_a_write_where_no_repeated_place_is_computed_from_others_is_allowed(torch, change):
+    same_refusal(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: expanded(lib).add_(1.0),
+        lambda lib: expanded(lib, "int64").acos_(),  # the overlap is found before the dtype
+        lambda lib: expanded(lib, "bool").fmod_(expanded(lib, "bool")),
+        lambda lib: expanded(lib).copy_(lib.ones(3)),
+        lambda lib: expanded(lib).uniform_(),
+        lambda lib: expanded(lib).__setitem__(slice(0, 2), 1.0),
+    ],
+)
+def test_a_write_into_repeated_places_is_refused(torch, change):
+    same_refusal(torch, change, "more than one element of the written-to tensor")
+
+
+def test_a_write_into_repeated_places_writes_what_pytorch_writes(torch):
+    def run(lib):
+        x = lib.tensor([[1.0], [2.0]]).expand(2, 3)
+        x.masked_fill_(lib.tensor([[True, False, False], [False, False, False]]), 5.0)
+        y = lib.tensor([[1.0, 2.0]]).expand(3, 2)
+        y[[0, 2]] = lib.tensor([[5.0, 6.0], [8.0, 9.0]])
+        z = lib.zeros(2, 2)
+        z.diagonal().add_(1.0)
+        return x.tolist(), y.tolist(), z.tolist()
+
+    assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib, a: a[:3].add_(a[1:]),
+        lambda lib, a: a[:1].reshape(1, 1)[-2::3, -1:].multiply_(a[:1].reshape(1, 1)),
+        lambda lib, a: a[:1][None].copy_(a[0]),  # same places, but other strides
+        lambda lib, a: a[:3].lerp_(a[1:], 0.5),
+        lambda lib, a: a[:3].index_add_(0, lib.tensor([0, 1, 2]), a[:3]),  # even the same places
+    ],
+)
+def test_an_input_that_shares_memory_with_the_written_tensor_in_part_is_refused(torch, change):
+    same_refusal(torch, lambda lib: change(lib, lib.zeros(4)), "some elements of the input tensor")
+
+
+def test_an_input_that_shares_memory_in_part_is_found_before_the_dtype_error(torch):
+    def change(lib):
+        flags = lib.tensor([False])
+        flags.addcmul_(flags[::2], flags)  # no addcmul for bool, but the overlap comes first
+
+    same_refusal(torch, change, "some elements of the input tensor")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib, a: a[:3].add_(a[:3]),
+        lambda lib, a: a.mul_(a),
+        lambda lib, a: a[:3].masked_fill_(lib.ones(3, dtype=lib.bool), a[1]),
+    ],
+)
+def test_an_input_in_the_same_places_as_the_written_tensor_is_allowed(torch, change):
+    same_refusal(torch, lambda lib: change(lib, lib.zeros(4)))
+
+
+def test_autograd_refuses_before_the_kernel_checks_shapes_and_dims(torch):
+    for make in (
+        lambda lib: leaf(lib, 2).add_(lib.zeros(3)),  # would not broadcast
+        lambda lib: leaf(lib).cumsum_(3),  # no dim 3
+        lambda lib: leaf(lib, 1).expand(3).mul_(2.0),  # repeats elements
+    ):
+        same_refusal(torch, make, "leaf Variable that requires grad")
+    same_refusal(torch, lambda lib: leaf(lib, 2).add_("a"))  # but a wrong type comes first

@@ -40,15 +40,19 @@ def _shares_storage(array, other):
 
 
 def _storage_of(array):
-    """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
-    while isinstance(array.base, np.ndarray):
+    """The numpy array that holds the memory `array` looks at: follow `.base` to the first (also
+    past the stand-in object that numpy's as_strided puts between its result and the array)."""
+    storage = array
+    while getattr(array, "base", None) is not None:
         array = array.base
-    return array
+        if isinstance(array, np.ndarray):
+            storage = array
+    return storage
 
 
 def _several_views(x, arrays, node):
     """The views `arrays` of x that one op returns together, each marked as output i of `node`
-    (Tensor._check_inplace_allowed refuses to change them in place, as PyTorch does)."""
+    (Tensor._inplace_refusal refuses to change them in place, as PyTorch does)."""
     views = tuple(_view(x, array) for array in arrays)
     for output_nr, view in enumerate(views):
         if view._base is not None:

@@ -49,15 +49,18 @@ def places(size, stride, offset):
     return result
 
 
-def strided(array, size, stride, offset):
-    """A view of the storage under `array` with the given geometry (no copy). It is read-only
-    where it repeats an element (a stride 0 of a dim longer than 1): writing one would write all."""
-    repeats = any(step == 0 and length > 1 for length, step in zip(size, stride))
+def strided(array, size, stride, offset, writeable=None):
+    """A view of the storage under `array` with the given geometry (no copy). Unless `writeable`
+    says otherwise, it is read-only where it repeats an element (a stride 0 of a dim longer than
+    1: writing one would write all) or where `array` is."""
+    if writeable is None:
+        repeats = any(step == 0 and length > 1 for length, step in zip(size, stride))
+        is_writeable = array.writeable if storage.is_device_array(array) else array.flags.writeable
+        writeable = is_writeable and not repeats
     if storage.is_device_array(array):
-        return array.view_of(size, stride, offset, writeable=array.writeable and not repeats)
+        return array.view_of(size, stride, offset, writeable=writeable)
     flat = _storage_of(array).reshape(-1)[offset:]
     byte_strides = tuple(step * array.itemsize for step in stride)
-    writeable = array.flags.writeable and not repeats
     return np.lib.stride_tricks.as_strided(flat, size, byte_strides, writeable=writeable)
 
 
