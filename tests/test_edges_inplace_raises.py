@@ -154,3 +154,26 @@ def test_autograd_refuses_before_the_kernel_checks_shapes_and_dims(torch):
     ):
         same_refusal(torch, make, "leaf Variable that requires grad")
     same_refusal(torch, lambda lib: leaf(lib, 2).add_("a"))  # but a wrong type comes first
+
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+@pytest.mark.parametrize("shape", [(), (0,), (2,), (2, 2)])
+def test_an_in_place_scan_of_bools_has_no_kernel_unless_there_is_nothing_to_scan(
+    torch, name, shape
+):
+    same_refusal(torch, lambda lib: getattr(lib.ones(shape, dtype=lib.bool), name)(-1))
+
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+def test_an_in_place_scan_of_integers_is_computed_in_their_own_dtype(torch, name, dtype):
+    def run(lib):
+        x = lib.tensor([[100, 100, 7], [3, 50, 2]], dtype=getattr(lib, dtype))
+        return getattr(x, name)(1).tolist()
+
+    assert run(ag) == run(torch)  # wrapped around as the dtype does, not computed in int64
+
+
+def test_a_scan_dim_out_of_range_is_found_before_the_dtype(torch):
+    same_refusal(torch, lambda lib: lib.tensor(0.0).cumsum_(-2, dtype=lib.float64), "out of range")
+    same_refusal(torch, lambda lib: lib.ones(2, dtype=lib.bool).cumprod_(1), "out of range")
