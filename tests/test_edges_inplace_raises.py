@@ -177,3 +177,22 @@ def test_an_in_place_scan_of_integers_is_computed_in_their_own_dtype(torch, name
 def test_a_scan_dim_out_of_range_is_found_before_the_dtype(torch):
     same_refusal(torch, lambda lib: lib.tensor(0.0).cumsum_(-2, dtype=lib.float64), "out of range")
     same_refusal(torch, lambda lib: lib.ones(2, dtype=lib.bool).cumprod_(1), "out of range")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda x: x.unsqueeze_(3),
+        lambda x: x.swapaxes_(-1, 1),
+        lambda x: x.transpose_(0, 2),
+        lambda x: x.squeeze_(4),
+        lambda x: x.t_(),  # (3 dims are too many for t_)
+    ],
+)
+@pytest.mark.parametrize("shape", [(), (2, 2, 1)])
+def test_an_in_place_shape_op_refuses_a_leaf_before_checking_its_dims(torch, change, shape):
+    same_refusal(torch, lambda lib: change(leaf(lib, *shape)))
+
+
+def test_an_in_place_shape_op_reports_a_wrong_argument_type_before_the_leaf(torch):
+    same_refusal(torch, lambda lib: leaf(lib).unsqueeze_(0.5))
