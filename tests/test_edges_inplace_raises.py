@@ -196,3 +196,15 @@ def test_an_in_place_shape_op_refuses_a_leaf_before_checking_its_dims(torch, cha
 
 def test_an_in_place_shape_op_reports_a_wrong_argument_type_before_the_leaf(torch):
     same_refusal(torch, lambda lib: leaf(lib).unsqueeze_(0.5))
+
+
+@pytest.mark.parametrize("repeats", [1, 2])
+def test_repeat_interleave_is_a_copy_that_can_change_in_place(torch, repeats):
+    def run(lib):
+        x = lib.tensor([2.0], requires_grad=True)
+        y = x.repeat_interleave(repeats)  # not a view of x, even when nothing repeats
+        y.addcdiv_(x, x + 1, value=0.5).clip_(max=x)
+        y.sum().backward()
+        return y.tolist(), x.grad.tolist(), y.grad_fn.name()
+
+    assert run(ag) == run(torch)
