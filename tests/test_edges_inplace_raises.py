@@ -208,3 +208,12 @@ def test_repeat_interleave_is_a_copy_that_can_change_in_place(torch, repeats):
         return y.tolist(), x.grad.tolist(), y.grad_fn.name()
 
     assert run(ag) == run(torch)
+
+
+def test_the_values_kthvalue_returns_are_no_view_and_can_be_detached_in_place(torch):
+    def run(lib):
+        values, indices = lib.tensor([[3.0, 1.0, 2.0]], requires_grad=True).kthvalue(2, -1)
+        values.detach_()
+        return values.tolist(), values.requires_grad, indices.detach_().tolist()
+
+    assert run(ag) == run(torch)
