@@ -217,3 +217,21 @@ def test_the_values_kthvalue_returns_are_no_view_and_can_be_detached_in_place(to
         return values.tolist(), values.requires_grad, indices.detach_().tolist()
 
     assert run(ag) == run(torch)
+
+
+def test_scatter_refuses_the_tensor_itself_as_its_source(torch):
+    def change(lib):
+        x = lib.tensor([0, 0, 0])
+        x.scatter_(0, lib.tensor([0, 2, 2]), x)  # even in the same places: refused
+
+    same_refusal(torch, change, "some elements of the input tensor")
+
+
+def test_a_value_with_extra_leading_size_1_dims_is_written_from_the_same_places(torch):
+    def change(lib):
+        x = lib.tensor(0.5, dtype=lib.float64).cos()
+        x[...] = x.flatten()  # the value's extra dim is dropped first: the same places
+        return x.item()
+
+    same_refusal(torch, change)
+    assert change(ag) == change(torch)

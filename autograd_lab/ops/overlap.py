@@ -46,24 +46,34 @@ def refusal(tensor, op, args, kwargs):
     name = op.__name__
     if name in WRITE_WITHOUT_CHECK or (name == "nan_to_num" and not tensor.is_floating_point()):
         return None  # (an integer has no nan or inf, so nan_to_num_ writes nothing)
+    inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    if name in REFUSE_ANY_OVERLAP and tensor._data.size and any(a is tensor for a in inputs):
+        return RuntimeError(SHARES)  # x.scatter_(0, index, x)
     written = tensor._data
+    sources = [a._data for a in inputs if a is not tensor]
     if name == "index_put":
-        # x[i] = v writes into the view x[i] for ints and slices (as copy_); PyTorch writes
-        # through index tensors without the check (an index tensor's x[i] is a copy here)
+        # x[i] = v writes v into the view x[i] for ints and slices (as copy_), after dropping v's
+        # extra leading size-1 dims; PyTorch writes through index tensors without these checks
+        # (and an index tensor's x[i] is a copy here)
         written = tensor.detach()[kwargs["index"]]._data
-    inputs = [
-        a._data for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a is not tensor
-    ]
-    if name == "copy_from" and all(same_places(written, source) for source in inputs):
+        sources = [_without_leading_ones(source, written.ndim) for source in sources]
+    if name == "copy_from" and all(same_places(written, source) for source in sources):
         return None  # copying a tensor onto itself: PyTorch has nothing to do
     if repeats_elements(written):
         return RuntimeError(REPEATS)
-    for source in inputs:
+    for source in sources:
         if overlaps_in_part(written, source) or (
             name in REFUSE_ANY_OVERLAP and same_places(written, source) and source.size
         ):
             return RuntimeError(SHARES)
     return None
+
+
+def _without_leading_ones(array, ndim):
+    """`array` without its leading size-1 dims beyond `ndim` (a view: the same memory)."""
+    while array.ndim > ndim and array.shape[0] == 1:
+        array = array[0, ...]
+    return array
 
 
 def repeats_elements(array):
