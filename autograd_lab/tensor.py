@@ -449,9 +449,12 @@ class Tensor:
                 "(x = x + y) instead."
             )
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            computed, kept = types.of_array(result._data), self.dtype
             raise RuntimeError(
-                f"in-place result is {types.of_array(result._data)} and cannot be stored in a "
-                f"{self.dtype} tensor. Fix: convert first (x = x.float()) or use an out-of-place op."
+                f"result type {types.kernel_name(computed)} can't be cast to the desired output "
+                f"type {types.kernel_name(kept)}: the in-place result is {computed}, and a "
+                f"{kept} tensor cannot hold it. Fix: convert first (x = x.float()) or use an "
+                "out-of-place op."
             )
         if self._data.size:  # an empty tensor has nothing to write
             _overlap.write(self._data, result._data)

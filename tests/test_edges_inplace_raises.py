@@ -235,3 +235,16 @@ def test_a_value_with_extra_leading_size_1_dims_is_written_from_the_same_places(
 
     same_refusal(torch, change)
     assert change(ag) == change(torch)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: lib.zeros(2, dtype=lib.int64).add_(0.5),
+        lambda lib: lib.zeros(2, dtype=lib.int64).exp_(),
+        lambda lib: lib.zeros(2, dtype=lib.bool).add_(1),
+    ],
+)
+def test_an_in_place_result_that_its_tensor_cannot_hold_is_refused_in_pytorchs_words(torch, change):
+    same_refusal(torch, change, "can't be cast to the desired output type")
+    assert raised(lambda: change(ag))[1].split(":")[0] == raised(lambda: change(torch))[1]
