@@ -248,3 +248,13 @@ def test_a_value_with_extra_leading_size_1_dims_is_written_from_the_same_places(
 def test_an_in_place_result_that_its_tensor_cannot_hold_is_refused_in_pytorchs_words(torch, change):
     same_refusal(torch, change, "can't be cast to the desired output type")
     assert raised(lambda: change(ag))[1].split(":")[0] == raised(lambda: change(torch))[1]
+
+
+def test_a_value_that_shares_the_written_places_can_be_assigned_with_an_index(torch):
+    def change(lib):
+        x = lib.tensor([0.5], dtype=lib.float64).clamp(max=2)
+        x[...] = x[0]  # a 0-d value: PyTorch copies it before filling
+        return x.tolist()
+
+    same_refusal(torch, change)
+    assert change(ag) == change(torch)

@@ -52,11 +52,12 @@ def refusal(tensor, op, args, kwargs):
     written = tensor._data
     sources = [a._data for a in inputs if a is not tensor]
     if name == "index_put":
-        # x[i] = v writes v into the view x[i] for ints and slices (as copy_), after dropping v's
-        # extra leading size-1 dims; PyTorch writes through index tensors without these checks
-        # (and an index tensor's x[i] is a copy here)
+        # x[i] = v writes into the view x[i] for ints and slices, which must not repeat elements;
+        # PyTorch writes through index tensors without the check (an index tensor's x[i] is a
+        # copy here). Whether v may overlap x[i] depends on how PyTorch reshapes and copies v
+        # first; that is not modelled: v is not checked
         written = tensor.detach()[kwargs["index"]]._data
-        sources = [_without_leading_ones(source, written.ndim) for source in sources]
+        sources = []
     if name == "copy_from" and all(same_places(written, source) for source in sources):
         return None  # copying a tensor onto itself: PyTorch has nothing to do
     if repeats_elements(written):
@@ -67,13 +68,6 @@ def refusal(tensor, op, args, kwargs):
         ):
             return RuntimeError(SHARES)
     return None
-
-
-def _without_leading_ones(array, ndim):
-    """`array` without its leading size-1 dims beyond `ndim` (a view: the same memory)."""
-    while array.ndim > ndim and array.shape[0] == 1:
-        array = array[0, ...]
-    return array
 
 
 def repeats_elements(array):
