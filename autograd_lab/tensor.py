@@ -400,14 +400,11 @@ class Tensor:
         While recording, the result's node becomes self's `grad_fn`; the node sees a copy of the old
         values, so the gradient stays right even though the storage changed. Through a view, the
         change is recorded as a change of its base (CopySlices, ops/views.py).
+
+        PyTorch refuses in this order: an argument of the wrong type (its argument parser's
+        TypeError), then autograd (a leaf, or a view of one, that requires grad), then the kernel:
+        overlapping memory (ops/overlap.py) first, then whatever the op itself finds wrong.
         """
-        dtype = kwargs.get("dtype")  # cumsum_(dim, dtype=...): the dtype self already has, or none
-        if dtype is not None and types.to_dtype(dtype) != self.dtype:
-            raise RuntimeError(
-                f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
-                f"{types.to_dtype(dtype)} should match: an in-place op keeps the tensor's dtype. "
-                "Fix: leave out dtype=, or use the out-of-place op (y = x.cumsum(0, dtype=...))."
-            )
         self_requires_grad = self.requires_grad  # (a view changed in place may have a new history)
         # an integer or bool tensor cannot require grad, so writing into one records nothing
         recording = (
@@ -420,12 +417,16 @@ class Tensor:
                 )
             )
         )
+        refusal = recording and self._inplace_refusal(self_requires_grad)
+        refusal = refusal or _overlap.refusal(self, op, args, kwargs)
+        if refusal:
+            # an op with a side effect (a random fill moves the generator on) is refused before
+            # it runs; any other runs first, on the side, in case it has an argument of the wrong
+            # type to report (clamp_(min=tensor, max=0.5))
+            if not check_first:
+                _raise_type_error_of(op, self.detach(), args, kwargs)
+            raise refusal
         base = self._base
-        # The op runs first, so that wrong arguments (e.g. clamp_(min=tensor, max=0.5)) raise
-        # their TypeError before the checks below, as PyTorch's argument parser does; an op with
-        # a side effect (a random fill moves the generator on) asks to be checked first instead.
-        if recording and check_first:
-            self._check_inplace_allowed(self_requires_grad)
         if recording and base is not None:  # through a view: the base's history changes
             result, base_after = _views.change_through_view(self, op, args, kwargs)
         elif recording:  # the node sees a copy of the old values
@@ -433,8 +434,13 @@ class Tensor:
             result = op(previous, *args, **kwargs)
         else:
             result = op(self, *args, **kwargs)
-        if recording and not check_first:
-            self._check_inplace_allowed(self_requires_grad)
+        dtype = kwargs.get("dtype")  # cumsum_(dim, dtype=...): the dtype self already has, or none
+        if dtype is not None and types.to_dtype(dtype) != self.dtype:
+            raise RuntimeError(
+                f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
+                f"{types.to_dtype(dtype)} should match: an in-place op keeps the tensor's dtype. "
+                "Fix: leave out dtype=, or use the out-of-place op (y = x.cumsum(0, dtype=...))."
+            )
         if result._data.shape != self._data.shape:
             raise RuntimeError(
                 f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
@@ -443,19 +449,15 @@ class Tensor:
                 "(x = x + y) instead."
             )
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            computed, kept = types.of_array(result._data), self.dtype
             raise RuntimeError(
-                f"in-place result is {types.of_array(result._data)} and cannot be stored in a "
-                f"{self.dtype} tensor. Fix: convert first (x = x.float()) or use an out-of-place op."
+                f"result type {types.kernel_name(computed)} can't be cast to the desired output "
+                f"type {types.kernel_name(kept)}: the in-place result is {computed}, and a "
+                f"{kept} tensor cannot hold it. Fix: convert first (x = x.float()) or use an "
+                "out-of-place op."
             )
-        try:
-            if self._data.size:  # an empty tensor has nothing to write, so nothing that repeats
-                self._data[...] = result._data
-        except ValueError:  # read-only storage: the result of a real expand()/broadcast_to()
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers to a "
-                "single memory location (this tensor repeats elements with expand or broadcast_to, "
-                "so writing one would write several). Fix: .clone() the tensor before modifying it."
-            ) from None
+        if self._data.size:  # an empty tensor has nothing to write
+            _overlap.write(self._data, result._data)
         self._shared_version_counter()[0] += 1
         if recording:
             self._requires_grad = True
@@ -468,14 +470,15 @@ class Tensor:
                 self._refresh_view_history()
         return self
 
-    def _check_inplace_allowed(self, self_requires_grad):
-        """PyTorch's refusals of an in-place op while recording; the view checks come first."""
+    def _inplace_refusal(self, self_requires_grad):
+        """PyTorch's refusals of an in-place op while recording (the view checks come first): the
+        error to raise, or None."""
         base = self._base
         if base is not None and self._one_of_several_views is not None:
             # the node that returned several views cannot tell them apart from the copies an
             # in-place change would need, so PyTorch refuses instead of giving a wrong gradient
             output_nr, node = self._one_of_several_views
-            raise RuntimeError(
+            return RuntimeError(
                 f"Output {output_nr} of {node} is a view and is being modified inplace. This view "
                 "is the output of a function that returns multiple views (unbind, split, chunk), "
                 "which do not allow the output views to be modified inplace. Fix: use the "
@@ -484,19 +487,20 @@ class Tensor:
         # a view that requires grad, of a base that is a leaf (whether or not the base requires
         # grad): changing it would change the leaf
         if base is not None and base._grad_fn is None and self_requires_grad:
-            raise RuntimeError(
+            return RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation: changing the view would change the leaf, whose gradient would then "
                 "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
                 "or work on a copy (y = x.clone(), then view and change y)."
             )
         if self._grad_fn is None and self_requires_grad:
-            raise RuntimeError(
+            return RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation: "
                 "autograd is recording, and the leaf's gradient would refer to values that no "
                 "longer exist. Fix: update it inside `with no_grad():` (as optimizers do), or "
                 "work on a copy (y = x.clone()) or an out-of-place op (y = x + 1)."
             )
+        return None
 
     def copy_(self, src):
         return self._inplace(_elementwise.copy_from, src)
@@ -733,6 +737,17 @@ def to_arguments(args, kwargs):
     return device, dtype
 
 
+def _raise_type_error_of(op, tensor, args, kwargs):
+    """Run `op(tensor, *args)` only to raise the TypeError it has for an argument of the wrong
+    type; any other error it finds comes after the refusal the caller is about to raise."""
+    try:
+        op(tensor, *args, **kwargs)
+    except TypeError:
+        raise
+    except Exception:  # noqa: BLE001, S110 - any other class: PyTorch reports the refusal first
+        pass
+
+
 def _checked_dim(dim, ndim):
     """`dim` as an index into the shape, or PyTorch's IndexError for a dimension that is not there."""
     if ndim == 0:
@@ -774,6 +789,7 @@ def _rebuild(data, requires_grad, device="cpu"):  # values travel via the host, 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
 from .autograd.function import rebind_saved_output  # noqa: E402
 from .ops import elementwise as _elementwise  # noqa: E402
+from .ops import overlap as _overlap  # noqa: E402
 from .ops import registry as _registry  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
 from .ops import views as _views  # noqa: E402

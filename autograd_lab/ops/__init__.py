@@ -17,6 +17,7 @@
     sorting.py      sort, argsort, topk, unique
     random_fills.py the nodes of x.uniform_(), bernoulli(p), ...: random values, zero gradient
     inplace_shape.py  x.unsqueeze_(0), x.t_(), ...: x itself takes the new shape
+    overlap.py      when an in-place write is refused: one memory place seen twice
     linalg.py       matmul, mm, bmm, dot, outer
     nn.py, loss.py  linear, gelu and the losses behind autograd_lab.nn.functional
     embedding.py, normalization.py   the look-up table and layer/batch norm of nn layers

@@ -73,6 +73,19 @@ def _check_not_a_leaf_that_requires_grad(tensor, name):
         )
 
 
+def _checks_of(op, tensor, *args, name):
+    """Run the checks of the out-of-place `op` on `tensor`, in PyTorch's order: an argument of
+    the wrong type first, then the refusal of a leaf that requires grad, then the rest (a dim
+    that is not there)."""
+    try:
+        op(tensor.detach(), *args)
+    except TypeError:
+        raise
+    except Exception:
+        _check_not_a_leaf_that_requires_grad(tensor, name)
+        raise
+
+
 def _in_place(name, record, tensor, **arguments):
     _check_not_a_leaf_that_requires_grad(tensor, name)
     return _become(tensor, record.apply(tensor, **arguments))
@@ -80,13 +93,13 @@ def _in_place(name, record, tensor, **arguments):
 
 @public("unsqueeze_", method=True, function=False)
 def unsqueeze_(input, dim):
-    unsqueeze(input.detach(), dim)  # the checks of unsqueeze
+    _checks_of(unsqueeze, input, dim, name="unsqueeze_")
     return _in_place("unsqueeze_", UnsqueezeInPlace, input, dim=dim % (input.ndim + 1))
 
 
 @public("squeeze_", method=True, function=False)
 def squeeze_(input, dim=None):
-    squeeze(input.detach(), dim)  # the checks of squeeze
+    _checks_of(squeeze, input, dim, name="squeeze_")
     if dim is None:
         return _in_place("squeeze_", SqueezeInPlace, input, dims=tuple(range(input.ndim)))
     record = SqueezeDimInPlace if isinstance(dim, int) else SqueezeDimsInPlace
@@ -95,12 +108,12 @@ def squeeze_(input, dim=None):
 
 @public("transpose_", "swapaxes_", "swapdims_", method=True, function=False)
 def transpose_(input, dim0, dim1):
-    transpose(input.detach(), dim0, dim1)  # the checks of transpose
+    _checks_of(transpose, input, dim0, dim1, name="transpose_")
     dim0, dim1 = _one_dim(dim0, input.ndim), _one_dim(dim1, input.ndim)
     return _in_place("transpose_", TransposeInPlace, input, dim0=dim0, dim1=dim1)
 
 
 @public("t_", method=True, function=False)
 def t_(input):
-    t(input.detach())  # the checks of t
+    _checks_of(t, input, name="t_")
     return _in_place("t_", TInPlace, input, dim0=0, dim1=1)

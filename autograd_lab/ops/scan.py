@@ -171,16 +171,38 @@ def _numpy_dtype(dtype, input):
     return dtype.numpy
 
 
-@public("cumsum", method=True, inplace=True, out=True)
+@public("cumsum", method=True, out=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sums along `dim`: cumsum([1, 2, 3], 0) = [1, 3, 6]. Integers and bools give int64."""
     return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input))
 
 
-@public("cumprod", method=True, inplace=True, out=True)
+@public("cumprod", method=True, out=True)
 def cumprod(input, dim, *, dtype=None):
     """Running products along `dim`: cumprod([1, 2, 3], 0) = [1, 2, 6]."""
     return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input))
+
+
+@public("cumsum_", method=True, function=False)
+def cumsum_(input, dim, *, dtype=None):
+    """In place: the running sums along `dim`, in the tensor's own dtype."""
+    return _scan_in_place(cumsum, input, dim, dtype)
+
+
+@public("cumprod_", method=True, function=False)
+def cumprod_(input, dim, *, dtype=None):
+    """In place: the running products along `dim`, in the tensor's own dtype."""
+    return _scan_in_place(cumprod, input, dim, dtype)
+
+
+def _scan_in_place(scan, input, dim, dtype):
+    """x.cumsum_(dim) is computed in x's dtype, not in int64 as x.cumsum(dim) of integers is (so a
+    uint8 tensor wraps around at 256, as in PyTorch). PyTorch has no such kernel for bool, and
+    calls none for a 0-d or empty tensor (nothing to add up)."""
+    if input.dtype is types.bool_ and input.ndim and input.numel():
+        _axis(dim, input.ndim)  # a dim that is not there is reported first
+        raise types.not_implemented_for(scan.__name__, input.dtype)
+    return input._inplace(scan, dim, dtype=input.dtype if dtype is None else dtype)
 
 
 # ---- diff: the step from each element to the next, what cumsum adds up again -------------------

@@ -276,4 +276,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return kthvalue_result(values, indices)
+    # copies, not views of the sorted tensors: PyTorch's results are tensors of their own
+    # (detach_() works on them)
+    return kthvalue_result(values.clone(), indices.clone())

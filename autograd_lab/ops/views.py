@@ -22,7 +22,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .registry import public
-from .shape import _view
+from .shape import _storage_of, _view
 
 # ---- geometry: where a view's elements lie in its storage --------------------------------------------
 
@@ -49,23 +49,19 @@ def places(size, stride, offset):
     return result
 
 
-def strided(array, size, stride, offset):
-    """A view of the storage under `array` with the given geometry (no copy). It is read-only
-    where it repeats an element (a stride 0 of a dim longer than 1): writing one would write all."""
-    repeats = any(step == 0 and length > 1 for length, step in zip(size, stride))
+def strided(array, size, stride, offset, writeable=None):
+    """A view of the storage under `array` with the given geometry (no copy). Unless `writeable`
+    says otherwise, it is read-only where it repeats an element (a stride 0 of a dim longer than
+    1: writing one would write all) or where `array` is."""
+    if writeable is None:
+        repeats = any(step == 0 and length > 1 for length, step in zip(size, stride))
+        is_writeable = array.writeable if storage.is_device_array(array) else array.flags.writeable
+        writeable = is_writeable and not repeats
     if storage.is_device_array(array):
-        return array.view_of(size, stride, offset, writeable=array.writeable and not repeats)
+        return array.view_of(size, stride, offset, writeable=writeable)
     flat = _storage_of(array).reshape(-1)[offset:]
     byte_strides = tuple(step * array.itemsize for step in stride)
-    writeable = array.flags.writeable and not repeats
     return np.lib.stride_tricks.as_strided(flat, size, byte_strides, writeable=writeable)
-
-
-def _storage_of(array):
-    """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
 
 
 def _check_fits(array, size, stride, offset):
