@@ -216,8 +216,19 @@ class Tensor:
             rebuilt = _views.as_strided(base, size, stride, offset)
         finally:
             _state.enabled = recording
-        self._grad_fn, self._output_nr = rebuilt._grad_fn, 0
+        self._take_history(rebuilt._grad_fn)
+
+    def _take_history(self, node):
+        """Make `node` (its output 0) this tensor's grad_fn, after an in-place change. A tensor
+        that retains its gradient keeps doing so for its new value, as in PyTorch: retain_grad()
+        moves to the new node (the old one would give the gradient of the old value)."""
+        retained = self.retains_grad
+        if retained:
+            del self._grad_fn._retained[self._output_nr]
+        self._grad_fn, self._output_nr = node, 0
         self._requires_grad = True
+        if retained:
+            self.retain_grad()
 
     @property
     def is_leaf(self):
@@ -259,7 +270,7 @@ class Tensor:
 
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in `.grad` after backward (leaves always do)."""
-        if not self._requires_grad:
+        if not self.requires_grad:  # (a view changed in place may have a new history)
             raise RuntimeError(
                 "retain_grad() on a tensor that does not require grad: no gradient will ever reach it"
             )
@@ -461,10 +472,9 @@ class Tensor:
             self._requires_grad = True
             rebind_saved_output(result._grad_fn, self)
             if base is None:
-                self._grad_fn, self._output_nr = result._grad_fn, 0
+                self._take_history(result._grad_fn)
             else:  # the view's own history is rebuilt from the base's (AsStridedBackward0)
-                base._grad_fn, base._output_nr = base_after._grad_fn, 0
-                base._requires_grad = True
+                base._take_history(base_after._grad_fn)
                 self._refresh_view_history()
         return self
 

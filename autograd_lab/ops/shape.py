@@ -20,7 +20,7 @@ from .registry import public
 def _view(x, array):
     """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
     out = _make(array)
-    if np.may_share_memory(array, x._data):
+    if storage.same_storage(array, x._data):  # (np.may_share_memory misses empty views)
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
         out._view_version = out._version_counter[0]  # its history is that of this version

@@ -32,7 +32,7 @@ def storage_offset(array):
     if storage.is_device_array(array):
         return array.offset  # a CudaArray is a window onto a buffer
     start = array.__array_interface__["data"][0]
-    return (start - _storage_of(array).__array_interface__["data"][0]) // array.itemsize
+    return (start - storage.storage_of(array).__array_interface__["data"][0]) // array.itemsize
 
 
 def geometry(array):
@@ -55,17 +55,13 @@ def strided(array, size, stride, offset):
     repeats = any(step == 0 and length > 1 for length, step in zip(size, stride))
     if storage.is_device_array(array):
         return array.view_of(size, stride, offset, writeable=array.writeable and not repeats)
-    flat = _storage_of(array).reshape(-1)[offset:]
+    # the storage's elements in memory order: numpy lays some fresh arrays out column by column
+    # (the exp of a transposed matrix), and a storage place counts along memory, not along rows
+    memory = storage.storage_of(array)
+    flat = np.lib.stride_tricks.as_strided(memory, (memory.size,), (memory.itemsize,))[offset:]
     byte_strides = tuple(step * array.itemsize for step in stride)
     writeable = array.flags.writeable and not repeats
     return np.lib.stride_tricks.as_strided(flat, size, byte_strides, writeable=writeable)
-
-
-def _storage_of(array):
-    """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
 
 
 def _check_fits(array, size, stride, offset):
@@ -73,7 +69,7 @@ def _check_fits(array, size, stride, offset):
     if storage.is_device_array(array):
         capacity = array.buffer.size
     else:
-        capacity = _storage_of(array).size
+        capacity = storage.storage_of(array).size
     if offset < 0 or any(step < 0 for step in stride) or len(size) != len(stride):
         raise RuntimeError(
             f"as_strided: size {list(size)}, stride {list(stride)} and storage offset {offset} must "
