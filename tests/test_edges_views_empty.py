@@ -109,3 +109,47 @@ def test_retain_grad_follows_a_tensor_changed_in_place(torch, through_a_view):
         return node(kept), kept.retains_grad, kept.grad, x.grad
 
     both(torch, run)
+
+
+def test_a_view_taken_before_its_base_requires_grad_requires_grad_too(torch):
+    # the view requires grad (its base does), but it has no history: no gradient reaches it
+    def run(lib):
+        base = lib.tensor([[0.1, 0.2], [0.3, 0.4]])
+        view = base.t()
+        base.requires_grad_()
+        result = lib.acos(view)
+        result.sum().backward()
+        edges = [fn for fn, _ in result.grad_fn.next_functions]
+        return view.requires_grad, view.is_leaf, node(view), result.requires_grad, edges, base.grad
+
+    both(torch, run)
+
+
+def test_a_view_made_in_no_grad_is_not_changed_in_place_while_recording(torch):
+    # PyTorch cannot tell whether such a change belongs to the view's history, so it refuses it
+    # (and a history for the view once its base changed); inside no_grad() a change is fine, and
+    # so is one where nothing requires grad
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.no_grad():
+            view = (x * 2)[0:1]
+            view.mul_(2)
+            plain = lib.ones(3)[1:]
+        plain.mul_(2)
+        return view.requires_grad, plain.requires_grad, plain
+
+    both(torch, run)
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        with lib.no_grad():
+            of_a_leaf, of_a_result = x[0:1], y[0:1]
+        for view in (of_a_leaf, of_a_result, of_a_result[0:1]):
+            with pytest.raises(RuntimeError, match="created in no_grad mode"):
+                view.mul_(2)
+        y = x * 2
+        with lib.no_grad():
+            view = y[0:1]
+        y.mul_(3)  # the base changes: the view's history is out of date
+        with pytest.raises(RuntimeError, match="created in no_grad mode and its base"):
+            view.exp()

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from .elementwise import contiguous
 from .reduction import _dims, _one_dim
@@ -25,6 +26,7 @@ def _view(x, array):
         out._base = x if x._base is None else x._base
         out._view_version = out._version_counter[0]  # its history is that of this version
         out._one_of_several_views = x._one_of_several_views  # views of those views keep the mark
+        out._made_in_no_grad = x._made_in_no_grad or not is_grad_enabled()  # (and this one)
     return out
 
 
