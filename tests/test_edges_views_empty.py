@@ -153,3 +153,26 @@ def test_a_view_made_in_no_grad_is_not_changed_in_place_while_recording(torch):
         y.mul_(3)  # the base changes: the view's history is out of date
         with pytest.raises(RuntimeError, match="created in no_grad mode and its base"):
             view.exp()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, x: lib.nn.functional.linear(
+            x, lib.ones(3, 2)
+        ),  # a 1-d input: squeezed in place
+        lambda lib, x: x.kthvalue(1).values,
+        lambda lib, x: x.reshape(1, 2).kthvalue(2, 1, keepdim=True).values,
+    ],
+)
+def test_results_that_are_not_views_in_pytorch_record_their_own_in_place_changes(torch, make):
+    # not views of a hidden temporary: x.add_() records AddBackward0, not a view's history
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        result = make(lib, x)
+        before = result.stride(), result._version
+        result.add_(1.5)
+        result.sum().backward()
+        return before, node(result), result.is_contiguous(), x.grad
+
+    both(torch, run)

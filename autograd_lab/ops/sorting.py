@@ -276,4 +276,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return kthvalue_result(values, indices)
+    # copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody else
+    # sees): an in-place change of the result is then recorded on the result itself
+    return kthvalue_result(values.clone(), indices.clone())
