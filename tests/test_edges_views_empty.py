@@ -176,3 +176,15 @@ def test_results_that_are_not_views_in_pytorch_record_their_own_in_place_changes
         return before, node(result), result.is_contiguous(), x.grad
 
     both(torch, run)
+
+
+@pytest.mark.parametrize("scan", ["cumsum", "cumprod", "logcumsumexp"])
+def test_a_scan_is_row_major_so_reshape_records_a_view(torch, scan):
+    # numpy keeps a transposed input's layout; PyTorch's scans are row-major, so their result
+    # can be viewed, and reshape records ViewBackward0 (not a copy's UnsafeViewBackward0)
+    def run(lib):
+        x = lib.arange(6.0).reshape(2, 3).t().requires_grad_()
+        result = getattr(lib, scan)(x, 0)
+        return result.stride(), node(result.reshape(6)), result.view(6).shape
+
+    both(torch, run)
