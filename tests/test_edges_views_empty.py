@@ -188,3 +188,17 @@ def test_a_scan_is_row_major_so_reshape_records_a_view(torch, scan):
         return result.stride(), node(result.reshape(6)), result.view(6).shape
 
     both(torch, run)
+
+
+@pytest.mark.parametrize("times", [0, 1])
+def test_repeat_interleave_never_gives_a_view_of_its_input(torch, times):
+    # even where nothing repeats: writing into the result leaves the input (and what saved it)
+    def run(lib):
+        x = lib.tensor([2.0], requires_grad=True)
+        total = x.sum(0, keepdim=True)
+        result = total.repeat_interleave(times, dim=0)
+        result[:] = 0.25
+        (result.sum() + (total * total).sum()).backward()
+        return total._version, total.detach(), x.grad
+
+    both(torch, run)
