@@ -201,6 +201,6 @@ def tensor_repr(t):
             suffixes.append(f"dtype={t.dtype}")
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
-    elif t._requires_grad:
+    elif t.requires_grad:  # (a view: or its base)
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, len(prefix))

@@ -24,6 +24,26 @@ def as_storage(data):
     return np.asarray(data)  # numpy gives 0-d results as scalars: make them arrays again
 
 
+def storage_of(array):
+    """The numpy array that owns the memory `array` looks at: PyTorch's *storage*. Follow `.base`
+    down (a view's base, its base's base, ...), also through the helper object numpy's as_strided
+    puts between its result and the array it views."""
+    below = array.base
+    while below is not None:
+        if isinstance(below, np.ndarray):
+            array = below
+        below = getattr(below, "base", None)
+    return array
+
+
+def same_storage(array, other):
+    """Do two arrays look at one storage? A view and its base always do, even an empty view (of
+    which np.may_share_memory says it shares nothing: it has no elements to share)."""
+    if is_device_array(array) or is_device_array(other):
+        return np.may_share_memory(array, other)  # CudaArrays: windows onto the same buffer
+    return storage_of(array) is storage_of(other)
+
+
 def device_of(array):
     return CPU if type(array) is np.ndarray or not is_device_array(array) else CUDA
 

@@ -46,6 +46,9 @@ class Tensor:
     # for a view of one of several views one op returned (unbind, split, chunk): which output of
     # which node, e.g. (0, "Unbind"); PyTorch refuses to change such views in place while recording
     _one_of_several_views = None
+    # for a view made inside no_grad() (or a view of one): PyTorch refuses to change it in place
+    # while recording, as it cannot tell whether that change should be recorded
+    _made_in_no_grad = False
     _hooks = None  # a leaf's register_hook() hooks, {key: hook}
     _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
     _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
@@ -167,9 +170,9 @@ class Tensor:
     # ---- autograd fields -----------------------------------------------------------------------
     @property
     def requires_grad(self):
-        if self._base is not None:  # a view changed in place may have a history now
-            self._refresh_view_history()
-        return self._requires_grad
+        # a view requires grad when its base does, even one taken before the base's
+        # requires_grad_() (as in PyTorch, no gradient reaches it then: autograd/function.py)
+        return self._requires_grad or (self._base is not None and self._base._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -202,10 +205,20 @@ class Tensor:
         """A view whose storage was changed in place since its history was recorded (through its
         base or another view) gets a new one, as in PyTorch: `as_strided(base, its size, stride,
         offset)`, the node AsStridedBackward0, which leads to the base's current history
-        (ops/views.py). The one place that notices: grad_fn, requires_grad and apply() call it."""
+        (ops/views.py). The one place that notices: the grad_fn property calls it.
+
+        A view made inside no_grad() gets none: PyTorch cannot tell whether the change should be
+        part of its history, and refuses to guess."""
         if self._view_version == self._version_counter[0]:
             return
         base = self._base
+        if base._requires_grad and self._made_in_no_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and its base or another view of its base has "
+                "been modified inplace: autograd cannot tell whether that change belongs to the "
+                "view's history. Fix: make the view and the in-place change both inside `with "
+                "no_grad():` and use the view only there, or make both outside it."
+            )
         self._view_version = self._version_counter[0]
         if not base._requires_grad:
             return
@@ -216,8 +229,19 @@ class Tensor:
             rebuilt = _views.as_strided(base, size, stride, offset)
         finally:
             _state.enabled = recording
-        self._grad_fn, self._output_nr = rebuilt._grad_fn, 0
+        self._take_history(rebuilt._grad_fn)
+
+    def _take_history(self, node):
+        """Make `node` (its output 0) this tensor's grad_fn, after an in-place change. A tensor
+        that retains its gradient keeps doing so for its new value, as in PyTorch: retain_grad()
+        moves to the new node (the old one would give the gradient of the old value)."""
+        retained = self.retains_grad
+        if retained:
+            del self._grad_fn._retained[self._output_nr]
+        self._grad_fn, self._output_nr = node, 0
         self._requires_grad = True
+        if retained:
+            self.retain_grad()
 
     @property
     def is_leaf(self):
@@ -259,11 +283,11 @@ class Tensor:
 
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in `.grad` after backward (leaves always do)."""
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError(
                 "retain_grad() on a tensor that does not require grad: no gradient will ever reach it"
             )
-        node = self._grad_fn
+        node = self.grad_fn  # (a view changed in place gets its new history first)
         if node is not None:
             import weakref
 
@@ -405,7 +429,7 @@ class Tensor:
         TypeError), then autograd (a leaf, or a view of one, that requires grad), then the kernel:
         overlapping memory (ops/overlap.py) first, then whatever the op itself finds wrong.
         """
-        self_requires_grad = self.requires_grad  # (a view changed in place may have a new history)
+        self_requires_grad = self.requires_grad
         # an integer or bool tensor cannot require grad, so writing into one records nothing
         recording = (
             _state.enabled
@@ -463,10 +487,9 @@ class Tensor:
             self._requires_grad = True
             rebind_saved_output(result._grad_fn, self)
             if base is None:
-                self._grad_fn, self._output_nr = result._grad_fn, 0
+                self._take_history(result._grad_fn)
             else:  # the view's own history is rebuilt from the base's (AsStridedBackward0)
-                base._grad_fn, base._output_nr = base_after._grad_fn, 0
-                base._requires_grad = True
+                base._take_history(base_after._grad_fn)
                 self._refresh_view_history()
         return self
 
@@ -484,6 +507,13 @@ class Tensor:
                 "which do not allow the output views to be modified inplace. Fix: use the "
                 "out-of-place op (y = piece * 2), or .clone() the piece first."
             )
+        if base is not None and self._made_in_no_grad:
+            return RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled: autograd cannot tell whether you want this change recorded. Fix: make "
+                "the view and the in-place change both inside `with no_grad():` (not recorded) "
+                "or both outside it (recorded)."
+            )
         # a view that requires grad, of a base that is a leaf (whether or not the base requires
         # grad): changing it would change the leaf
         if base is not None and base._grad_fn is None and self_requires_grad:
@@ -493,7 +523,7 @@ class Tensor:
                 "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
                 "or work on a copy (y = x.clone(), then view and change y)."
             )
-        if self._grad_fn is None and self_requires_grad:
+        if self.grad_fn is None and self_requires_grad:  # (a view: its new history first)
             return RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation: "
                 "autograd is recording, and the leaf's gradient would refer to values that no "

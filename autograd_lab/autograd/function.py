@@ -354,12 +354,9 @@ class Function:
         recording = False  # only while grad mode is on, and only if some input wants a gradient
         if _state.enabled:
             for arg in args:
-                if isinstance(arg, Tensor):
-                    if arg._base is not None:  # a view changed in place may have a history now
-                        arg._refresh_view_history()
-                    if arg._requires_grad:
-                        recording = True
-                        break
+                if isinstance(arg, Tensor) and arg.requires_grad:  # (a view: or its base)
+                    recording = True
+                    break
         node = cls._node_class.__new__(cls._node_class)  # forward's ctx; kept when recording
         node._saved = ()
         if recording:
@@ -457,10 +454,14 @@ def _is_marked(node, value):
 
 def _edge(arg):
     """The `next_functions` entry for one forward argument: where its gradient must go."""
-    if isinstance(arg, Tensor) and arg.requires_grad:  # (a view's history is refreshed first)
-        if arg._grad_fn is not None:
-            return (arg._grad_fn, arg._output_nr)
-        return (grad_accumulator_of(arg), 0)
+    if isinstance(arg, Tensor) and arg.requires_grad:
+        node = arg.grad_fn  # (a view changed in place gets its new history here)
+        if node is not None:
+            return (node, arg._output_nr)
+        if arg._requires_grad:
+            return (grad_accumulator_of(arg), 0)
+        # a view taken before its base's requires_grad_() requires grad, yet it is neither a
+        # leaf of its own nor made by a node: as in PyTorch, its gradient goes nowhere
     return (None, 0)
 
 

@@ -39,7 +39,7 @@ from ..ops.loss import (
     NllPlan,
     SmoothL1Loss,
 )
-from ..ops.nn import Addmm, Gelu, LinearMm, SqueezeDims
+from ..ops.nn import Addmm, Gelu, LinearMm
 from ..ops.normalization import BatchNorm, LayerNorm
 from ..ops.padding import ConstantPad
 from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
@@ -225,7 +225,8 @@ def _linear_any_rank(input, weight, bias):
             flat = View.apply(input, shape=(rows, in_features))
             return View.apply(Addmm.apply(bias, flat, weight), shape=batch + (out_features,))
     if input.ndim == 1:
-        out = SqueezeDims.apply(LinearMm.apply(unsqueeze(input, 0), weight), dims=(0,))
+        # squeezed in place, as PyTorch does: the result is a tensor of its own, not a view
+        out = LinearMm.apply(unsqueeze(input, 0), weight).squeeze_(0)
     else:
         flat = View.apply(input, shape=(rows, in_features), copy_ok=True)
         out = UnsafeView.apply(LinearMm.apply(flat, weight), shape=batch + (out_features,))

@@ -18,7 +18,7 @@ from ..tensor import _make
 from . import scalar
 from .elementwise import _float
 from .linalg import Mm, check_same_dtype
-from .shape import SqueezeDim, Transpose
+from .shape import Transpose
 
 # ---- linear -----------------------------------------------------------------------------------------
 
@@ -87,12 +87,6 @@ class LinearMm(Op):
     @staticmethod
     def backward(ctx, grad):
         return _input_and_weight_grads(ctx, grad, *ctx.needs_input_grad)
-
-
-class SqueezeDims(SqueezeDim):
-    """squeeze of a list of dims, as PyTorch records it (linear of a 1-D input without bias)."""
-
-    node_name = "SqueezeBackward4"
 
 
 # ---- GELU ------------------------------------------------------------------------------------------

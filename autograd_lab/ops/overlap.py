@@ -17,11 +17,8 @@ triu_, and `x[index] = v` through index tensors), and some refuse any input in t
 memory, even one in the same places (index_add_, scatter_, scatter_add_).
 """
 
-import numpy as np
-
 from .. import storage
 from ..tensor import Tensor
-from .shape import _storage_of
 from .views import geometry, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_)
@@ -120,9 +117,7 @@ def _memory_range(array):
 def _same_storage(a, b):
     if storage.is_device_array(a) != storage.is_device_array(b):
         return False  # one on the GPU, one on the host
-    if storage.is_device_array(a):
-        return np.may_share_memory(a, b)  # (for a CudaArray: the same buffer)
-    return _storage_of(a) is _storage_of(b)
+    return storage.same_storage(a, b)
 
 
 def write(array, values):

@@ -16,7 +16,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import Contiguous
+from .elementwise import contiguous
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -461,10 +461,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     times = int(repeats)  # one count for all: a new dim after dim, expanded, then merged
     shape = list(input.shape)
     spread = input.unsqueeze(dim + 1).expand(*shape[: dim + 1], times, *shape[dim + 1 :])
-    # copied out first (even when nothing repeats: the result is never a view of the input), so
-    # the merge is a plain view of the copy (PyTorch's ViewBackward0)
-    copied = Contiguous.apply(spread)
-    return copied.reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
+    # copied out first (always: even where nothing repeats, times 0 or 1, the result is a new
+    # tensor, never a view of the input), so the merge is a plain view of the copy (ViewBackward0)
+    copy = contiguous(spread)
+    return copy.reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
 
 
 @public("unflatten", method=True)

@@ -39,7 +39,13 @@ def _scan(numpy_scan, data, axis, dtype):
         dtype = np.int64
     if data.ndim == 0:  # one element: the running total is the element itself
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
-    return numpy_scan(data, axis=axis, dtype=dtype)
+    return _row_major(numpy_scan(data, axis=axis, dtype=dtype))
+
+
+def _row_major(array):
+    """`array` laid out row by row, as PyTorch's scans are whatever their input's layout (numpy's
+    keep a transposed input's): so that their result can be viewed, as in PyTorch."""
+    return array if array.flags.c_contiguous else array.copy()  # (copy: row-major)
 
 
 def _reversed_cumsum(grad, axis):
@@ -132,7 +138,8 @@ class Logcumsumexp(Op):
         types.floating_point_only("logcumsumexp", input.dtype)
         ctx.axis = _axis(dim, data.ndim)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
-        result = _make(data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis))
+        running = data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis)
+        result = _make(_row_major(running))
         ctx.save_for_backward(input, result)
         return result
 

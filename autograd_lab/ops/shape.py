@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
 from .elementwise import contiguous
 from .reduction import _dims, _one_dim
@@ -20,34 +21,13 @@ from .registry import public
 def _view(x, array):
     """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
     out = _make(array)
-    if _shares_storage(array, x._data):
+    if storage.same_storage(array, x._data):  # (np.may_share_memory misses empty views)
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
         out._view_version = out._version_counter[0]  # its history is that of this version
         out._one_of_several_views = x._one_of_several_views  # views of those views keep the mark
+        out._made_in_no_grad = x._made_in_no_grad or not is_grad_enabled()  # (and this one)
     return out
-
-
-def _shares_storage(array, other):
-    """Whether numpy made `array` as a view of `other`'s memory. An empty array has no bytes to
-    share, so np.may_share_memory says no; it is still a view (PyTorch's x[:0] is one), which
-    numpy records in `.base`, the array it was made from."""
-    if np.may_share_memory(array, other):
-        return True
-    if array.size or not isinstance(array, np.ndarray):  # (a CudaArray shares its buffer)
-        return False
-    return _storage_of(array) is _storage_of(other)
-
-
-def _storage_of(array):
-    """The numpy array that holds the memory `array` looks at: follow `.base` to the first (also
-    past the stand-in object that numpy's as_strided puts between its result and the array)."""
-    storage = array
-    while getattr(array, "base", None) is not None:
-        array = array.base
-        if isinstance(array, np.ndarray):
-            storage = array
-    return storage
 
 
 def _several_views(x, arrays, node):

@@ -276,6 +276,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    # copies, not views of the sorted tensors: PyTorch's results are tensors of their own
-    # (detach_() works on them)
+    # copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody else
+    # sees): an in-place change of the result is then recorded on the result itself
     return kthvalue_result(values.clone(), indices.clone())

@@ -22,7 +22,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .registry import public
-from .shape import _storage_of, _view
+from .shape import _view
 
 # ---- geometry: where a view's elements lie in its storage --------------------------------------------
 
@@ -32,7 +32,7 @@ def storage_offset(array):
     if storage.is_device_array(array):
         return array.offset  # a CudaArray is a window onto a buffer
     start = array.__array_interface__["data"][0]
-    return (start - _storage_of(array).__array_interface__["data"][0]) // array.itemsize
+    return (start - storage.storage_of(array).__array_interface__["data"][0]) // array.itemsize
 
 
 def geometry(array):
@@ -59,7 +59,10 @@ def strided(array, size, stride, offset, writeable=None):
         writeable = is_writeable and not repeats
     if storage.is_device_array(array):
         return array.view_of(size, stride, offset, writeable=writeable)
-    flat = _storage_of(array).reshape(-1)[offset:]
+    # the storage's elements in memory order: numpy lays some fresh arrays out column by column
+    # (the exp of a transposed matrix), and a storage place counts along memory, not along rows
+    memory = storage.storage_of(array)
+    flat = np.lib.stride_tricks.as_strided(memory, (memory.size,), (memory.itemsize,))[offset:]
     byte_strides = tuple(step * array.itemsize for step in stride)
     return np.lib.stride_tricks.as_strided(flat, size, byte_strides, writeable=writeable)
 
@@ -69,7 +72,7 @@ def _check_fits(array, size, stride, offset):
     if storage.is_device_array(array):
         capacity = array.buffer.size
     else:
-        capacity = _storage_of(array).size
+        capacity = storage.storage_of(array).size
     if offset < 0 or any(step < 0 for step in stride) or len(size) != len(stride):
         raise RuntimeError(
             f"as_strided: size {list(size)}, stride {list(stride)} and storage offset {offset} must "
