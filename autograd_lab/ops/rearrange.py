@@ -16,6 +16,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
+from .elementwise import contiguous
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -460,8 +461,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     times = int(repeats)  # one count for all: a new dim after dim, expanded, then merged
     shape = list(input.shape)
     spread = input.unsqueeze(dim + 1).expand(*shape[: dim + 1], times, *shape[dim + 1 :])
-    # copied out first, so the merge is a plain view of the copy (PyTorch's ViewBackward0)
-    return spread.contiguous().reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
+    # always copied out (x.contiguous() would hand back x itself when times is 1), so the result
+    # never shares memory with the input, and the merge is a plain view of the copy (PyTorch's
+    # CloneBackward0, then ViewBackward0)
+    copy = contiguous(spread)
+    return copy.reshape(*shape[:dim], shape[dim] * times, *shape[dim + 1 :])
 
 
 @public("unflatten", method=True)

@@ -63,9 +63,15 @@ def strided(array, size, stride, offset):
 
 def _storage_of(array):
     """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return array
+    while True:
+        base = array.base
+        if base is not None and not isinstance(base, np.ndarray):
+            # numpy's as_strided (used by `strided` above) puts a small wrapper object between
+            # a view and its array; the array is the wrapper's own `.base`
+            base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            return array
+        array = base
 
 
 def _check_fits(array, size, stride, offset):
