@@ -7,6 +7,8 @@ from conftest import values
 
 import autograd_lab as ag
 
+nan = float("nan")
+
 
 def same(torch, make):
     ours, theirs = make(ag), make(torch)
@@ -47,3 +49,36 @@ def test_repeat_interleave_once_is_a_copy_not_a_view(torch, dim):
     same(torch, repeat_then_change_the_input)
     x = ag.tensor([1.0, 2.0], requires_grad=True)
     assert x.repeat_interleave(1).grad_fn.next_functions[0][0].name() == "CloneBackward0"
+
+
+@pytest.mark.parametrize("eps", [None, 0.0, 0.3])
+def test_logit_has_pytorchs_gradient_at_zero_one_and_outside(torch, eps):
+    def gradient(lib):
+        p = lib.tensor([0.0, 0.25, 0.3, 1.0, 1.5, -0.5, 0.9, nan], dtype=lib.float64)
+        p.requires_grad_()
+        logits = lib.logit(p, eps)
+        weights = lib.tensor([1.0, -1.0, 0.0, 2.0, 1.0, 1.0, -1.0, 1.0], dtype=lib.float64)
+        (logits * weights).sum().backward()
+        assert logits.grad_fn.name() == "LogitBackward0" and logits.grad_fn._saved_eps == eps
+        return p.grad
+
+    np.testing.assert_allclose(values(gradient(ag)), values(gradient(torch)), rtol=1e-15)
+
+    def logits(lib):
+        return lib.logit(lib.tensor([0.0, 0.2, 1.0, 2.0, -1.0]), eps)
+
+    # float32 logs round differently from PyTorch's in the last bit: compare to 1e-6
+    np.testing.assert_allclose(values(logits(ag)), values(logits(torch)), rtol=1e-6)
+
+    def first_derivative(lib):  # create_graph=True: +inf at 0, not the composed form's nan
+        p = lib.tensor([0.0, 0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        (slope,) = lib.autograd.grad(lib.logit(p, eps).sum(), p, create_graph=True)
+        assert slope.requires_grad
+        return slope
+
+    same(torch, first_derivative)
+
+
+def test_logit_of_integers_is_float(torch):
+    same(torch, lambda lib: lib.logit(lib.tensor([0, 1, 2])))
+    same(torch, lambda lib: lib.tensor([True, False]).logit(eps=0.25))

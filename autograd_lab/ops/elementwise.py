@@ -744,6 +744,42 @@ class SigmoidGrad(Op):
         return grad2 * result * (1 - result), grad2 * grad * (1 - 2 * result)
 
 
+def _logit(input, eps=None):
+    """log(p / (1 - p)); with eps (a negative eps counts as none), p clamped to [eps, 1 - eps]."""
+    if eps is not None and eps >= 0:
+        input = _clamp(input, eps, 1 - eps)
+    return scalar.log(input / (1 - input))
+
+
+class Logit(Op):
+    """The logit log(p / (1 - p)), sigmoid's inverse, of probabilities p. Its own record (not
+    a division and a log) for PyTorch's gradient at the edges: +-inf at p = 0 and p = 1 (the
+    composed form gives nan there), nan outside [0, 1], and 0 where eps clamped p."""
+
+    node_name = "LogitBackward0"
+    saved_names = ("self",)  # and `_saved_eps`, the number kept on ctx
+    kernel = staticmethod(_logit)
+    derivative = "d logit(p)/dp = 1 / (p (1 - p)); 0 where eps clamped p"
+
+    @staticmethod
+    def forward(ctx, input, eps=None):
+        ctx.save_for_backward(input)
+        ctx.eps = eps
+        with np.errstate(divide="ignore", invalid="ignore"):  # logit(1) = inf, logit(2) = nan
+            return _logit(_float(input._data), eps)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (p,) = ctx.saved_tensors
+        if ctx.eps is None or ctx.eps < 0:  # outside [0, 1] the logit is nan, so is its slope
+            low, high, outside = 0.0, 1.0, math.nan
+        else:  # clamped: the logit is flat outside [eps, 1 - eps]
+            low, high, outside = ctx.eps, 1 - ctx.eps, 0.0
+        slope = grad / (p * (1 - p))  # grad / 0 = +-inf at p = 0 and p = 1, as in PyTorch
+        # a nan p is not inside [low, high]: it gets `outside` (nan, or 0 with eps), as in PyTorch
+        return where(p >= low, where(p <= high, slope, outside), outside)
+
+
 class Relu(Op):
     """max(x, 0), element by element (nan stays nan)."""
 
@@ -1473,8 +1509,4 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def logit(input, eps=None):
     """log(p / (1 - p)), the inverse of sigmoid: the logit of a probability. With eps, p is
     first clamped to [eps, 1 - eps], so 0 and 1 give finite logits."""
-    if not input.is_floating_point():  # probabilities are fractions: 1 - p must not wrap around
-        input = input.to(types.get_default_dtype())
-    if eps is not None:
-        input = clamp(input, eps, 1 - eps)
-    return div(input, 1 - input).log()
+    return Logit.apply(input, eps=eps)
