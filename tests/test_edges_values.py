@@ -7,7 +7,7 @@ from conftest import values
 
 import autograd_lab as ag
 
-nan = float("nan")
+nan, inf = float("nan"), float("inf")
 
 
 def same(torch, make):
@@ -82,3 +82,39 @@ def test_logit_has_pytorchs_gradient_at_zero_one_and_outside(torch, eps):
 def test_logit_of_integers_is_float(torch):
     same(torch, lambda lib: lib.logit(lib.tensor([0, 1, 2])))
     same(torch, lambda lib: lib.tensor([True, False]).logit(eps=0.25))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_power_of_minus_one_half_is_one_over_the_square_root(torch, dtype):
+    # PyTorch computes x ** -0.5 as rsqrt(x): -inf at -0.0, nan at -inf, rsqrt's rounding
+    def power(lib):
+        x = lib.tensor([-0.0, 0.0, -2.0, 3.0, inf, -inf, 0.3], dtype=getattr(lib, dtype))
+        return lib.pow(x, -0.5)
+
+    same(torch, power)
+
+
+def signs(tensor):  # 0.0 and -0.0 compare equal: tell them apart by the sign bit
+    return np.signbit(values(tensor))
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_and_minimum_keep_the_first_inputs_zero_at_a_tie(torch, op):
+    def pick(lib):
+        a = lib.tensor([0.0, -0.0, 0.0, -0.0, nan, 1.0])
+        b = lib.tensor([-0.0, 0.0, 0.0, -0.0, 1.0, nan])
+        return getattr(lib, op)(a, b)
+
+    same(torch, pick)
+    np.testing.assert_array_equal(signs(pick(ag)), signs(pick(torch)))
+    # the fuzzer's case: the reciprocal of maximum(0, -0.0) is +inf
+    same(torch, lambda lib: lib.maximum(lib.tensor(0), lib.tensor([-0.0])).reciprocal())
+
+
+def test_clamp_keeps_the_inputs_zero_where_it_equals_a_bound(torch):
+    for bounds in [{"min": 0.0}, {"max": -0.0}, {"min": -0.0, "max": 0.0}]:
+        clamped = {
+            lib: lib.tensor([-0.0, 0.0, 1.0, -1.0, nan]).clamp(**bounds) for lib in (ag, torch)
+        }
+        same(torch, lambda lib, clamped=clamped: clamped[lib])
+        np.testing.assert_array_equal(signs(clamped[ag]), signs(clamped[torch]))

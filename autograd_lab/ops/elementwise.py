@@ -255,7 +255,11 @@ class PowScalar(Op):
         base, exp = operands(x, exponent)
         if base.dtype == np.bool_:  # numpy has no bool power (it gives int8): PyTorch's dtype
             return (base**exp).astype(promotion.result_type(x, exponent).numpy)
-        return base**exp
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 0 ** -1 = inf
+            if exp == -0.5 and base.dtype.kind == "f":
+                # PyTorch computes x ** -0.5 as 1 / sqrt(x): (-0.0) ** -0.5 is 1 / -0.0 = -inf
+                return 1 / np.sqrt(base)
+            return base**exp
 
     @staticmethod
     def backward(ctx, grad):
@@ -926,7 +930,8 @@ class Clamp(Op):
         if dtype is types.bool_:
             raise types.not_implemented_for("clamp", dtype)
         data = x._data.astype(dtype.numpy, copy=False)
-        return np.clip(data, min, max).astype(data.dtype, copy=False)
+        # _clamp, not np.clip: where x equals a bound (0.0 and -0.0) PyTorch keeps x's own value
+        return _clamp(data, min, max).astype(data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -976,8 +981,10 @@ class Maximum(Op):
     function, method = "maximum", True
     node_name = "MaximumBackward0"
     saved_names = ("self", "other")
+    # other where it is larger or nan, else input: at a tie (0.0 and -0.0) input's own value,
+    # as PyTorch keeps it (numpy's maximum keeps other's)
     kernel = staticmethod(
-        lambda input, other: scalar.where((input > other) | scalar.isnan(input), input, other)
+        lambda input, other: scalar.where((other > input) | scalar.isnan(other), other, input)
     )
     derivative = "1 to the larger input (half each at a tie)"
     domain, piecewise = "grid", True
@@ -985,7 +992,8 @@ class Maximum(Op):
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
-        return np.maximum(*operands(input, other))
+        x, y = operands(input, other)
+        return np.where((y > x) | (y != y), y, x)  # y != y: y is nan
 
     @staticmethod
     def backward(ctx, grad):
@@ -999,8 +1007,8 @@ class Minimum(Op):
     function, method = "minimum", True
     node_name = "MinimumBackward0"
     saved_names = ("self", "other")
-    kernel = staticmethod(
-        lambda input, other: scalar.where((input < other) | scalar.isnan(input), input, other)
+    kernel = staticmethod(  # at a tie (0.0 and -0.0) input's own value, as in maximum
+        lambda input, other: scalar.where((other < input) | scalar.isnan(other), other, input)
     )
     derivative = "1 to the smaller input (half each at a tie)"
     domain, piecewise = "grid", True
@@ -1008,7 +1016,8 @@ class Minimum(Op):
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
-        return np.minimum(*operands(input, other))
+        x, y = operands(input, other)
+        return np.where((y < x) | (y != y), y, x)  # y != y: y is nan
 
     @staticmethod
     def backward(ctx, grad):
