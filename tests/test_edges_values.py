@@ -118,3 +118,16 @@ def test_clamp_keeps_the_inputs_zero_where_it_equals_a_bound(torch):
         }
         same(torch, lambda lib, clamped=clamped: clamped[lib])
         np.testing.assert_array_equal(signs(clamped[ag]), signs(clamped[torch]))
+
+
+def test_an_empty_view_shares_its_bases_version_counter(torch):
+    # pow saved its result; changing an empty view of it in place must still be noticed
+    for lib in (ag, torch):
+        exponent = lib.tensor([[1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        result = lib.pow(lib.tensor(2.0, dtype=lib.float64), exponent)
+        empty = result[-1, :0]
+        assert empty._base is result
+        empty.t_()
+        assert result._version == 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            empty.sum().backward()

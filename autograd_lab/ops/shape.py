@@ -20,12 +20,34 @@ from .registry import public
 def _view(x, array):
     """A tensor over `array`, a numpy view of x's storage: same version counter, `_base` is x."""
     out = _make(array)
-    if np.may_share_memory(array, x._data):
+    if _shares_storage(array, x._data):
         out._version_counter = x._shared_version_counter()
         out._base = x if x._base is None else x._base
         out._view_version = out._version_counter[0]  # its history is that of this version
         out._one_of_several_views = x._one_of_several_views  # views of those views keep the mark
     return out
+
+
+def _shares_storage(array, other):
+    """Do two arrays look at one storage? numpy says an empty array shares memory with none, but
+    an empty view of x is x's view all the same: PyTorch counts a change to it as a change to x."""
+    if np.may_share_memory(array, other):  # on a GPU: the same buffer, empty or not
+        return True
+    on_host = isinstance(array, np.ndarray) and isinstance(other, np.ndarray)
+    return on_host and array.size == 0 and _storage_of(array) is _storage_of(other)
+
+
+def _storage_of(array):
+    """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
+    while True:
+        base = array.base
+        if base is not None and not isinstance(base, np.ndarray):
+            # numpy's as_strided (views.strided uses it) puts a small wrapper object between
+            # a view and its array; the array is the wrapper's own `.base`
+            base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            return array
+        array = base
 
 
 def _several_views(x, arrays, node):

@@ -22,7 +22,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .registry import public
-from .shape import _view
+from .shape import _storage_of, _view
 
 # ---- geometry: where a view's elements lie in its storage --------------------------------------------
 
@@ -59,19 +59,6 @@ def strided(array, size, stride, offset):
     byte_strides = tuple(step * array.itemsize for step in stride)
     writeable = array.flags.writeable and not repeats
     return np.lib.stride_tricks.as_strided(flat, size, byte_strides, writeable=writeable)
-
-
-def _storage_of(array):
-    """The numpy array that holds the memory `array` looks at (follow `.base` to the first)."""
-    while True:
-        base = array.base
-        if base is not None and not isinstance(base, np.ndarray):
-            # numpy's as_strided (used by `strided` above) puts a small wrapper object between
-            # a view and its array; the array is the wrapper's own `.base`
-            base = getattr(base, "base", None)
-        if not isinstance(base, np.ndarray):
-            return array
-        array = base
 
 
 def _check_fits(array, size, stride, offset):
