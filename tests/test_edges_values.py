@@ -131,3 +131,34 @@ def test_an_empty_view_shares_its_bases_version_counter(torch):
         assert result._version == 1
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             empty.sum().backward()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, x: lib.cumprod(x, -1),
+        lambda lib, x: lib.cumsum(x, 0),
+        lambda lib, x: lib.logcumsumexp(x, 0),
+        lambda lib, x: lib.cat((x, x)),
+        lambda lib, x: lib.stack((x, x), dim=1),
+    ],
+    ids=["cumprod", "cumsum", "logcumsumexp", "cat", "stack"],
+)
+def test_a_random_fill_of_a_scan_or_join_of_a_transposed_tensor_draws_pytorchs_values(torch, make):
+    # PyTorch makes these results row-major whatever the input's layout, and uniform_ fills
+    # memory in order: a result laid out like its transposed input got the numbers transposed
+    def fill(lib):
+        lib.manual_seed(0)
+        result = make(lib, lib.zeros(6, dtype=lib.float64).reshape(2, 3).t())
+        assert result.is_contiguous()
+        return result.uniform_()
+
+    same(torch, fill)
+
+
+def test_cat_of_channels_last_image_batches_stays_channels_last(torch):
+    def join(lib):
+        images = lib.zeros(2, 3, 4, 5).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        return lib.cat((images, images)).stride(), lib.stack((images, images)).stride()
+
+    assert join(ag) == join(torch)

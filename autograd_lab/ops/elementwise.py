@@ -1092,6 +1092,13 @@ def copy_keeping_layout(array):
     return np.transpose(in_memory_order, back)
 
 
+def row_major(array):
+    """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
+    gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
+    (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
+    return array if array.flags.c_contiguous else array.copy()
+
+
 def memory_order(array):
     """The dims of `array` from the one with the largest stride to the one with the smallest.
 

@@ -16,7 +16,7 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import _make
 from ..types import to_dtype
-from .elementwise import where
+from .elementwise import row_major, where
 from .reduction import _one_dim
 from .registry import public
 from .shape import cat
@@ -39,7 +39,9 @@ def _scan(numpy_scan, data, axis, dtype):
         dtype = np.int64
     if data.ndim == 0:  # one element: the running total is the element itself
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
-    return numpy_scan(data, axis=axis, dtype=dtype)
+    # row-major, as PyTorch makes it whatever the input's layout (numpy keeps the input's; the
+    # layout shows in stride() and in the order x.uniform_() fills the result)
+    return row_major(numpy_scan(data, axis=axis, dtype=dtype))
 
 
 def _reversed_cumsum(grad, axis):
@@ -132,7 +134,8 @@ class Logcumsumexp(Op):
         types.floating_point_only("logcumsumexp", input.dtype)
         ctx.axis = _axis(dim, data.ndim)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
-        result = _make(data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis))
+        running = data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis)
+        result = _make(row_major(running))  # row-major, as _scan's
         ctx.save_for_backward(input, result)
         return result
 
