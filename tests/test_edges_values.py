@@ -141,10 +141,13 @@ def test_an_empty_view_shares_its_bases_version_counter(torch):
         lambda lib, x: lib.logcumsumexp(x, 0),
         lambda lib, x: lib.cat((x, x)),
         lambda lib, x: lib.stack((x, x), dim=1),
+        lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
     ],
-    ids=["cumprod", "cumsum", "logcumsumexp", "cat", "stack"],
+    ids=["cumprod", "cumsum", "logcumsumexp", "cat", "stack", "batch_norm"],
 )
-def test_a_random_fill_of_a_scan_or_join_of_a_transposed_tensor_draws_pytorchs_values(torch, make):
+def test_a_random_fill_of_a_scan_join_or_norm_of_a_transposed_tensor_draws_pytorchs_values(
+    torch, make
+):
     # PyTorch makes these results row-major whatever the input's layout, and uniform_ fills
     # memory in order: a result laid out like its transposed input got the numbers transposed
     def fill(lib):
@@ -156,9 +159,14 @@ def test_a_random_fill_of_a_scan_or_join_of_a_transposed_tensor_draws_pytorchs_v
     same(torch, fill)
 
 
-def test_cat_of_channels_last_image_batches_stays_channels_last(torch):
+def test_cat_and_batch_norm_of_channels_last_image_batches_stay_channels_last(torch):
     def join(lib):
         images = lib.zeros(2, 3, 4, 5).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
-        return lib.cat((images, images)).stride(), lib.stack((images, images)).stride()
+        normalized = lib.nn.functional.batch_norm(images, lib.zeros(3), lib.ones(3))
+        return (
+            lib.cat((images, images)).stride(),
+            lib.stack((images, images)).stride(),
+            normalized.stride(),
+        )
 
     assert join(ag) == join(torch)

@@ -1099,6 +1099,23 @@ def row_major(array):
     return array if array.flags.c_contiguous else array.copy()
 
 
+def in_suggested_layout(result, inputs):
+    """A new result (of cat, stack, batch_norm, ...) in the layout PyTorch suggests for it
+    (suggest_memory_format): row-major, unless every input is a channels-last image batch (4-D
+    or 5-D, channels innermost in memory), which it stays. numpy follows its inputs' layout
+    instead (a transposed input gives a transposed result); the layout shows in stride() and in
+    the order x.uniform_() fills the result."""
+    if all(_is_channels_last(array) for array in inputs):
+        return result
+    return row_major(result)
+
+
+def _is_channels_last(array):
+    if array.ndim not in (4, 5):
+        return False
+    return memory_order(array) == [0, *range(2, array.ndim), 1]  # (N, H, W, C) in memory
+
+
 def memory_order(array):
     """The dims of `array` from the one with the largest stride to the one with the smallest.
 

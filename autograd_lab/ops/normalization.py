@@ -25,6 +25,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..tensor import _make
+from .elementwise import in_suggested_layout
 
 
 def standardized(data, dims, eps):
@@ -122,7 +123,8 @@ class BatchNorm(Op):
         else:  # evaluation: the statistics gathered during training
             mean, var = running_mean.reshape(shape), running_var.reshape(shape)
             x_hat = (data - mean) / np.sqrt(var + eps)
-        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+        result = _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+        return in_suggested_layout(result, [data])
 
     @staticmethod
     def backward(ctx, grad):

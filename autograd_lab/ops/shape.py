@@ -12,7 +12,7 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
-from .elementwise import contiguous, memory_order, row_major
+from .elementwise import contiguous, in_suggested_layout
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -223,22 +223,6 @@ def _promoted(arrays):
     return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
 
 
-def _in_pytorchs_layout(joined, inputs):
-    """cat's and stack's result in PyTorch's layout: row-major, unless every input is a
-    channels-last image batch (4-D or 5-D, channels innermost in memory), which stays so.
-    (numpy's concatenate follows its inputs' layout: a transposed input gives a transposed
-    result; the layout shows in stride() and in the order x.uniform_() fills the result.)"""
-    if all(_is_channels_last(array) for array in inputs):
-        return joined
-    return row_major(joined)
-
-
-def _is_channels_last(array):
-    if array.ndim not in (4, 5):
-        return False
-    return memory_order(array) == [0, *range(2, array.ndim), 1]  # (N, H, W, C) in memory
-
-
 class Cat(Op):
     node_name = "CatBackward0"
     derivative = "split the gradient back into the pieces"
@@ -254,7 +238,7 @@ class Cat(Op):
         ctx.dim = dim
         ctx.sizes = [0 if out else a.shape[dim] for a, out in zip(arrays, ctx.left_out)]
         try:
-            return _in_pytorchs_layout(np.concatenate(joined, axis=dim), joined)
+            return in_suggested_layout(np.concatenate(joined, axis=dim), joined)
         except ValueError as error:
             shapes = ", ".join(str(list(a.shape)) for a in arrays)
             raise RuntimeError(
@@ -282,7 +266,7 @@ class Stack(Op):
         ctx.dim = dim
         try:
             arrays = _promoted([t._data for t in tensors])
-            return _in_pytorchs_layout(np.stack(arrays, axis=dim), arrays)
+            return in_suggested_layout(np.stack(arrays, axis=dim), arrays)
         except ValueError:
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
             raise RuntimeError(f"stack() needs tensors of equal shape, got {shapes}") from None
