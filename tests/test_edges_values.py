@@ -170,3 +170,16 @@ def test_cat_and_batch_norm_of_channels_last_image_batches_stay_channels_last(to
         )
 
     assert join(ag) == join(torch)
+
+
+def test_max_pool_of_a_window_with_several_nans_picks_the_last_nan(torch):
+    def picked(lib):
+        windows = [[1.0, nan, 2.0, nan], [inf, nan, nan, 1.0], [nan, 1.0, nan, 2.0], [1, 3, 3, 2]]
+        x = lib.tensor(windows).reshape(4, 1, 2, 2).requires_grad_()
+        pooled, indices = lib.nn.functional.max_pool2d(x, 2, return_indices=True)
+        pooled.sum().backward()
+        return indices, x.grad
+
+    (our_indices, our_grad), (their_indices, their_grad) = picked(ag), picked(torch)
+    same(torch, lambda lib: our_indices if lib is ag else their_indices)
+    same(torch, lambda lib: our_grad if lib is ag else their_grad)
