@@ -183,3 +183,25 @@ def test_max_pool_of_a_window_with_several_nans_picks_the_last_nan(torch):
     (our_indices, our_grad), (their_indices, their_grad) = picked(ag), picked(torch)
     same(torch, lambda lib: our_indices if lib is ag else their_indices)
     same(torch, lambda lib: our_grad if lib is ag else their_grad)
+
+
+@pytest.mark.parametrize("changed", ["end", "weight"])
+def test_lerp_saves_only_what_the_needed_gradients_read(torch, changed):
+    # with only input requiring grad, lerp's backward reads weight, not end: changing end in
+    # place afterwards is no error (PyTorch), changing weight is
+    def backward_after_a_change(lib):
+        input = lib.zeros(2, requires_grad=True)
+        tensors = {"end": lib.ones(2), "weight": lib.full((2,), 0.25)}
+        result = lib.lerp(input, tensors["end"], tensors["weight"])
+        tensors[changed].add_(1)
+        try:
+            result.sum().backward()
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            return None
+        return input.grad
+
+    ours, theirs = backward_after_a_change(ag), backward_after_a_change(torch)
+    assert (ours is None) == (theirs is None) == (changed == "weight")
+    if theirs is not None:
+        np.testing.assert_array_equal(values(ours), values(theirs))
