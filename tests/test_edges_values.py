@@ -118,6 +118,8 @@ def test_clamp_keeps_the_inputs_zero_where_it_equals_a_bound(torch):
         }
         same(torch, lambda lib, clamped=clamped: clamped[lib])
         np.testing.assert_array_equal(signs(clamped[ag]), signs(clamped[torch]))
+    # a nan bound still makes every element nan
+    same(torch, lambda lib: lib.tensor([0.0, 1.0]).clamp(min=nan, max=0.0))
 
 
 def test_an_empty_view_shares_its_bases_version_counter(torch):

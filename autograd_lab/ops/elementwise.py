@@ -930,6 +930,8 @@ class Clamp(Op):
         if dtype is types.bool_:
             raise types.not_implemented_for("clamp", dtype)
         data = x._data.astype(dtype.numpy, copy=False)
+        if any(bound is not None and bound != bound for bound in (min, max)):
+            return np.full_like(data, np.nan)  # a nan bound: every element is nan, as in PyTorch
         # _clamp, not np.clip: where x equals a bound (0.0 and -0.0) PyTorch keeps x's own value
         return _clamp(data, min, max).astype(data.dtype, copy=False)
 
