@@ -122,6 +122,7 @@ def header(title, listing, functions, dtype, target, extra=()):
     lines += math_imports(functions, dtype, target)
     lines += list(extra)
     lines.append("from numpy import float32, float64  # noqa: F401 (typed numbers, casts)")
+    lines.append("from math import inf, nan  # noqa: F401 (how repr writes non-finite numbers)")
     lines.append("from numba import njit, prange" if target == "cpu" else "from numba import cuda")
     return lines
 

@@ -98,14 +98,25 @@ class LerpTensor(Op):
 
     @staticmethod
     def forward(ctx, input, end, weight):
-        ctx.save_for_backward(input, end, weight)
+        needs_input, needs_end, needs_weight = ctx.needs_input_grad
+        # as PyTorch, save only what the needed gradients use: an in-place change of a tensor
+        # that no gradient reads is then no error
+        ctx.save_for_backward(
+            input if needs_weight else None,
+            end if needs_weight else None,
+            weight if needs_input or needs_end else None,
+        )
         with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
             return _lerp(input._data, end._data, weight._data)
 
     @staticmethod
     def backward(ctx, grad):
         input, end, weight = ctx.saved_tensors
-        return grad * (1 - weight), grad * weight, grad * (end - input)
+        needs_input, needs_end, needs_weight = ctx.needs_input_grad
+        grad_input = grad * (1 - weight) if needs_input else None
+        grad_end = grad * weight if needs_end else None
+        grad_weight = grad * (end - input) if needs_weight else None
+        return grad_input, grad_end, grad_weight
 
 
 def _operands(name, **tensors):

@@ -255,7 +255,11 @@ class PowScalar(Op):
         base, exp = operands(x, exponent)
         if base.dtype == np.bool_:  # numpy has no bool power (it gives int8): PyTorch's dtype
             return (base**exp).astype(promotion.result_type(x, exponent).numpy)
-        return base**exp
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 0 ** -1 = inf
+            if exp == -0.5 and base.dtype.kind == "f":
+                # PyTorch computes x ** -0.5 as 1 / sqrt(x): (-0.0) ** -0.5 is 1 / -0.0 = -inf
+                return 1 / np.sqrt(base)
+            return base**exp
 
     @staticmethod
     def backward(ctx, grad):
@@ -744,6 +748,42 @@ class SigmoidGrad(Op):
         return grad2 * result * (1 - result), grad2 * grad * (1 - 2 * result)
 
 
+def _logit(input, eps=None):
+    """log(p / (1 - p)); with eps (a negative eps counts as none), p clamped to [eps, 1 - eps]."""
+    if eps is not None and eps >= 0:
+        input = _clamp(input, eps, 1 - eps)
+    return scalar.log(input / (1 - input))
+
+
+class Logit(Op):
+    """The logit log(p / (1 - p)), sigmoid's inverse, of probabilities p. Its own record (not
+    a division and a log) for PyTorch's gradient at the edges: +-inf at p = 0 and p = 1 (the
+    composed form gives nan there), nan outside [0, 1], and 0 where eps clamped p."""
+
+    node_name = "LogitBackward0"
+    saved_names = ("self",)  # and `_saved_eps`, the number kept on ctx
+    kernel = staticmethod(_logit)
+    derivative = "d logit(p)/dp = 1 / (p (1 - p)); 0 where eps clamped p"
+
+    @staticmethod
+    def forward(ctx, input, eps=None):
+        ctx.save_for_backward(input)
+        ctx.eps = eps
+        with np.errstate(divide="ignore", invalid="ignore"):  # logit(1) = inf, logit(2) = nan
+            return _logit(_float(input._data), eps)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (p,) = ctx.saved_tensors
+        if ctx.eps is None or ctx.eps < 0:  # outside [0, 1] the logit is nan, so is its slope
+            low, high, outside = 0.0, 1.0, math.nan
+        else:  # clamped: the logit is flat outside [eps, 1 - eps]
+            low, high, outside = ctx.eps, 1 - ctx.eps, 0.0
+        slope = grad / (p * (1 - p))  # grad / 0 = +-inf at p = 0 and p = 1, as in PyTorch
+        # a nan p is not inside [low, high]: it gets `outside` (nan, or 0 with eps), as in PyTorch
+        return where(p >= low, where(p <= high, slope, outside), outside)
+
+
 class Relu(Op):
     """max(x, 0), element by element (nan stays nan)."""
 
@@ -890,7 +930,10 @@ class Clamp(Op):
         if dtype is types.bool_:
             raise types.not_implemented_for("clamp", dtype)
         data = x._data.astype(dtype.numpy, copy=False)
-        return np.clip(data, min, max).astype(data.dtype, copy=False)
+        if any(bound is not None and bound != bound for bound in (min, max)):
+            return np.full_like(data, np.nan)  # a nan bound: every element is nan, as in PyTorch
+        # _clamp, not np.clip: where x equals a bound (0.0 and -0.0) PyTorch keeps x's own value
+        return _clamp(data, min, max).astype(data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -940,8 +983,10 @@ class Maximum(Op):
     function, method = "maximum", True
     node_name = "MaximumBackward0"
     saved_names = ("self", "other")
+    # other where it is larger or nan, else input: at a tie (0.0 and -0.0) input's own value,
+    # as PyTorch keeps it (numpy's maximum keeps other's)
     kernel = staticmethod(
-        lambda input, other: scalar.where((input > other) | scalar.isnan(input), input, other)
+        lambda input, other: scalar.where((other > input) | scalar.isnan(other), other, input)
     )
     derivative = "1 to the larger input (half each at a tie)"
     domain, piecewise = "grid", True
@@ -949,7 +994,8 @@ class Maximum(Op):
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
-        return np.maximum(*operands(input, other))
+        x, y = operands(input, other)
+        return np.where((y > x) | (y != y), y, x)  # y != y: y is nan
 
     @staticmethod
     def backward(ctx, grad):
@@ -963,8 +1009,8 @@ class Minimum(Op):
     function, method = "minimum", True
     node_name = "MinimumBackward0"
     saved_names = ("self", "other")
-    kernel = staticmethod(
-        lambda input, other: scalar.where((input < other) | scalar.isnan(input), input, other)
+    kernel = staticmethod(  # at a tie (0.0 and -0.0) input's own value, as in maximum
+        lambda input, other: scalar.where((other < input) | scalar.isnan(other), other, input)
     )
     derivative = "1 to the smaller input (half each at a tie)"
     domain, piecewise = "grid", True
@@ -972,7 +1018,8 @@ class Minimum(Op):
     @staticmethod
     def forward(ctx, input, other):
         ctx.save_for_backward(input, other)
-        return np.minimum(*operands(input, other))
+        x, y = operands(input, other)
+        return np.where((y < x) | (y != y), y, x)  # y != y: y is nan
 
     @staticmethod
     def backward(ctx, grad):
@@ -1045,6 +1092,30 @@ def copy_keeping_layout(array):
     in_memory_order = np.transpose(array, order).copy()
     back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
     return np.transpose(in_memory_order, back)
+
+
+def row_major(array):
+    """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
+    gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
+    (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
+    return array if array.flags.c_contiguous else array.copy()
+
+
+def in_suggested_layout(result, inputs):
+    """A new result (of cat, stack, batch_norm, ...) in the layout PyTorch suggests for it
+    (suggest_memory_format): row-major, unless every input is a channels-last image batch (4-D
+    or 5-D, channels innermost in memory), which it stays. numpy follows its inputs' layout
+    instead (a transposed input gives a transposed result); the layout shows in stride() and in
+    the order x.uniform_() fills the result."""
+    if all(_is_channels_last(array) for array in inputs):
+        return result
+    return row_major(result)
+
+
+def _is_channels_last(array):
+    if array.ndim not in (4, 5):
+        return False
+    return memory_order(array) == [0, *range(2, array.ndim), 1]  # (N, H, W, C) in memory
 
 
 def memory_order(array):
@@ -1473,8 +1544,4 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def logit(input, eps=None):
     """log(p / (1 - p)), the inverse of sigmoid: the logit of a probability. With eps, p is
     first clamped to [eps, 1 - eps], so 0 and 1 give finite logits."""
-    if not input.is_floating_point():  # probabilities are fractions: 1 - p must not wrap around
-        input = input.to(types.get_default_dtype())
-    if eps is not None:
-        input = clamp(input, eps, 1 - eps)
-    return div(input, 1 - input).log()
+    return Logit.apply(input, eps=eps)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..tensor import _make
+from .elementwise import in_suggested_layout
 
 
 def standardized(data, dims, eps):
@@ -158,7 +159,8 @@ class BatchNorm(Op):
             mean = running_mean.reshape(shape)
             inverse_std = 1 / np.sqrt(running_var.reshape(shape) + eps)
         mean, inverse_std = mean.astype(data.dtype), inverse_std.astype(data.dtype)
-        return _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape)
+        result = _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape)
+        return in_suggested_layout(result, [data])
 
     @staticmethod
     def backward(ctx, grad):

@@ -30,12 +30,16 @@ def _as_batch(array):
 
 def max_pool2d_indices(data, kernel, stride, padding, dilation):
     """For each window, the flat index (h·W + w in its input plane) of its largest element
-    (the first one on ties, as PyTorch; a nan counts as the largest, so nan propagates)."""
+    (the first one on ties, as PyTorch; a nan counts as the largest, so nan propagates, and of
+    several nans the last one: PyTorch walks the window taking every nan it meets)."""
     images = _as_batch(data)
     height, width = images.shape[2:]
     patches = windows(pad(images, padding, -np.inf), kernel, stride, dilation)
     n, c, out_h, out_w, k_h, k_w = patches.shape
-    best = patches.reshape(n, c, out_h, out_w, k_h * k_w).argmax(axis=-1)
+    flat = patches.reshape(n, c, out_h, out_w, k_h * k_w)
+    is_nan = flat != flat
+    last_nan = k_h * k_w - 1 - is_nan[..., ::-1].argmax(axis=-1)
+    best = np.where(is_nan.any(axis=-1), last_nan, flat.argmax(axis=-1))
     (dh, dw), (sh, sw), ((top, _), (left, _)) = dilation, stride, padding
     rows = np.arange(out_h)[:, None] * sh + (best // k_w) * dh - top
     cols = np.arange(out_w)[None, :] * sw + (best % k_w) * dw - left

@@ -16,7 +16,7 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import _make
 from ..types import to_dtype
-from .elementwise import where
+from .elementwise import row_major, where
 from .reduction import _one_dim
 from .registry import public
 from .shape import cat
@@ -39,13 +39,9 @@ def _scan(numpy_scan, data, axis, dtype):
         dtype = np.int64
     if data.ndim == 0:  # one element: the running total is the element itself
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
-    return _row_major(numpy_scan(data, axis=axis, dtype=dtype))
-
-
-def _row_major(array):
-    """`array` laid out row by row, as PyTorch's scans are whatever their input's layout (numpy's
-    keep a transposed input's): so that their result can be viewed, as in PyTorch."""
-    return array if array.flags.c_contiguous else array.copy()  # (copy: row-major)
+    # row-major, as PyTorch makes it whatever the input's layout (numpy keeps the input's; the
+    # layout shows in stride() and in the order x.uniform_() fills the result)
+    return row_major(numpy_scan(data, axis=axis, dtype=dtype))
 
 
 def _reversed_cumsum(grad, axis):
@@ -139,7 +135,7 @@ class Logcumsumexp(Op):
         ctx.axis = _axis(dim, data.ndim)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
         running = data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis)
-        result = _make(_row_major(running))
+        result = _make(row_major(running))  # row-major, as _scan's
         ctx.save_for_backward(input, result)
         return result
 

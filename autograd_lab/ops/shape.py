@@ -13,7 +13,7 @@ from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from .elementwise import contiguous
+from .elementwise import contiguous, in_suggested_layout
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -218,7 +218,7 @@ class Cat(Op):
         ctx.dim = dim
         ctx.sizes = [0 if out else a.shape[dim] for a, out in zip(arrays, ctx.left_out)]
         try:
-            return np.concatenate(joined, axis=dim)
+            return in_suggested_layout(np.concatenate(joined, axis=dim), joined)
         except ValueError as error:
             shapes = ", ".join(str(list(a.shape)) for a in arrays)
             raise RuntimeError(
@@ -245,7 +245,8 @@ class Stack(Op):
     def forward(ctx, *tensors, dim=0):
         ctx.dim = dim
         try:
-            return np.stack(_promoted([t._data for t in tensors]), axis=dim)
+            arrays = _promoted([t._data for t in tensors])
+            return in_suggested_layout(np.stack(arrays, axis=dim), arrays)
         except ValueError:
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
             raise RuntimeError(f"stack() needs tensors of equal shape, got {shapes}") from None

@@ -120,6 +120,8 @@ OPS = from_records() + [
         second_order=False),
     _op("clamp_min", lambda lib, a: a.clamp(min=0.05), "elementwise", "ClampBackward1",
         second_order=False),
+    _op("logit", lambda lib, a: (a * 0.4 + 0.5).logit(), "elementwise", "LogitBackward0",
+        domain="unit"),  # probabilities in (0.14, 0.86)
     _op("where", lambda lib, a, b: lib.where(a > 0, a, b), "elementwise", "WhereBackward0",
         shapes="broadcast", arity=2, domain="nonzero"),
     _op("addcmul", lambda lib, a, b, c: lib.addcmul(a, b, c, value=0.5), "elementwise",

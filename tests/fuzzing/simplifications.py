@@ -98,7 +98,7 @@ def _tie_order(d):
     return d.what == "values" and op in ("topk", "kthvalue") and picks_indices
 
 
-COMPOSED = ("kthvalue", "index_add", "dist", "logit")  # composed from other ops, so their nodes
+COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
     Simplification(
@@ -124,12 +124,11 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "a few functions are composed from other ops and so record their nodes (`kthvalue`, "
-        "`index_add`, `dist`, `logit`)",
+        "`index_add`, `dist`)",
         _node_name_of(
             *COMPOSED,
             *[f"Tensor.{name}" for name in COMPOSED],
             "Tensor.index_add_",
-            "Tensor.logit_",
         ),
     ),
     Simplification(
