@@ -167,6 +167,8 @@ class Tensor:
     # ---- autograd fields -----------------------------------------------------------------------
     @property
     def requires_grad(self):
+        if self._base is not None and self._one_of_several_views is not None:
+            return self._requires_grad  # it keeps its base's (asking is no use of a stale view)
         if self._base is not None:  # a view changed in place may have a history now
             self._refresh_view_history()
         return self._requires_grad
@@ -206,6 +208,17 @@ class Tensor:
         if self._view_version == self._version_counter[0]:
             return
         base = self._base
+        if base._requires_grad and self._one_of_several_views is not None:
+            # as_strided could rebuild a history, but the node that returned several views could
+            # not tell its outputs apart from such copies, so PyTorch refuses to use the view
+            output_nr, node = self._one_of_several_views
+            raise RuntimeError(
+                f"Output {output_nr} of {node} is a view and its base or another view of its base "
+                "has been modified inplace. This view is the output of a function that returns "
+                "multiple views (unbind, split, chunk), and such views cannot be used once their "
+                "storage was changed in place. Fix: take the pieces after the in-place change, or "
+                "use an out-of-place op (y = y * 2) instead of the in-place one."
+            )
         self._view_version = self._version_counter[0]
         if not base._requires_grad:
             return
