@@ -35,3 +35,34 @@ def test_a_piece_of_a_multi_view_op_cannot_be_used_after_its_base_changed_in_pla
         return piece + 1
 
     raises_alike(torch, use_after_change, RuntimeError, "base or another view of its base")
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        (0, slice(None), [1, 2]),
+        (0, slice(None), [1, 2], 1),
+        (slice(None), 1, slice(None), [0, 3]),
+        ([1, 0], 2, slice(1, 3), [4, 4]),
+        (-1, slice(None, -1, 3), Ellipsis, None, [-2]),
+    ],
+)
+def test_an_int_index_is_applied_before_the_index_lists(torch, index):
+    """x[0, :, [1, 2]]: PyTorch selects with the 0 first, so the picked dim stays in place
+    (numpy would move it to the front); reading, writing and the gradient agree."""
+    same(torch, lambda lib: lib.arange(120.0).reshape(2, 3, 4, 5)[index])
+
+    def write(lib):
+        x = lib.zeros(2, 3, 4, 5)
+        picked = x[index]
+        x[index] = lib.arange(float(picked.numel())).reshape(picked.shape)
+        return x
+
+    def gradient(lib):
+        x = lib.zeros(2, 3, 4, 5).requires_grad_()
+        picked = x[index]
+        picked.backward(lib.arange(float(picked.numel())).reshape(picked.shape))
+        return x.grad
+
+    same(torch, write)
+    same(torch, gradient)

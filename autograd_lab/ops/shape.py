@@ -368,6 +368,51 @@ def _is_advanced(index):
     return any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index)
 
 
+def _ints_first(index, ndim):
+    """PyTorch's reading of an index that mixes ints with index tensors, as two numpy steps.
+
+    PyTorch applies the ints (with the slices, None and ...) first, as views, and only then the
+    index tensors; numpy counts an int as one more index array. Both put the picked dims in place
+    when the index tensors sit side by side, and first otherwise, so they disagree on
+    x[0, :, [1, 2]]: side by side for PyTorch (shape [3, 2, 5] for x of shape [2, 3, 4, 5]), apart
+    for numpy ([2, 3, 5]). Returns (first, then), with array[first][then] as PyTorch reads
+    array[index], or None where numpy reads it the same way (no int beside an index tensor).
+    """
+    is_int = [isinstance(part, (int, np.integer)) and not isinstance(part, bool) for part in index]
+    if not any(is_int) or not _is_advanced(index):
+        return None
+    first, then = [], []
+    for part, an_int in zip(index, is_int):
+        if an_int or part is None or isinstance(part, slice):
+            first.append(part)
+            if not an_int:  # the dim stays (or is new) in the view the index tensors then index
+                then.append(slice(None))
+        elif part is Ellipsis:
+            first.append(part)
+            then.extend([slice(None)] * (ndim - sum(_dims_taken(p) for p in index)))
+        elif isinstance(part, bool):  # a Python bool adds a dim of its own in the second step
+            then.append(part)
+        else:  # an index tensor (a mask covers as many dims as it has)
+            first.extend([slice(None)] * _dims_taken(part))
+            then.append(part)
+    return tuple(first), tuple(then)
+
+
+def _pick(array, index):
+    """array[index] as PyTorch reads it (see _ints_first)."""
+    steps = _ints_first(index, array.ndim)
+    if steps is None:
+        return array[index]
+    first, then = steps
+    return array[first][then]
+
+
+def _place(array, index):
+    """(part, index) such that writing part[index] writes array[index] as PyTorch reads it."""
+    steps = _ints_first(index, array.ndim)
+    return (array, index) if steps is None else (array[steps[0]], steps[1])
+
+
 class Index(Op):
     node_name = "IndexBackward0"
     saves_constants = True  # the index tensors (PyTorch's _saved_indices)
@@ -379,7 +424,7 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(x, x._data[index])
+            return _view(x, _pick(x._data, index))
         except IndexError as error:
             raise IndexError(
                 f"{error} (indexing a tensor of shape {list(x._data.shape)})"
@@ -426,7 +471,7 @@ class IndexGrad(Op):
     def forward(ctx, grad, shape, index):
         ctx.index = index
         out = np.zeros_like(grad._data, shape=shape)  # on grad's device
-        np.add.at(out, index, grad._data)
+        np.add.at(*_place(out, index), grad._data)
         return out
 
     @staticmethod
@@ -448,7 +493,8 @@ class IndexPut(Op):
             value = value._data
         else:
             promotion.check_value_fits(value, types.of_array(x._data))
-        out[index] = value
+        part, index = _place(out, index)
+        part[index] = value
         return out
 
     @staticmethod
@@ -721,7 +767,7 @@ def index_put(input, value, index):
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
         if not isinstance(value, Tensor):
             raise
-        target = list(input._data[index].shape)
+        target = list(_pick(input._data, index).shape)
         extra = value.ndim - len(target)
         if extra > 0 and all(size == 1 for size in value.shape[:extra]):
             # PyTorch lets the value carry extra leading size-1 dims (x[0] = row[None])
