@@ -66,3 +66,43 @@ def test_an_int_index_is_applied_before_the_index_lists(torch, index):
 
     same(torch, write)
     same(torch, gradient)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("start, end, step", [(0, 3, 1.5), (0.5, 3, 1), (0, 2.5, 1), (-0.5, 2, 1)])
+def test_an_integer_arange_cuts_float_arguments_to_whole_numbers(torch, dtype, start, end, step):
+    same(torch, lambda lib: lib.arange(start, end, step, dtype=getattr(lib, dtype)))
+
+
+def test_an_int64_arange_whose_step_cuts_to_zero_is_refused(torch):
+    raises_alike(
+        torch,
+        lambda lib: lib.arange(0, 1, 0.25, dtype=lib.int64),
+        ValueError,
+        "step must be nonzero",
+    )
+    same(torch, lambda lib: lib.arange(0, 1, 0.25, dtype=lib.int32))  # counted in float: 4 zeros
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 2.0**70])
+def test_full_refuses_a_value_an_integer_dtype_cannot_hold(torch, value):
+    raises_alike(torch, lambda lib: lib.full_like(lib.tensor(0), value), RuntimeError, "overflow")
+    raises_alike(
+        torch, lambda lib: lib.full((2,), value, dtype=lib.int32), RuntimeError, "overflow"
+    )
+
+
+def test_full_cuts_floats_and_wraps_negative_numbers_into_uint8(torch):
+    same(torch, lambda lib: lib.full_like(lib.tensor([0, 0]), 2.7))
+    same(torch, lambda lib: lib.full((2,), -1, dtype=lib.uint8))
+    same(torch, lambda lib: lib.full_like(lib.tensor([0], dtype=lib.uint8), -255))
+    raises_alike(torch, lambda lib: lib.full((2,), 256, dtype=lib.uint8), RuntimeError, "overflow")
+
+
+def test_tensor_of_a_tensor_converts_without_the_overflow_check(torch):
+    """torch.tensor(t, dtype=...) converts as t.to(dtype) does; only numbers are checked."""
+    same(torch, lambda lib: lib.tensor(lib.tensor([-float("inf"), 2.7, 300.0]), dtype=lib.int64))
+    same(torch, lambda lib: lib.tensor(np.array([-np.inf, 2.7]), dtype=lib.int64))
+    raises_alike(
+        torch, lambda lib: lib.tensor(-float("inf"), dtype=lib.int64), RuntimeError, "overflow"
+    )
