@@ -106,3 +106,29 @@ def test_tensor_of_a_tensor_converts_without_the_overflow_check(torch):
     raises_alike(
         torch, lambda lib: lib.tensor(-float("inf"), dtype=lib.int64), RuntimeError, "overflow"
     )
+
+
+def test_writing_through_index_tensors_needs_the_same_dtype(torch):
+    """x[index_tensor] = value is index_put_, which does not convert: the dtypes must match;
+    a mask alone with one value (masked_fill_) and ints/slices alone (copy_) do convert."""
+
+    def put(index, value, dtype="int64"):
+        def write(lib):
+            x = lib.zeros(2, 3, dtype=getattr(lib, dtype))
+            x[index(lib)] = value(lib)
+            return x
+
+        return write
+
+    half = lambda lib: lib.tensor(2.5)  # noqa: E731
+    for index in (
+        lambda lib: [0],
+        lambda lib: (slice(-2, 0), lib.tensor([-1, -2])),
+        lambda lib: (Ellipsis, [1]),
+    ):
+        raises_alike(torch, put(index, half), RuntimeError, "Index put requires the source")
+    raises_alike(torch, put(lambda lib: [0], half, "float64"), RuntimeError, "dtypes match")
+    mask = lambda lib: (0, lib.tensor([True, False, True]))  # noqa: E731
+    same(torch, put(mask, half))
+    same(torch, put(lambda lib: (0, slice(1, None)), half))
+    same(torch, put(lambda lib: [1], lambda lib: 2.5))  # a number is converted

@@ -760,6 +760,8 @@ def index(input, index):
 
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
+    if isinstance(value, Tensor) and value.dtype != input.dtype:
+        _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
     record = IndexPutAdvanced if advanced else IndexPut
     try:
@@ -777,6 +779,22 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def _check_index_put_dtype(input, value, index):
+    """Writing through index tensors is PyTorch's index_put_, which does not convert the value:
+    its dtype must be the tensor's. (A bool mask alone with a one-element value is a
+    masked_fill_, which converts; so do ints and slices alone, a copy_ into a view.)"""
+    tensors = [
+        part for part in index if isinstance(part, np.ndarray) or storage.is_device_array(part)
+    ]
+    one_mask = len(tensors) == 1 and tensors[0].dtype == np.bool_ and value.numel() == 1
+    if tensors and not one_mask:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match: x[index] = value with "
+            f"an index tensor writes the value unconverted, and it is {value.dtype} while the "
+            f"tensor is {input.dtype}. Fix: convert the value first, value.to(x.dtype)."
+        )
 
 
 def _narrows_first(index, shape):
