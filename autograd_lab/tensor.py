@@ -439,13 +439,24 @@ class Tensor:
         # a side effect (a random fill moves the generator on) asks to be checked first instead.
         if recording and check_first:
             self._check_inplace_allowed(self_requires_grad)
-        if recording and base is not None:  # through a view: the base's history changes
-            result, base_after = _views.change_through_view(self, op, args, kwargs)
-        elif recording:  # the node sees a copy of the old values
-            previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
-            result = op(previous, *args, **kwargs)
-        else:
-            result = op(self, *args, **kwargs)
+        try:
+            if getattr(op, "refuses_overlap", False):
+                self._check_no_overlap(args, kwargs)
+            if recording and base is not None:  # through a view: the base's history changes
+                result, base_after = _views.change_through_view(self, op, args, kwargs)
+            elif recording:  # the node sees a copy of the old values
+                previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
+                result = op(previous, *args, **kwargs)
+            else:
+                result = op(self, *args, **kwargs)
+        except TypeError:  # a wrong argument: PyTorch's argument parser says so first
+            raise
+        except Exception:
+            # anything else the op checks (a dim, an index, a shape) PyTorch's kernel checks only
+            # after autograd has refused to change a leaf in place
+            if recording and not check_first:
+                self._check_inplace_allowed(self_requires_grad)
+            raise
         if recording and not check_first:
             self._check_inplace_allowed(self_requires_grad)
         if result._data.shape != self._data.shape:
@@ -480,6 +491,24 @@ class Tensor:
                 base._requires_grad = True
                 self._refresh_view_history()
         return self
+
+    def _check_no_overlap(self, args, kwargs):
+        """Ops that read one tensor while writing self elsewhere (scatter_, index_add_,
+        x[index] = value) refuse a source that shares self's memory, as PyTorch does: the writes
+        would change values not yet read. Elementwise ops read each place before writing it."""
+        for source in (*args, *kwargs.values()):
+            if not isinstance(source, Tensor):
+                continue
+            if source is self or (
+                source._data.size
+                and self._data.size
+                and np.may_share_memory(source._data, self._data)
+            ):
+                raise RuntimeError(
+                    "unsupported operation: some elements of the input tensor and the written-to "
+                    "tensor refer to a single memory location: this op would overwrite values of "
+                    "its source before reading them. Fix: pass a copy, e.g. src.clone()."
+                )
 
     def _check_inplace_allowed(self, self_requires_grad):
         """PyTorch's refusals of an in-place op while recording; the view checks come first."""
@@ -522,7 +551,12 @@ class Tensor:
 
     def __setitem__(self, index, value):
         if _state.enabled and self._requires_grad and self._grad_fn is None:
-            self.detach()[index]  # PyTorch checks the index before refusing the leaf: IndexError
+            # PyTorch applies the ints and slices (as views) before refusing the leaf, and the
+            # index tensors after: an int out of range is an IndexError, a wrong mask is not
+            self.detach()[_shape.basic_part(index)]
+        parts = index if isinstance(index, tuple) else (index,)
+        if any(_shape.is_index_tensor(part) for part in parts):  # PyTorch's index_put_
+            self._check_no_overlap((value,), {})
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):

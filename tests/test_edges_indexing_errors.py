@@ -132,3 +132,97 @@ def test_writing_through_index_tensors_needs_the_same_dtype(torch):
     same(torch, put(mask, half))
     same(torch, put(lambda lib: (0, slice(1, None)), half))
     same(torch, put(lambda lib: [1], lambda lib: 2.5))  # a number is converted
+
+
+def index(*values):
+    return lambda lib: lib.tensor(values, dtype=lib.int64)
+
+
+def test_cat_checks_the_number_of_dims_and_skips_lone_empty_1d_tensors(torch):
+    raises_alike(
+        torch, lambda lib: lib.cat([lib.zeros(1, 1), lib.zeros(1)], dim=1), RuntimeError, "same"
+    )
+    raises_alike(torch, lambda lib: lib.cat([lib.zeros(2, 2), lib.zeros(2)], 3), IndexError, "")
+    same(torch, lambda lib: lib.cat([lib.zeros(0)], dim=1))  # only empty 1-d: dim is not read
+    same(torch, lambda lib: lib.concat([lib.zeros(0), lib.zeros(0)], dim=-5))
+
+
+def test_diff_of_order_zero_does_not_read_dim(torch):
+    same(torch, lambda lib: lib.tensor([1, 2]).diff(n=0, dim=4))
+    raises_alike(torch, lambda lib: lib.tensor([1, 2]).diff(n=1, dim=4), IndexError, "range")
+
+
+def test_reshape_and_flatten_count_elements_as_pytorch(torch):
+    same(torch, lambda lib: lib.zeros(0, 1, 1, dtype=lib.int64).flatten(1))
+    for make in (
+        lambda lib: lib.tensor([0.0]).expand(3).reshape(27, 2),  # not contiguous: a copy
+        lambda lib: lib.zeros(3).view(27, 2),
+        lambda lib: lib.zeros(6).reshape(-2, -3),
+    ):
+        raises_alike(torch, make, RuntimeError, "is invalid for input of size")
+
+
+def test_index_add_checks_shapes_before_bounds_and_bounds_only_with_elements(torch):
+    def index_add(shape, dim, places, source_shape):
+        return lambda lib: lib.zeros(*shape).index_add(dim, places(lib), lib.zeros(*source_shape))
+
+    raises_alike(torch, index_add((1, 1, 1, 1), -4, index(1, 1, 1), (3, 1, 2, 2)), RuntimeError, "")
+    raises_alike(torch, index_add((2, 2), 0, index(0, 1, 1), (2, 2)), RuntimeError, "Number of")
+    raises_alike(torch, index_add((2, 2), 0, index(5), (1, 2)), RuntimeError, "out of bounds")
+    raises_alike(torch, index_add((2,), 0, index(5), (1,)), IndexError, "out of range")
+    same(torch, index_add((0, 2, 0, 1), 0, index(0, 0, 0), (3, 2, 0, 1)))  # nothing to add
+
+
+@pytest.mark.parametrize(
+    "shape, dim, error",
+    [
+        ((1, 1, 1), -2, RuntimeError),
+        ((2, 2), 1, RuntimeError),
+        ((2, 2), 0, IndexError),
+        ((2, 2, 2), 2, IndexError),
+        ((2,), 0, IndexError),
+    ],  # fmt: skip
+)
+def test_index_select_out_of_range_raises_pytorchs_class(torch, shape, dim, error):
+    """PyTorch's CPU kernel for dim 1 raises RuntimeError; its other paths IndexError."""
+    select = lambda lib: lib.zeros(*shape).index_select(dim, index(3)(lib))  # noqa: E731
+    raises_alike(torch, select, error, "out of range")
+
+
+@pytest.mark.parametrize("op", ["scatter_", "scatter_add_"])
+def test_scatter_in_place_refuses_a_leaf_first_and_a_source_sharing_its_memory(torch, op):
+    def on_leaf(lib):
+        x = lib.tensor(0.0).requires_grad_()
+        return getattr(x, op)(1, index(0, 0)(lib), x * 2)  # dim 1 of a 0-d tensor, too
+
+    def from_itself(lib):
+        x = lib.zeros(1, 1)
+        return getattr(x, op)(1, lib.zeros(0, 1, dtype=lib.int64), x)  # even writing nothing
+
+    def from_a_view(lib):
+        x = lib.zeros(2, 2)
+        return getattr(x, op)(0, index(0, 0)(lib).reshape(1, 2), x[1:])
+
+    raises_alike(torch, on_leaf, RuntimeError, "a leaf Variable that requires grad")
+    raises_alike(torch, from_itself, RuntimeError, "refer to a single memory location")
+    raises_alike(torch, from_a_view, RuntimeError, "refer to a single memory location")
+    same(torch, lambda lib: getattr(lib.zeros(2), op[:-1])(0, index(0)(lib), lib.ones(2)))
+
+
+def test_setitem_with_index_tensors_checks_them_after_refusing_a_leaf(torch):
+    def put(index_of, value_of=lambda lib, x: 0.25):
+        def write(lib):
+            x = lib.zeros(3).requires_grad_()
+            x[index_of(lib)] = value_of(lib, x)
+
+        return write
+
+    mask = lambda lib: (Ellipsis, lib.tensor([True]))  # noqa: E731  (the wrong length)
+    raises_alike(torch, put(mask), RuntimeError, "a leaf Variable that requires grad")
+    raises_alike(torch, put(lambda lib: 5), IndexError, "out of")  # an int is checked first
+
+    def overlapping(lib):
+        x = lib.zeros(2, 2)
+        x[[0]] = x[:1]
+
+    raises_alike(torch, overlapping, RuntimeError, "refer to a single memory location")

@@ -548,6 +548,11 @@ def _resolve(x, shape):
                 f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements"
             )
         shape = tuple(x._data.size // known if s == -1 else s for s in shape)
+    if any(s < 0 for s in shape) or int(np.prod(shape)) != x._data.size:  # before any copy
+        raise RuntimeError(
+            f"shape {list(shape)} is invalid for input of size {x._data.size}: the new shape "
+            f"must hold as many elements as the tensor of shape {list(x._data.shape)}"
+        )
     return shape
 
 
@@ -564,7 +569,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         )
     if start == end:
         return input  # nothing to merge: PyTorch hands back the tensor itself, not a view
-    return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
+    merged = int(np.prod(shape[start : end + 1]))  # not -1: with a 0 elsewhere it is ambiguous
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
 
 
 @public("transpose", "swapaxes", "swapdims", method=True)
@@ -669,8 +675,18 @@ def cat(tensors, dim=0):
                 "has no dim to join along. Fix: use stack() to join numbers into a new dim, or "
                 "make it 1-d first with x.reshape(1)."
             )
-    joined = [t for t in tensors if tuple(t.shape) != (0,)] or tensors  # (see Cat.forward)
-    return Cat.apply(*tensors, dim=_one_dim(dim, joined[0].ndim))
+    joined = [t for t in tensors if tuple(t.shape) != (0,)]  # the others are left out (Cat)
+    if not joined:  # only empty 1-d tensors: PyTorch returns one without looking at dim
+        return Cat.apply(*tensors, dim=0)
+    dim = _one_dim(dim, joined[0].ndim)
+    for tensor in joined[1:]:
+        if tensor.ndim != joined[0].ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {joined[0].ndim} and "
+                f"{tensor.ndim}. cat() joins along one dim, and every other dim must line up. "
+                "Fix: unsqueeze or reshape the tensors to the same number of dims first."
+            )
+    return Cat.apply(*tensors, dim=dim)
 
 
 @public("stack", out=True)
@@ -779,6 +795,26 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def basic_part(index):
+    """The part of an index PyTorch applies first, as views: its ints, slices, None and ...,
+    with a whole-dim slice for each index tensor or list (a mask: one for each of its dims)."""
+    basic = []
+    for part in index if isinstance(index, tuple) else (index,):
+        if not is_index_tensor(part):
+            basic.append(part)
+        elif isinstance(part, Tensor):
+            basic.extend([slice(None)] * (part.ndim if part._data.dtype == np.bool_ else 1))
+        else:
+            as_array = np.asarray(part)
+            basic.extend([slice(None)] * (as_array.ndim if as_array.dtype == np.bool_ else 1))
+    return tuple(basic)
+
+
+def is_index_tensor(part):
+    """Whether one part of an index is an index tensor (or a list, read as one)."""
+    return isinstance(part, (Tensor, list))
 
 
 def _check_index_put_dtype(input, value, index):
