@@ -698,7 +698,7 @@ class Tensor:
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
-        return int(self._data)
+        return int(self._data.reshape(()))  # [0, 1][t] takes a t of shape [1] or [1, 1] too
 
     def __format__(self, spec):
         # as PyTorch: a 0-d tensor formats as its number, f"{loss}" and f"{loss:.4f}" alike

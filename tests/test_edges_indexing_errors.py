@@ -226,3 +226,51 @@ def test_setitem_with_index_tensors_checks_them_after_refusing_a_leaf(torch):
         x[[0]] = x[:1]
 
     raises_alike(torch, overlapping, RuntimeError, "refer to a single memory location")
+
+
+def test_an_empty_bmm_skips_the_dtype_check_and_a_bool_matmul_checks_sizes_first(torch):
+    same(torch, lambda lib: lib.bmm(lib.zeros(2, 1, 0), lib.zeros(2, 0, 1, dtype=lib.float64)))
+    same(torch, lambda lib: lib.bmm(lib.zeros(2, 3, 4, dtype=lib.float64), lib.zeros(2, 4, 0)))
+    raises_alike(
+        torch,
+        lambda lib: lib.bmm(lib.zeros(2, 3, 1, dtype=lib.float64), lib.zeros(2, 1, 5)),
+        RuntimeError,
+        "same dtype",
+    )
+    bools = lambda lib: lib.zeros(2, 1, dtype=lib.bool)  # noqa: E731
+    raises_alike(torch, lambda lib: bools(lib) @ lib.zeros(1, 2, 1), RuntimeError, "size")
+    raises_alike(
+        torch, lambda lib: bools(lib) @ lib.zeros(1, 1, 2, dtype=lib.bool), NotImplementedError, ""
+    )
+
+
+def test_a_one_element_integer_tensor_of_any_shape_is_an_index(torch):
+    assert [0, 1, 2][ag.tensor([True])] == [0, 1, 2][torch.tensor([True])] == 1
+    assert [0, 1, 2][ag.tensor([[2]])] == [0, 1, 2][torch.tensor([[2]])] == 2
+    raises_alike(torch, lambda lib: [0, 1][lib.tensor([1.0])], TypeError, "single element")
+
+
+@pytest.mark.parametrize("name", ["minimum", "maximum"])
+def test_minimum_and_maximum_take_tensors_only(torch, name):
+    x = lambda lib: lib.tensor(0.0)  # noqa: E731
+    raises_alike(torch, lambda lib: getattr(lib, name)(x(lib), 2.0), TypeError, "must be Tensor")
+    raises_alike(torch, lambda lib: getattr(lib, name)(2, x(lib)), TypeError, "'input'")
+    raises_alike(torch, lambda lib: getattr(x(lib), name)(2.0), TypeError, "must be Tensor")
+
+
+def test_meshgrid_needs_one_dtype(torch):
+    raises_alike(
+        torch,
+        lambda lib: lib.meshgrid(lib.tensor(0.0), lib.tensor(0), indexing="xy"),
+        RuntimeError,
+        "same dtype",
+    )
+
+
+def test_bincount_of_nothing_is_int64_zeros_whatever_the_weights(torch):
+    empty = lambda lib: lib.tensor([], dtype=lib.int64)  # noqa: E731
+    same(torch, lambda lib: lib.bincount(empty(lib), weights=lib.tensor(0), minlength=0))
+    same(torch, lambda lib: lib.bincount(empty(lib), weights=lib.tensor([1.0, 2.0]), minlength=2))
+    raises_alike(
+        torch, lambda lib: lib.bincount(lib.tensor([1]), weights=lib.tensor(2.0)), RuntimeError, ""
+    )
