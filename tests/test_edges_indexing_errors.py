@@ -274,3 +274,48 @@ def test_bincount_of_nothing_is_int64_zeros_whatever_the_weights(torch):
     raises_alike(
         torch, lambda lib: lib.bincount(lib.tensor([1]), weights=lib.tensor(2.0)), RuntimeError, ""
     )
+
+
+@pytest.mark.parametrize(
+    "shape, make_index",
+    [
+        ((2, 0), lambda lib: (None, lib.tensor([], dtype=lib.bool))),
+        ((3,), lambda lib: lib.tensor([True])),
+        ((2, 3), lambda lib: (slice(None), lib.tensor([True, False]))),
+        ((2, 3), lambda lib: (slice(1, None), lib.tensor([True, False]))),
+        (
+            (1, 0, 1),
+            lambda lib: (lib.tensor([True]), Ellipsis, [0], lib.tensor([], dtype=lib.bool)),
+        ),
+    ],
+)
+def test_a_mask_must_have_the_shape_of_the_dims_it_indexes(torch, shape, make_index):
+    def read(lib):
+        return lib.zeros(*shape)[make_index(lib)]
+
+    def write(lib):
+        x = lib.zeros(*shape)
+        x[make_index(lib)] = 1.0
+
+    def write_itself(lib):  # the mask is checked before the memory the value shares
+        x = lib.zeros(2, 0)
+        x[None, lib.tensor([], dtype=lib.bool)] = x
+
+    raises_alike(torch, read, IndexError, "The shape of the mask")
+    raises_alike(torch, write, IndexError, "The shape of the mask")
+    raises_alike(torch, write_itself, IndexError, "The shape of the mask")
+    same(torch, lambda lib: lib.zeros(2, 3)[:1, lib.tensor([True, False, True])])
+
+
+def test_an_index_out_of_range_is_not_checked_when_nothing_is_picked(torch):
+    same(torch, lambda lib: lib.zeros(1, 1)[None, lib.tensor([-1, -3, -1]), :-3:2])
+    same(torch, lambda lib: lib.zeros(2, 3)[[5], 1:1])
+
+    def gradient(lib):
+        x = lib.zeros(2, 3).requires_grad_()
+        x[[5], :0].sum().backward()
+        return x.grad
+
+    same(torch, gradient)
+    raises_alike(torch, lambda lib: lib.zeros(2, 3)[[5], [0]], IndexError, "out of bounds")
+    raises_alike(torch, lambda lib: lib.zeros(0)[[0]], IndexError, "out of bounds")

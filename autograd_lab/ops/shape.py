@@ -339,6 +339,42 @@ def _numpy_index(index, device):
     return tuple(out)
 
 
+def check_masks(input, index):
+    """x[index] = value checks its masks before anything else (see _check_masks)."""
+    _check_masks(_numpy_index(index, input.device), input._data.shape)
+
+
+def _check_masks(index, shape):
+    """A bool mask must have exactly the shape of the dims it indexes (numpy lets some through).
+    The dims are counted as PyTorch applies the index: None and True add a dim of 1, an int
+    removes its dim, a slice keeps its dim with the sliced length."""
+    shape, dim = list(shape), 0
+    for position, part in enumerate(index):
+        if part is None or isinstance(part, bool):
+            shape.insert(dim, 1)
+            dim += 1
+        elif part is Ellipsis:
+            dim = len(shape) - sum(_dims_taken(p) for p in index[position + 1 :])
+        elif isinstance(part, slice):
+            if dim < len(shape):
+                shape[dim] = len(range(*part.indices(shape[dim])))
+            dim += 1
+        elif isinstance(part, (int, np.integer)):
+            del shape[dim : dim + 1]
+        elif getattr(part, "dtype", None) == np.bool_:
+            for offset, size in enumerate(part.shape):
+                if dim + offset < len(shape) and size != shape[dim + offset]:
+                    raise IndexError(
+                        f"The shape of the mask {list(part.shape)} at index {offset} does not "
+                        f"match the shape of the indexed tensor {shape} at index {dim + offset}: "
+                        "a mask picks along the dims it covers, so it needs their sizes. Fix: "
+                        "build the mask from the tensor itself, e.g. x[x > 0]."
+                    )
+            dim += part.ndim
+        else:  # an index tensor
+            dim += 1
+
+
 def _index_kind(index, shape=None):
     """PyTorch's node name for an indexing expression.
 
@@ -413,6 +449,23 @@ def _place(array, index):
     return (array, index) if steps is None else (array[steps[0]], steps[1])
 
 
+def _picks_nothing(array, index):
+    """The empty result of an index whose tensors name places out of range, when the result has
+    no elements anyway (x[[5], :0]): PyTorch's kernel then has nothing to read, so it checks no
+    index value. None when the result would have elements."""
+    in_range = tuple(
+        np.zeros_like(part)
+        if getattr(part, "dtype", np.bool_) != np.bool_ and np.ndim(part) > 0
+        else part
+        for part in index
+    )
+    try:
+        result = _pick(array, in_range)
+    except IndexError:  # a dim of size 0 has no place 0 either: PyTorch refuses that too
+        return None
+    return result if result.size == 0 else None
+
+
 class Index(Op):
     node_name = "IndexBackward0"
     saves_constants = True  # the index tensors (PyTorch's _saved_indices)
@@ -426,6 +479,9 @@ class Index(Op):
         try:
             return _view(x, _pick(x._data, index))
         except IndexError as error:
+            nothing = _picks_nothing(x._data, index)
+            if nothing is not None:
+                return _view(x, nothing)
             raise IndexError(
                 f"{error} (indexing a tensor of shape {list(x._data.shape)})"
             ) from None
@@ -471,7 +527,8 @@ class IndexGrad(Op):
     def forward(ctx, grad, shape, index):
         ctx.index = index
         out = np.zeros_like(grad._data, shape=shape)  # on grad's device
-        np.add.at(*_place(out, index), grad._data)
+        if grad._data.size:  # nothing picked: nothing to add (the index may name no place)
+            np.add.at(*_place(out, index), grad._data)
         return out
 
     @staticmethod
@@ -771,11 +828,13 @@ def index(input, index):
     if isinstance(index, slice):  # x[a:b] alone: PyTorch always records the slice
         return Slice.apply(input, index=_numpy_index(index, input.device))
     index = _numpy_index(index, input.device)
+    _check_masks(index, input._data.shape)
     return _index_kind(index, input._data.shape).apply(input, index=index)
 
 
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
+    _check_masks(index, input._data.shape)
     if isinstance(value, Tensor) and value.dtype != input.dtype:
         _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
