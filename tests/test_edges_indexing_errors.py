@@ -319,3 +319,18 @@ def test_an_index_out_of_range_is_not_checked_when_nothing_is_picked(torch):
     same(torch, gradient)
     raises_alike(torch, lambda lib: lib.zeros(2, 3)[[5], [0]], IndexError, "out of bounds")
     raises_alike(torch, lambda lib: lib.zeros(0)[[0]], IndexError, "out of bounds")
+
+
+def test_scans_and_sorts_lay_out_their_results_as_pytorch_so_view_agrees(torch):
+    """cumsum writes a row-major result; sort keeps its input's layout: view() can (not) follow."""
+    transposed = lambda lib: lib.zeros(2, 2).transpose(0, 1)  # noqa: E731
+    same(torch, lambda lib: lib.cumsum(transposed(lib), 1).view(4))
+    cube = lambda lib: lib.zeros(3, 3, 3, dtype=lib.bool).transpose(0, -1)  # noqa: E731
+    for lib in (ag, torch):
+        assert cube(lib).argsort(dim=-1).reciprocal().stride() == (1, 3, 9)
+    raises_alike(
+        torch,
+        lambda lib: cube(lib).argsort(dim=-1).reciprocal().view(9, 3, 1),
+        RuntimeError,
+        "view size is not compatible",
+    )

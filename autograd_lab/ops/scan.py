@@ -39,7 +39,11 @@ def _scan(numpy_scan, data, axis, dtype):
         dtype = np.int64
     if data.ndim == 0:  # one element: the running total is the element itself
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
-    return numpy_scan(data, axis=axis, dtype=dtype)
+    result = numpy_scan(data, axis=axis, dtype=dtype)
+    if storage.is_device_array(result):  # the CUDA backend's results are always row-major
+        return result
+    # PyTorch's scans write a fresh row-major result (numpy would keep a transposed layout)
+    return np.ascontiguousarray(result)
 
 
 def _reversed_cumsum(grad, axis):
