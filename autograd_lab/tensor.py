@@ -550,14 +550,15 @@ class Tensor:
         return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
-        a_leaf = _state.enabled and self._requires_grad and self._grad_fn is None
-        if a_leaf:
-            # PyTorch applies the ints and slices (as views) before refusing the leaf, and the
-            # index tensors after: an int out of range is an IndexError, a wrong mask is not
+        recording = _state.enabled and self.requires_grad
+        if recording:
+            # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view
+            # of one), and the index tensors after: an int out of range is an IndexError, a
+            # wrong mask is not
             self.detach()[_shape.basic_part(index)]
         parts = index if isinstance(index, tuple) else (index,)
         if any(_shape.is_index_tensor(part) for part in parts):  # PyTorch's index_put_
-            if a_leaf:
+            if recording:
                 self._check_inplace_allowed(True)
             _shape.check_masks(self, index)  # then the masks, then the memory the value shares
             self._check_no_overlap((value,), {})

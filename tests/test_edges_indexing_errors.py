@@ -221,6 +221,12 @@ def test_setitem_with_index_tensors_checks_them_after_refusing_a_leaf(torch):
     raises_alike(torch, put(mask), RuntimeError, "a leaf Variable that requires grad")
     raises_alike(torch, put(lambda lib: 5), IndexError, "out of")  # an int is checked first
 
+    def through_a_view_of_a_leaf(lib):
+        view = lib.zeros(3).requires_grad_()[None]
+        view[..., lib.tensor([True])] = 0.25
+
+    raises_alike(torch, through_a_view_of_a_leaf, RuntimeError, "a view of a leaf Variable")
+
     def overlapping(lib):
         x = lib.zeros(2, 2)
         x[[0]] = x[:1]
