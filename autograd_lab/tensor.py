@@ -440,8 +440,6 @@ class Tensor:
         if recording and check_first:
             self._check_inplace_allowed(self_requires_grad)
         try:
-            if getattr(op, "refuses_overlap", False):
-                self._check_no_overlap(args, kwargs)
             if recording and base is not None:  # through a view: the base's history changes
                 result, base_after = _views.change_through_view(self, op, args, kwargs)
             elif recording:  # the node sees a copy of the old values
@@ -449,6 +447,8 @@ class Tensor:
                 result = op(previous, *args, **kwargs)
             else:
                 result = op(self, *args, **kwargs)
+            if getattr(op, "refuses_overlap", False):  # after the op's own checks (dim, index)
+                self._check_no_overlap(args, kwargs)
         except TypeError:  # a wrong argument: PyTorch's argument parser says so first
             raise
         except Exception:

@@ -203,7 +203,12 @@ def test_scatter_in_place_refuses_a_leaf_first_and_a_source_sharing_its_memory(t
         x = lib.zeros(2, 2)
         return getattr(x, op)(0, index(0, 0)(lib).reshape(1, 2), x[1:])
 
+    def dim_out_of_range(lib):  # the op's own checks come before the overlap check
+        x = lib.tensor(0)
+        return getattr(x, op)(3, lib.zeros(3, 3, 4, dtype=lib.int64), x)
+
     raises_alike(torch, on_leaf, RuntimeError, "a leaf Variable that requires grad")
+    raises_alike(torch, dim_out_of_range, IndexError, "out of range")
     raises_alike(torch, from_itself, RuntimeError, "refer to a single memory location")
     raises_alike(torch, from_a_view, RuntimeError, "refer to a single memory location")
     same(torch, lambda lib: getattr(lib.zeros(2), op[:-1])(0, index(0)(lib), lib.ones(2)))
