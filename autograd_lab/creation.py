@@ -59,6 +59,10 @@ def tensor(data, dtype=None, requires_grad=False, device=None):
         default = types.default_numpy_dtype(array)  # also refuses data that is not numbers
         if dtype is None:  # with a dtype, convert once (in _finish): float64 keeps 1.1 exact
             array = array.astype(default, copy=False)
+    if dtype is not None and isinstance(data, (Tensor, np.ndarray)):
+        # a tensor or array is converted as .to(dtype) converts it, unchecked (-inf into int64
+        # gives its lowest value); only numbers and lists are checked to fit (_check_fits)
+        array, dtype = array.astype(types.to_dtype(dtype).numpy), None
     return _finish(array, dtype, requires_grad, device)
 
 
@@ -140,9 +144,17 @@ def empty(*shape, size=None, dtype=None, requires_grad=False, device=None):
     return zeros(_shape(shape, size), dtype=dtype, requires_grad=requires_grad, device=device)
 
 
+def _fill_value(value, dtype):
+    """fill_value as one number of `dtype`, as PyTorch converts it: an integer dtype refuses a
+    number it cannot hold (inf, nan, 1e30), cuts 2.7 to 2, and uint8 wraps -1 to 255."""
+    promotion.check_value_fits(value, types.to_dtype(dtype))
+    return np.asarray(value).astype(dtype).item()
+
+
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
-    default = types.default_numpy_dtype(np.asarray(fill_value))
-    array = _new(np.full, _size((size,)), fill_value, _dtype_or(dtype, default), device=device)
+    dtype = _dtype_or(dtype, types.default_numpy_dtype(np.asarray(fill_value)))
+    fill = _fill_value(fill_value, dtype)
+    array = _new(np.full, _size((size,)), fill, dtype, device=device)
     return _finish(array, None, requires_grad, device)
 
 
@@ -150,7 +162,7 @@ def _like(fill, input, dtype, requires_grad, device):
     """zeros_like & co: input's shape, and input's dtype and device unless told otherwise."""
     dtype = input._data.dtype if dtype is None else types.to_dtype(dtype).numpy
     device = input.device if device is None else device
-    array = _new(np.full, input._data.shape, fill, dtype, device=device)
+    array = _new(np.full, input._data.shape, _fill_value(fill, dtype), dtype, device=device)
     return _finish(array, None, requires_grad, device)
 
 

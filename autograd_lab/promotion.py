@@ -126,7 +126,9 @@ def check_fits(name, value, dtype):
     """A number argument converted to an integer dtype must fit it, as PyTorch checks (an int8
     result cannot take value=1000)."""
     limits = np.iinfo(dtype.numpy)
-    if not limits.min <= value <= limits.max:
+    # an unsigned dtype takes negative numbers down to -max, and wraps them (-1 becomes 255)
+    lowest = -limits.max if limits.min == 0 else limits.min
+    if not lowest <= value <= limits.max:
         raise RuntimeError(
             f"value cannot be converted to type {dtype.name} without overflow: {name}={value} is "
             f"outside {dtype}'s range [{limits.min}, {limits.max}]. Fix: use a smaller {name} or "

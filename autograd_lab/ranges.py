@@ -196,6 +196,15 @@ def arange(start, end, step, dtype):
     """start, start + step, ... up to (not including) end, as a numpy array of `dtype`."""
     dtype = np.dtype(dtype)
     _no_bool("arange", dtype)
+    if dtype == np.int64 and all(math.isfinite(v) for v in (start, end, step)):
+        # PyTorch counts an int64 range in whole numbers: start, end and step are cut to integers
+        # first (a step of 0.25 becomes 0), and the length is counted from those
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError(
+                "arange(): step must be nonzero: an int64 range cuts the step to a whole number "
+                "first (0.25 becomes 0). Fix: give a step of at least 1, or a float dtype."
+            )
     n = arange_length(start, end, step)
     if dtype.kind in "iub":
         if all(isinstance(v, int) for v in (start, end, step)):

@@ -219,6 +219,17 @@ class Tensor:
                 "view's history. Fix: make the view and the in-place change both inside `with "
                 "no_grad():` and use the view only there, or make both outside it."
             )
+        if base._requires_grad and self._one_of_several_views is not None:
+            # as_strided could rebuild a history, but the node that returned several views could
+            # not tell its outputs apart from such copies, so PyTorch refuses to use the view
+            output_nr, node = self._one_of_several_views
+            raise RuntimeError(
+                f"Output {output_nr} of {node} is a view and its base or another view of its base "
+                "has been modified inplace. This view is the output of a function that returns "
+                "multiple views (unbind, split, chunk), and such views cannot be used once their "
+                "storage was changed in place. Fix: take the pieces after the in-place change, or "
+                "use an out-of-place op (y = y * 2) instead of the in-place one."
+            )
         self._view_version = self._version_counter[0]
         if not base._requires_grad:
             return
@@ -441,14 +452,16 @@ class Tensor:
                 )
             )
         )
-        refusal = recording and self._inplace_refusal(self_requires_grad)
-        refusal = refusal or _overlap.refusal(self, op, args, kwargs)
+        autograd_refusal = recording and self._inplace_refusal(self_requires_grad)
+        refusal = autograd_refusal or _overlap.refusal(self, op, args, kwargs)
         if refusal:
             # an op with a side effect (a random fill moves the generator on) is refused before
             # it runs; any other runs first, on the side, in case it has an argument of the wrong
-            # type to report (clamp_(min=tensor, max=0.5))
+            # type to report (clamp_(min=tensor, max=0.5)); the scatter family checks its dim and
+            # index even before it looks at overlapping memory
             if not check_first:
-                _raise_type_error_of(op, self.detach(), args, kwargs)
+                own_checks_first = not autograd_refusal and op.__name__ in _overlap.CHECKS_FIRST
+                _raise_error_of(op, self.detach(), args, kwargs, not own_checks_first)
             raise refusal
         base = self._base
         if recording and base is not None:  # through a view: the base's history changes
@@ -542,8 +555,20 @@ class Tensor:
         return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
-        if _state.enabled and self._requires_grad and self._grad_fn is None:
-            self.detach()[index]  # PyTorch checks the index before refusing the leaf: IndexError
+        recording = _state.enabled and self.requires_grad
+        if recording:
+            # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view
+            # of one), and the index tensors after: an int out of range is an IndexError, a
+            # wrong mask is not
+            self.detach()[_shape.basic_part(index)]
+        parts = index if isinstance(index, tuple) else (index,)
+        if any(_shape.is_index_tensor(part) for part in parts):  # PyTorch's index_put_
+            refusal = recording and self._inplace_refusal(True)
+            if refusal:
+                raise refusal
+            _shape.check_masks(self, index)  # then the masks, then the memory the value shares
+            if _overlap.value_shares_memory(self, value):
+                raise RuntimeError(_overlap.SHARES)
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):
@@ -685,7 +710,7 @@ class Tensor:
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
-        return int(self._data)
+        return int(self._data.reshape(()))  # [0, 1][t] takes a t of shape [1] or [1, 1] too
 
     def __format__(self, spec):
         # as PyTorch: a 0-d tensor formats as its number, f"{loss}" and f"{loss:.4f}" alike
@@ -767,15 +792,17 @@ def to_arguments(args, kwargs):
     return device, dtype
 
 
-def _raise_type_error_of(op, tensor, args, kwargs):
-    """Run `op(tensor, *args)` only to raise the TypeError it has for an argument of the wrong
-    type; any other error it finds comes after the refusal the caller is about to raise."""
+def _raise_error_of(op, tensor, args, kwargs, type_error_only):
+    """Run `op(tensor, *args)` only to raise the error it finds first: the TypeError it has for
+    an argument of the wrong type, or (`type_error_only` False) any error. Other errors come after
+    the refusal the caller is about to raise, as in PyTorch."""
     try:
         op(tensor, *args, **kwargs)
     except TypeError:
         raise
-    except Exception:  # noqa: BLE001, S110 - any other class: PyTorch reports the refusal first
-        pass
+    except Exception:
+        if not type_error_only:
+            raise
 
 
 def _checked_dim(dim, ndim):

@@ -218,6 +218,8 @@ def bincount(input, weights=None, minlength=0):
         )
     if minlength < 0:
         raise RuntimeError(f"minlength should be >= 0, got {minlength}")
+    if data.size == 0:  # PyTorch answers an empty input with int64 zeros, whatever the weights
+        return _make(np.zeros(minlength, np.int64))
     length = int(np.max(data, initial=-1)) + 1
     length = length if length > minlength else minlength
     if weights is None:

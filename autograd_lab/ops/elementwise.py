@@ -993,6 +993,7 @@ class Maximum(Op):
 
     @staticmethod
     def forward(ctx, input, other):
+        _both_tensors("maximum", input, other)
         ctx.save_for_backward(input, other)
         x, y = operands(input, other)
         return np.where((y > x) | (y != y), y, x)  # y != y: y is nan
@@ -1017,6 +1018,7 @@ class Minimum(Op):
 
     @staticmethod
     def forward(ctx, input, other):
+        _both_tensors("minimum", input, other)
         ctx.save_for_backward(input, other)
         x, y = operands(input, other)
         return np.where((y < x) | (y != y), y, x)  # y != y: y is nan
@@ -1025,6 +1027,17 @@ class Minimum(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return _to_the_picked(grad, a, b, a_lost=a > b, b_lost=a < b)
+
+
+def _both_tensors(name, input, other):
+    """maximum and minimum take two tensors: PyTorch refuses a Python number (max/clamp take one)."""
+    for position, (argument, value) in enumerate((("input", input), ("other", other)), start=1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}. Fix: make it a tensor, torch.tensor(value), or use "
+                f"clamp() to bound a tensor by a number."
+            )
 
 
 def _to_the_picked(grad, a, b, a_lost, b_lost):

@@ -345,10 +345,12 @@ def index_select(input, dim, index):
             "so there is nothing to select. Fix: use an empty index, or a tensor with elements."
         )
     if array.size and (int(np.min(array)) < 0 or int(np.max(array)) >= size):
-        raise IndexError(
+        # PyTorch's CPU kernel for dim 1 of a 2-d+ tensor is a separate loop, with its own check
+        error = RuntimeError if dim == 1 and input.ndim > 1 else IndexError
+        raise error(
             f"index out of range in self: index_select() along dim {dim} of size {size} got "
             f"indices from {int(np.min(array))} to {int(np.max(array))}; they must lie in "
-            f"0..{size - 1}"
+            f"0..{size - 1} (PyTorch: INDICES element is out of DATA bounds)"
         )
     return IndexSelect.apply(input, dim=dim, index=index)
 
@@ -492,18 +494,37 @@ def index_add(input, dim, index, source, *, alpha=1):
     up): the sum of scatter_add, with one index per slice instead of one per element."""
     dim = _one_dim(dim, input.ndim)
     places = _index_array(index, "index_add")
-    if places.ndim != 1 or len(places) != (source.shape[dim] if source.ndim else 1):
+    if places.ndim > 1:
         raise IndexError(
-            f"index_add(): index must be a 1-D tensor with one entry per slice of source along dim "
-            f"{dim}; got index of shape {tuple(index.shape)} for source of shape "
-            f"{tuple(source.shape)}"
+            f"index_add(): Index is supposed to be a vector, but got {places.ndim} dims: one "
+            "entry per slice of source. Fix: flatten it with index.reshape(-1)."
+        )
+    if places.size != (source.shape[dim] if source.ndim else 1):
+        raise RuntimeError(
+            f"index_add(): Number of indices ({places.size}) should be equal to source.size(dim) "
+            f"({source.shape[dim] if source.ndim else 1}), for dim {dim}: one index for each "
+            "slice of source along dim."
+        )
+    others = [s for d, s in enumerate(input.shape) if d != dim]
+    if source.ndim and (
+        source.ndim != input.ndim or others != [s for d, s in enumerate(source.shape) if d != dim]
+    ):
+        raise RuntimeError(
+            "index_add(): source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(input.shape)} source.shape = "
+            f"{list(source.shape)}: each slice of source is added to a slice of self."
         )
     size = input._data.shape[dim] if input.ndim else 1
-    if places.size and (int(np.min(places)) < 0 or int(np.max(places)) >= size):
+    if source.numel() and (int(np.min(places)) < 0 or int(np.max(places)) >= size):
+        bad = int(np.min(places)) if int(np.min(places)) < 0 else int(np.max(places))
+        if input.ndim > 1:  # PyTorch checks a 2-d+ tensor as scatter_add does
+            raise RuntimeError(
+                f"index_add(): index {bad} is out of bounds for dimension {dim} with size {size}. "
+                f"Index values must lie in 0..{size - 1}."
+            )
         raise IndexError(
-            f"index out of range in self: index_add() along dim {dim} of size {size} got indices "
-            f"from {int(np.min(places))} to {int(np.max(places))}; each must be at least 0 and "
-            f"below {size}."
+            f"index out of range in self: index_add() along dim {dim} of size {size} got index "
+            f"{bad}; each must be at least 0 and below {size}."
         )
     if not input.is_floating_point() and not input.is_complex():
         alpha = int(alpha)  # PyTorch converts alpha to the input's integer dtype: 0.25 becomes 0

@@ -89,7 +89,15 @@ def matmul(input, other):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
     if other.ndim >= 3 and input.dtype is types.bool_:
-        # PyTorch's batched product (bmm) looks at the first operand's dtype before comparing
+        # PyTorch's batched product (bmm) checks the sizes, then the first operand's dtype,
+        # before comparing the dtypes
+        if input.shape[-1] != other.shape[-2]:
+            raise RuntimeError(
+                f"matmul(): the sizes do not fit: input's last dim is {input.shape[-1]}, other's "
+                f"second-to-last is {other.shape[-2]} (shapes {list(input.shape)} and "
+                f"{list(other.shape)}). Expected size for first two dimensions of batch2 tensor "
+                "to match. Fix: transpose or reshape one of them."
+            )
         raise types.not_implemented_for("bmm", input.dtype)
     check_same_dtype("matmul", input, other)
     if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
@@ -149,11 +157,20 @@ def mv(input, vec):
 def bmm(input, mat2):
     _require("bmm", input, 3, "batches of matrices")
     _require("bmm", mat2, 3, "batches of matrices")
-    check_same_dtype("bmm", input, mat2, names=("input", "mat2"))
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(
             f"bmm() needs equal batch sizes, got {input.shape[0]} and {mat2.shape[0]}"
         )
+    if input.numel() == 0 or mat2.numel() == 0:
+        # PyTorch returns zeros (of mat2's dtype) without running its kernel, which is where it
+        # compares the dtypes: an empty product of a float32 and a float64 batch is allowed
+        if input.shape[2] != mat2.shape[1]:
+            raise RuntimeError(
+                f"bmm(): Expected size for first two dimensions of batch2 tensor to be: "
+                f"[{input.shape[0]}, {input.shape[2]}] but got: {list(mat2.shape[:2])}."
+            )
+        return Bmm.apply(input.to(mat2.dtype), mat2)
+    check_same_dtype("bmm", input, mat2, names=("input", "mat2"))
     return Bmm.apply(input, mat2)
 
 

@@ -17,6 +17,8 @@ triu_, and `x[index] = v` through index tensors), and some refuse any input in t
 memory, even one in the same places (index_add_, scatter_, scatter_add_).
 """
 
+import numpy as np
+
 from .. import storage
 from ..tensor import Tensor
 from .views import geometry, strided
@@ -25,6 +27,8 @@ from .views import geometry, strided
 WRITE_WITHOUT_CHECK = {"fill", "zero", "masked_fill", "tril", "triu"}
 # the ones that refuse an input in the written-to memory even where it lines up exactly
 REFUSE_ANY_OVERLAP = {"index_add", "scatter", "scatter_add"}
+# ops whose own checks (dim, index) PyTorch runs before it looks at overlapping memory
+CHECKS_FIRST = {"scatter", "scatter_add"}
 
 REPEATS = (  # (lesson 04 shows it)
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -65,6 +69,16 @@ def refusal(tensor, op, args, kwargs):
         ):
             return RuntimeError(SHARES)
     return None
+
+
+def value_shares_memory(tensor, value):
+    """Whether `x[index tensors] = value` would read `value` from x's own memory: PyTorch's
+    index_put_ refuses that (it gathers no copy of the value first)."""
+    if not isinstance(value, Tensor) or not (value._data.size and tensor._data.size):
+        return False
+    return _same_storage(value._data, tensor._data) and np.may_share_memory(
+        value._data, tensor._data
+    )
 
 
 def repeats_elements(array):

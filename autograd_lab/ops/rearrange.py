@@ -419,6 +419,13 @@ def meshgrid(*tensors, indexing=None):
                 f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
                 f"shape {list(tensor.shape)}. Fix: flatten it with .reshape(-1)."
             )
+    for tensor in tensors[1:]:  # a grid is one of the inputs, expanded: nothing is converted
+        if tensor.dtype is not tensors[0].dtype:
+            raise RuntimeError(
+                f"torch.meshgrid: meshgrid expects all tensors to have the same dtype, got "
+                f"{tensors[0].dtype} and {tensor.dtype}. Fix: convert them first, e.g. "
+                "y.to(x.dtype)."
+            )
     places = list(range(len(tensors)))
     if indexing == "xy" and len(tensors) >= 2:
         places[0], places[1] = 1, 0  # x varies along columns, y along rows

@@ -342,6 +342,42 @@ def _numpy_index(index, device):
     return tuple(out)
 
 
+def check_masks(input, index):
+    """x[index] = value checks its masks before anything else (see _check_masks)."""
+    _check_masks(_numpy_index(index, input.device), input._data.shape)
+
+
+def _check_masks(index, shape):
+    """A bool mask must have exactly the shape of the dims it indexes (numpy lets some through).
+    The dims are counted as PyTorch applies the index: None and True add a dim of 1, an int
+    removes its dim, a slice keeps its dim with the sliced length."""
+    shape, dim = list(shape), 0
+    for position, part in enumerate(index):
+        if part is None or isinstance(part, bool):
+            shape.insert(dim, 1)
+            dim += 1
+        elif part is Ellipsis:
+            dim = len(shape) - sum(_dims_taken(p) for p in index[position + 1 :])
+        elif isinstance(part, slice):
+            if dim < len(shape):
+                shape[dim] = len(range(*part.indices(shape[dim])))
+            dim += 1
+        elif isinstance(part, (int, np.integer)):
+            del shape[dim : dim + 1]
+        elif getattr(part, "dtype", None) == np.bool_:
+            for offset, size in enumerate(part.shape):
+                if dim + offset < len(shape) and size != shape[dim + offset]:
+                    raise IndexError(
+                        f"The shape of the mask {list(part.shape)} at index {offset} does not "
+                        f"match the shape of the indexed tensor {shape} at index {dim + offset}: "
+                        "a mask picks along the dims it covers, so it needs their sizes. Fix: "
+                        "build the mask from the tensor itself, e.g. x[x > 0]."
+                    )
+            dim += part.ndim
+        else:  # an index tensor
+            dim += 1
+
+
 def _index_kind(index, shape=None):
     """PyTorch's node name for an indexing expression.
 
@@ -371,6 +407,68 @@ def _is_advanced(index):
     return any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index)
 
 
+def _ints_first(index, ndim):
+    """PyTorch's reading of an index that mixes ints with index tensors, as two numpy steps.
+
+    PyTorch applies the ints (with the slices, None and ...) first, as views, and only then the
+    index tensors; numpy counts an int as one more index array. Both put the picked dims in place
+    when the index tensors sit side by side, and first otherwise, so they disagree on
+    x[0, :, [1, 2]]: side by side for PyTorch (shape [3, 2, 5] for x of shape [2, 3, 4, 5]), apart
+    for numpy ([2, 3, 5]). Returns (first, then), with array[first][then] as PyTorch reads
+    array[index], or None where numpy reads it the same way (no int beside an index tensor).
+    """
+    is_int = [isinstance(part, (int, np.integer)) and not isinstance(part, bool) for part in index]
+    if not any(is_int) or not _is_advanced(index):
+        return None
+    first, then = [], []
+    for part, an_int in zip(index, is_int):
+        if an_int or part is None or isinstance(part, slice):
+            first.append(part)
+            if not an_int:  # the dim stays (or is new) in the view the index tensors then index
+                then.append(slice(None))
+        elif part is Ellipsis:
+            first.append(part)
+            then.extend([slice(None)] * (ndim - sum(_dims_taken(p) for p in index)))
+        elif isinstance(part, bool):  # a Python bool adds a dim of its own in the second step
+            then.append(part)
+        else:  # an index tensor (a mask covers as many dims as it has)
+            first.extend([slice(None)] * _dims_taken(part))
+            then.append(part)
+    return tuple(first), tuple(then)
+
+
+def _pick(array, index):
+    """array[index] as PyTorch reads it (see _ints_first)."""
+    steps = _ints_first(index, array.ndim)
+    if steps is None:
+        return array[index]
+    first, then = steps
+    return array[first][then]
+
+
+def _place(array, index):
+    """(part, index) such that writing part[index] writes array[index] as PyTorch reads it."""
+    steps = _ints_first(index, array.ndim)
+    return (array, index) if steps is None else (array[steps[0]], steps[1])
+
+
+def _picks_nothing(array, index):
+    """The empty result of an index whose tensors name places out of range, when the result has
+    no elements anyway (x[[5], :0]): PyTorch's kernel then has nothing to read, so it checks no
+    index value. None when the result would have elements."""
+    in_range = tuple(
+        np.zeros_like(part)
+        if getattr(part, "dtype", np.bool_) != np.bool_ and np.ndim(part) > 0
+        else part
+        for part in index
+    )
+    try:
+        result = _pick(array, in_range)
+    except IndexError:  # a dim of size 0 has no place 0 either: PyTorch refuses that too
+        return None
+    return result if result.size == 0 else None
+
+
 class Index(Op):
     node_name = "IndexBackward0"
     saves_constants = True  # the index tensors (PyTorch's _saved_indices)
@@ -382,8 +480,11 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(x, x._data[index])
+            return _view(x, _pick(x._data, index))
         except IndexError as error:
+            nothing = _picks_nothing(x._data, index)
+            if nothing is not None:
+                return _view(x, nothing)
             raise IndexError(
                 f"{error} (indexing a tensor of shape {list(x._data.shape)})"
             ) from None
@@ -429,7 +530,8 @@ class IndexGrad(Op):
     def forward(ctx, grad, shape, index):
         ctx.index = index
         out = np.zeros_like(grad._data, shape=shape)  # on grad's device
-        np.add.at(out, index, grad._data)
+        if grad._data.size:  # nothing picked: nothing to add (the index may name no place)
+            np.add.at(*_place(out, index), grad._data)
         return out
 
     @staticmethod
@@ -451,7 +553,8 @@ class IndexPut(Op):
             value = value._data
         else:
             promotion.check_value_fits(value, types.of_array(x._data))
-        out[index] = value
+        part, index = _place(out, index)
+        part[index] = value
         return out
 
     @staticmethod
@@ -505,6 +608,11 @@ def _resolve(x, shape):
                 f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements"
             )
         shape = tuple(x._data.size // known if s == -1 else s for s in shape)
+    if any(s < 0 for s in shape) or int(np.prod(shape)) != x._data.size:  # before any copy
+        raise RuntimeError(
+            f"shape {list(shape)} is invalid for input of size {x._data.size}: the new shape "
+            f"must hold as many elements as the tensor of shape {list(x._data.shape)}"
+        )
     return shape
 
 
@@ -521,7 +629,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         )
     if start == end:
         return input  # nothing to merge: PyTorch hands back the tensor itself, not a view
-    return reshape(input, shape[:start] + (-1,) + shape[end + 1 :])
+    merged = int(np.prod(shape[start : end + 1]))  # not -1: with a 0 elsewhere it is ambiguous
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
 
 
 @public("transpose", "swapaxes", "swapdims", method=True)
@@ -626,8 +735,18 @@ def cat(tensors, dim=0):
                 "has no dim to join along. Fix: use stack() to join numbers into a new dim, or "
                 "make it 1-d first with x.reshape(1)."
             )
-    joined = [t for t in tensors if tuple(t.shape) != (0,)] or tensors  # (see Cat.forward)
-    return Cat.apply(*tensors, dim=_one_dim(dim, joined[0].ndim))
+    joined = [t for t in tensors if tuple(t.shape) != (0,)]  # the others are left out (Cat)
+    if not joined:  # only empty 1-d tensors: PyTorch returns one without looking at dim
+        return Cat.apply(*tensors, dim=0)
+    dim = _one_dim(dim, joined[0].ndim)
+    for tensor in joined[1:]:
+        if tensor.ndim != joined[0].ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {joined[0].ndim} and "
+                f"{tensor.ndim}. cat() joins along one dim, and every other dim must line up. "
+                "Fix: unsqueeze or reshape the tensors to the same number of dims first."
+            )
+    return Cat.apply(*tensors, dim=dim)
 
 
 @public("stack", out=True)
@@ -712,11 +831,15 @@ def index(input, index):
     if isinstance(index, slice):  # x[a:b] alone: PyTorch always records the slice
         return Slice.apply(input, index=_numpy_index(index, input.device))
     index = _numpy_index(index, input.device)
+    _check_masks(index, input._data.shape)
     return _index_kind(index, input._data.shape).apply(input, index=index)
 
 
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
+    _check_masks(index, input._data.shape)
+    if isinstance(value, Tensor) and value.dtype != input.dtype:
+        _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
     record = IndexPutAdvanced if advanced else IndexPut
     try:
@@ -724,7 +847,7 @@ def index_put(input, value, index):
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
         if not isinstance(value, Tensor):
             raise
-        target = list(input._data[index].shape)
+        target = list(_pick(input._data, index).shape)
         extra = value.ndim - len(target)
         if extra > 0 and all(size == 1 for size in value.shape[:extra]):
             # PyTorch lets the value carry extra leading size-1 dims (x[0] = row[None])
@@ -734,6 +857,42 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def basic_part(index):
+    """The part of an index PyTorch applies first, as views: its ints, slices, None and ...,
+    with a whole-dim slice for each index tensor or list (a mask: one for each of its dims)."""
+    basic = []
+    for part in index if isinstance(index, tuple) else (index,):
+        if not is_index_tensor(part):
+            basic.append(part)
+        elif isinstance(part, Tensor):
+            basic.extend([slice(None)] * (part.ndim if part._data.dtype == np.bool_ else 1))
+        else:
+            as_array = np.asarray(part)
+            basic.extend([slice(None)] * (as_array.ndim if as_array.dtype == np.bool_ else 1))
+    return tuple(basic)
+
+
+def is_index_tensor(part):
+    """Whether one part of an index is an index tensor (or a list, read as one)."""
+    return isinstance(part, (Tensor, list))
+
+
+def _check_index_put_dtype(input, value, index):
+    """Writing through index tensors is PyTorch's index_put_, which does not convert the value:
+    its dtype must be the tensor's. (A bool mask alone with a one-element value is a
+    masked_fill_, which converts; so do ints and slices alone, a copy_ into a view.)"""
+    tensors = [
+        part for part in index if isinstance(part, np.ndarray) or storage.is_device_array(part)
+    ]
+    one_mask = len(tensors) == 1 and tensors[0].dtype == np.bool_ and value.numel() == 1
+    if tensors and not one_mask:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match: x[index] = value with "
+            f"an index tensor writes the value unconverted, and it is {value.dtype} while the "
+            f"tensor is {input.dtype}. Fix: convert the value first, value.to(x.dtype)."
+        )
 
 
 def _narrows_first(index, shape):

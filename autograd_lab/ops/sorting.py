@@ -57,6 +57,14 @@ def stable_order(data, axis, descending):
     return size - 1 - np.flip(order, axis)
 
 
+def _in_layout_of(data, array):
+    """`array` (of data's shape) laid out in memory as `data` is: numpy's empty_like keeps the
+    order of data's strides."""
+    out = np.empty_like(data, dtype=array.dtype)
+    out[...] = array
+    return out
+
+
 class Sort(Op):
     node_name = "SortBackward0"
     derivative = "each value's gradient goes back to where the value came from"
@@ -71,6 +79,8 @@ class Sort(Op):
         if k is not None and input._data.ndim:  # topk: the first k of the sorted order
             order = order[(slice(None),) * dim + (slice(0, k),)]
         values = np.take_along_axis(data, order, axis=dim)
+        if k is None:  # PyTorch's sort keeps the input's memory layout (transposed stays so)
+            values, order = _in_layout_of(data, values), _in_layout_of(data, order)
         if input._data.ndim == 0:
             values, order = values.reshape(()), order.reshape(())
         indices = _make(order.astype(np.int64))
