@@ -136,6 +136,14 @@ SIMPLIFICATIONS = [
         _tie_order,
     ),
     Simplification(
+        "`take_along_dim` with `dim=` refuses an index out of range (RuntimeError)",
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("take_along_dim", "Tensor.take_along_dim")
+            and d.ours.startswith("raises RuntimeError")
+        ),
+    ),
+    Simplification(
         "a gradient computed with `create_graph=True` records the nodes of our backward "
         "formulas (written with ordinary ops), not PyTorch's `...BackwardBackward0` nodes",
         lambda d: d.what == "grad_fn" and d.op == "grad",
