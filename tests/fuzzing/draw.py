@@ -24,6 +24,7 @@ class Value:
     shape: tuple
     dtype: str
     requires_grad: bool
+    is_view: bool = False
 
     @property
     def rank(self):

@@ -190,7 +190,7 @@ def _pool(namespace, torch):
 
 def _value(name, tensor):
     dtype = str(tensor.dtype).replace("torch.", "")
-    return Value(name, tuple(tensor.shape), dtype, tensor.requires_grad)
+    return Value(name, tuple(tensor.shape), dtype, tensor.requires_grad, tensor._is_view())
 
 
 def _leaf(rng, name, first):
