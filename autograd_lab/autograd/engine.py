@@ -56,6 +56,12 @@ def grad(
 ):
     """Return d(outputs)/d(inputs) as a tuple, leaving every `.grad` untouched."""
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError(
+            "`inputs` argument to `grad()` cannot be empty: grad() returns one gradient per "
+            "input, so it needs at least one. Fix: pass the tensors you want gradients for, "
+            "e.g. grad(loss, [w, b]); to fill the .grad of every leaf, call loss.backward()."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     roots = _roots(outputs, grad_outputs, "grad")
