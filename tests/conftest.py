@@ -55,6 +55,24 @@ def values(t):
     return t.detach().numpy()
 
 
+def same(ours, theirs):
+    """Equal values of ours and PyTorch's (nested tuples of tensors, names, numbers), dtypes and shapes."""
+    if isinstance(ours, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            same(a, b)
+    elif hasattr(ours, "dtype"):
+        np.testing.assert_array_equal(values(ours), values(theirs))
+        assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+    else:
+        assert ours == theirs
+
+
+def both(torch, run):
+    """run(lib) in both libraries, compared."""
+    same(run(ag), run(torch))
+
+
 def to_numpy(t):
     """Values of an autograd_lab or torch tensor as a float64/int numpy array."""
     return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())

@@ -1,29 +1,10 @@
 """Views of every size, and the node names of in-place ops and views (issue 14): each test runs the
 same code in autograd_lab and in PyTorch and compares values, gradients, node names and errors."""
 
-import numpy as np
 import pytest
-from conftest import values
+from conftest import both
 
 import autograd_lab as ag
-
-
-def same(ours, theirs):
-    """Equal values (nested tuples of tensors, names, numbers), dtypes and shapes."""
-    if isinstance(ours, (tuple, list)):
-        assert len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):
-            same(a, b)
-    elif hasattr(ours, "dtype"):
-        np.testing.assert_array_equal(values(ours), values(theirs))
-        assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
-    else:
-        assert ours == theirs
-
-
-def both(torch, run):
-    """run(lib) in both libraries, compared."""
-    same(run(ag), run(torch))
 
 
 def node(t):
