@@ -2,7 +2,8 @@
 and which calls it refuses. Each test runs the same code in autograd_lab and in PyTorch."""
 
 import pytest
-from test_edges_views import both, node
+from conftest import both
+from test_edges_views import node
 
 
 def test_reshape_records_a_view_an_alias_or_a_copy_as_pytorch_does(torch):
