@@ -73,6 +73,14 @@ def both(torch, run):
     same(run(ag), run(torch))
 
 
+def raises_alike(torch, make, error, words):
+    """make(lib) raises `error` in both libraries (the same class), and ours says `words`."""
+    with pytest.raises(error):
+        make(torch)
+    with pytest.raises(error, match=words):
+        make(ag)
+
+
 def to_numpy(t):
     """Values of an autograd_lab or torch tensor as a float64/int numpy array."""
     return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())

@@ -5,31 +5,16 @@ import operator
 
 import numpy as np
 import pytest
-from conftest import values
+from conftest import both, raises_alike, values
 
 import autograd_lab as ag
 
 
-def same(torch, make):
-    """make(lib) gives the same values, dtype and shape in both libraries."""
-    ours, theirs = make(ag), make(torch)
-    np.testing.assert_array_equal(values(ours), values(theirs))
-    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
-
-
 def close(torch, make):
-    """As same(), but the values only to the last bits (exp and log round differently)."""
+    """As both(), but the values only to the last bits (exp and log round differently)."""
     ours, theirs = make(ag), make(torch)
     np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)
     assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
-
-
-def both_raise(torch, make, error, words):
-    """make(lib) raises `error` in both libraries, and ours says `words`."""
-    with pytest.raises(error):
-        make(torch)
-    with pytest.raises(error, match=words):
-        make(ag)
 
 
 BOOLS = lambda lib: lib.tensor([True, False])  # noqa: E731
@@ -44,9 +29,9 @@ FLOATS = lambda lib: lib.tensor([1.5, -2.0])  # noqa: E731
     [(BOOLS, BOOLS), (BOOLS, lambda lib: True), (INT8S, BOOLS), (INTS, INT8S), (FLOATS, INTS)],
 )
 def test_add_computes_alpha_times_other_in_the_result_dtype(torch, a, b, alpha):
-    same(torch, lambda lib: lib.add(a(lib), b(lib), alpha=alpha))
-    same(torch, lambda lib: a(lib).clone().add_(b(lib), alpha=alpha))
-    same(torch, lambda lib: lib.add(2, a(lib), alpha=alpha))  # alpha scales the second argument
+    both(torch, lambda lib: lib.add(a(lib), b(lib), alpha=alpha))
+    both(torch, lambda lib: a(lib).clone().add_(b(lib), alpha=alpha))
+    both(torch, lambda lib: lib.add(2, a(lib), alpha=alpha))  # alpha scales the second argument
 
 
 @pytest.mark.parametrize(
@@ -64,7 +49,7 @@ def test_add_and_sub_refuse_an_alpha_the_result_dtype_cannot_hold(torch, a, b, a
     for op in ("add", "sub"):
         if op == "sub" and a is BOOLS:
             continue  # refused for its bools first (the next test)
-        both_raise(
+        raises_alike(
             torch,
             lambda lib: getattr(lib, op)(a(lib), other if other else b(lib), alpha=alpha),
             RuntimeError,
@@ -87,7 +72,7 @@ def test_add_and_sub_refuse_an_alpha_the_result_dtype_cannot_hold(torch, a, b, a
     ],
 )
 def test_subtraction_refuses_any_bool_operand(torch, make, words):
-    both_raise(torch, make, RuntimeError, f"Subtraction, the `-` operator, {words}")
+    raises_alike(torch, make, RuntimeError, f"Subtraction, the `-` operator, {words}")
 
 
 @pytest.mark.parametrize(
@@ -103,7 +88,7 @@ def test_subtraction_refuses_any_bool_operand(torch, make, words):
     ],
 )
 def test_powers_of_bool_tensors_have_pytorchs_dtype(torch, make):
-    same(torch, make)
+    both(torch, make)
 
 
 @pytest.mark.parametrize(
@@ -115,7 +100,7 @@ def test_powers_of_bool_tensors_have_pytorchs_dtype(torch, make):
     ],
 )
 def test_bool_to_a_bool_tensor_power_is_not_implemented(torch, make):
-    both_raise(torch, make, NotImplementedError, "\"pow\" not implemented for 'Bool'")
+    raises_alike(torch, make, NotImplementedError, "\"pow\" not implemented for 'Bool'")
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "int32"])
@@ -133,7 +118,7 @@ def test_bool_to_a_bool_tensor_power_is_not_implemented(torch, make):
     ],
 )
 def test_small_integer_dtypes_work_through_the_ops(torch, dtype, compute):
-    same(torch, lambda lib: compute(lib.tensor([1, 2, 3], dtype=getattr(lib, dtype))))
+    both(torch, lambda lib: compute(lib.tensor([1, 2, 3], dtype=getattr(lib, dtype))))
 
 
 @pytest.fixture(params=["float32", "float64"])
@@ -172,7 +157,7 @@ def test_math_of_integer_and_bool_tensors_is_in_the_default_dtype(
     ],
 )
 def test_sign_and_clamp_of_bool_and_small_int_tensors(torch, make):
-    same(torch, make)
+    both(torch, make)
 
 
 @pytest.mark.parametrize(
@@ -185,7 +170,7 @@ def test_sign_and_clamp_of_bool_and_small_int_tensors(torch, make):
     ],
 )
 def test_abs_relu_and_clamp_refuse_bool_tensors(torch, make, error, words):
-    both_raise(torch, make, error, words)
+    raises_alike(torch, make, error, words)
 
 
 F64_0D = lambda lib: lib.tensor(2.0, dtype=lib.float64)  # noqa: E731
@@ -204,7 +189,7 @@ F32_0D = lambda lib: lib.tensor(3.0)  # noqa: E731
     ],
 )
 def test_addcmul_and_addcdiv_promote_all_three_operands(torch, op, a, b, c):
-    same(torch, lambda lib: getattr(lib, op)(a(lib), b(lib), c(lib), value=0.5))
+    both(torch, lambda lib: getattr(lib, op)(a(lib), b(lib), c(lib), value=0.5))
 
 
 @pytest.mark.parametrize(
@@ -216,7 +201,7 @@ def test_addcmul_and_addcdiv_promote_all_three_operands(torch, op, a, b, c):
     ],
 )
 def test_addcmul_of_integer_tensors_is_computed_in_their_dtype(torch, make):
-    same(torch, make)
+    both(torch, make)
 
 
 @pytest.mark.parametrize(
@@ -258,7 +243,7 @@ def test_addcmul_of_integer_tensors_is_computed_in_their_dtype(torch, make):
     ],
 )
 def test_addcdiv_addcmul_and_lerp_refuse_as_pytorch(torch, make, error, words):
-    both_raise(torch, make, error, words)
+    raises_alike(torch, make, error, words)
 
 
 @pytest.mark.parametrize(
@@ -270,7 +255,7 @@ def test_addcdiv_addcmul_and_lerp_refuse_as_pytorch(torch, make, error, words):
     ],
 )
 def test_lerp_with_a_0d_weight_promotes_like_a_number(torch, make):
-    same(torch, make)
+    both(torch, make)
 
 
 @pytest.mark.parametrize("op", ["mul_", "add_", "div_", "copy_"])
@@ -304,7 +289,7 @@ PRODUCTS = {  # name: (the call, the first operand's shape, the second's)
 @pytest.mark.parametrize("name", PRODUCTS)
 def test_matrix_products_refuse_mixed_dtypes(torch, name, second):
     product, shape_a, shape_b = PRODUCTS[name]
-    both_raise(
+    raises_alike(
         torch,
         lambda lib: product(lib, lib.ones(shape_a), lib.ones(shape_b, dtype=getattr(lib, second))),
         RuntimeError,
@@ -315,13 +300,13 @@ def test_matrix_products_refuse_mixed_dtypes(torch, name, second):
 @pytest.mark.parametrize("name", PRODUCTS)
 def test_matrix_products_of_integers_compute_and_of_bools_are_not_implemented(torch, name):
     product, shape_a, shape_b = PRODUCTS[name]
-    same(
+    both(
         torch,
         lambda lib: product(
             lib, lib.ones(shape_a, dtype=lib.int8), lib.ones(shape_b, dtype=lib.int8)
         ),
     )
-    both_raise(
+    raises_alike(
         torch,
         lambda lib: product(
             lib, lib.ones(shape_a, dtype=lib.bool), lib.ones(shape_b, dtype=lib.bool)
@@ -345,14 +330,14 @@ def test_an_integer_result_dtype_is_refused_while_recording(torch, reduce):
     def recorded(lib):
         return reduce(lib, lib.tensor([1.5, 2.5], requires_grad=True))
 
-    both_raise(torch, recorded, RuntimeError, "Autograd not support dtype")
+    raises_alike(torch, recorded, RuntimeError, "Autograd not support dtype")
 
     def unrecorded(lib):  # without the graph the same call computes
         with lib.no_grad():
             return reduce(lib, lib.tensor([1.5, 2.5], requires_grad=True))
 
-    same(torch, unrecorded)
-    same(torch, lambda lib: reduce(lib, lib.tensor([1.5, 2.5])))
+    both(torch, unrecorded)
+    both(torch, lambda lib: reduce(lib, lib.tensor([1.5, 2.5])))
 
 
 def test_converting_a_tensor_that_requires_grad_to_an_integer_dtype_is_allowed(torch):
@@ -381,7 +366,7 @@ FLOAT_ONLY = {  # name: the call; PyTorch has no kernel for integer or bool tens
 @pytest.mark.parametrize("data", [INTS, INT8S, BOOLS])
 @pytest.mark.parametrize("name", FLOAT_ONLY)
 def test_float_only_functions_are_not_implemented_for_integers_and_bools(torch, name, data):
-    both_raise(
+    raises_alike(
         torch,
         lambda lib: FLOAT_ONLY[name](lib, data(lib)),
         NotImplementedError,
@@ -392,7 +377,7 @@ def test_float_only_functions_are_not_implemented_for_integers_and_bools(torch, 
 def test_softmax_with_a_float_dtype_takes_integers_and_with_an_integer_one_refuses(torch):
     close(torch, lambda lib: lib.softmax(INTS(lib), 0, dtype=lib.float64))
     close(torch, lambda lib: F(lib).log_softmax(BOOLS(lib), 0, dtype=lib.float32))
-    both_raise(
+    raises_alike(
         torch,
         lambda lib: FLOATS(lib).softmax(0, dtype=lib.int64),
         NotImplementedError,
@@ -411,7 +396,7 @@ def test_softmax_with_a_float_dtype_takes_integers_and_with_an_integer_one_refus
     ],
 )
 def test_var_and_std_refuse_integers_and_bools(torch, data, spread, words):
-    both_raise(torch, lambda lib: spread(lib, data(lib)), RuntimeError, words)
+    raises_alike(torch, lambda lib: spread(lib, data(lib)), RuntimeError, words)
 
 
 @pytest.mark.parametrize(
@@ -431,7 +416,7 @@ def test_var_and_std_refuse_integers_and_bools(torch, data, spread, words):
     ],
 )
 def test_reductions_that_refuse_bool_tensors(torch, make, error, words):
-    both_raise(torch, make, error, words)
+    raises_alike(torch, make, error, words)
 
 
 @pytest.mark.parametrize(
@@ -449,7 +434,7 @@ def test_reductions_that_refuse_bool_tensors(torch, make, error, words):
     ],
 )
 def test_integer_reductions_have_pytorchs_dtypes(torch, make):
-    same(torch, make)
+    both(torch, make)
 
 
 @pytest.mark.parametrize(
@@ -464,7 +449,7 @@ def test_integer_reductions_have_pytorchs_dtypes(torch, make):
     ],
 )
 def test_shape_methods_called_without_their_sizes_raise_type_error(torch, make):
-    both_raise(torch, make, TypeError, "missing 1 required positional arguments")
+    raises_alike(torch, make, TypeError, "missing 1 required positional arguments")
 
 
 @pytest.mark.parametrize(
@@ -477,22 +462,22 @@ def test_shape_methods_called_without_their_sizes_raise_type_error(torch, make):
     ],
 )
 def test_shape_methods_take_an_explicit_empty_shape(torch, make):
-    same(torch, make)
+    both(torch, make)
 
 
 @pytest.mark.parametrize("step", [-1, 0])
 def test_slicing_with_a_step_below_one_is_refused(torch, step):
-    both_raise(
+    raises_alike(
         torch, lambda lib: lib.arange(3)[::step], ValueError, "step must be greater than zero"
     )
-    both_raise(
+    raises_alike(
         torch, lambda lib: lib.arange(6).reshape(2, 3)[:, ::step], ValueError, "greater than zero"
     )
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "float32"])
 def test_indices_must_be_long_int_byte_or_bool_tensors(torch, dtype):
-    both_raise(
+    raises_alike(
         torch,
         lambda lib: lib.arange(3.0)[lib.tensor([0, 2], dtype=getattr(lib, dtype))],
         IndexError,
@@ -505,7 +490,7 @@ def test_a_uint8_index_is_read_as_a_mask_with_pytorchs_warning(torch):
         with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
             picked = lib.arange(3.0)[lib.tensor([1, 0, 1], dtype=lib.uint8)]
         assert picked.tolist() == [0.0, 2.0]
-    same(torch, lambda lib: lib.arange(3.0)[lib.tensor([0, 2], dtype=lib.int32)])
+    both(torch, lambda lib: lib.arange(3.0)[lib.tensor([0, 2], dtype=lib.int32)])
 
 
 @pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor])  # &, |, ^
@@ -522,14 +507,14 @@ def test_a_uint8_index_is_read_as_a_mask_with_pytorchs_warning(torch):
     ],
 )
 def test_and_or_xor_are_bitwise_with_promoted_dtypes(torch, op, a, b):
-    same(torch, lambda lib: op(a(lib), b(lib)))
+    both(torch, lambda lib: op(a(lib), b(lib)))
 
 
 def test_invert_flips_the_bits_of_integers_and_negates_bools(torch):
-    same(torch, lambda lib: ~INT8S(lib))
-    same(torch, lambda lib: ~INTS(lib))
-    same(torch, lambda lib: ~BOOLS(lib))
-    same(torch, lambda lib: lib.bitwise_not(INTS(lib)))
+    both(torch, lambda lib: ~INT8S(lib))
+    both(torch, lambda lib: ~INTS(lib))
+    both(torch, lambda lib: ~BOOLS(lib))
+    both(torch, lambda lib: lib.bitwise_not(INTS(lib)))
 
 
 @pytest.mark.parametrize(
@@ -542,4 +527,4 @@ def test_invert_flips_the_bits_of_integers_and_negates_bools(torch):
     ],
 )
 def test_bitwise_operators_refuse_floats(torch, make, error, words):
-    both_raise(torch, make, error, words)
+    raises_alike(torch, make, error, words)

@@ -4,23 +4,9 @@ compares with PyTorch 2.13 (values, dtypes, shapes; errors by class and key word
 
 import numpy as np
 import pytest
-from conftest import values
+from conftest import both, raises_alike
 
 import autograd_lab as ag
-
-
-def same(torch, make):
-    ours, theirs = make(ag), make(torch)
-    np.testing.assert_array_equal(values(ours), values(theirs))
-    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
-
-
-def raises_alike(torch, make, error, words):
-    """Both libraries raise `error` (the same class); ours says `words`."""
-    with pytest.raises(error):
-        make(torch)
-    with pytest.raises(error, match=words):
-        make(ag)
 
 
 @pytest.mark.parametrize("pieces", ["chunk", "split", "unbind"])
@@ -50,7 +36,7 @@ def test_a_piece_of_a_multi_view_op_cannot_be_used_after_its_base_changed_in_pla
 def test_an_int_index_is_applied_before_the_index_lists(torch, index):
     """x[0, :, [1, 2]]: PyTorch selects with the 0 first, so the picked dim stays in place
     (numpy would move it to the front); reading, writing and the gradient agree."""
-    same(torch, lambda lib: lib.arange(120.0).reshape(2, 3, 4, 5)[index])
+    both(torch, lambda lib: lib.arange(120.0).reshape(2, 3, 4, 5)[index])
 
     def write(lib):
         x = lib.zeros(2, 3, 4, 5)
@@ -64,14 +50,14 @@ def test_an_int_index_is_applied_before_the_index_lists(torch, index):
         picked.backward(lib.arange(float(picked.numel())).reshape(picked.shape))
         return x.grad
 
-    same(torch, write)
-    same(torch, gradient)
+    both(torch, write)
+    both(torch, gradient)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
 @pytest.mark.parametrize("start, end, step", [(0, 3, 1.5), (0.5, 3, 1), (0, 2.5, 1), (-0.5, 2, 1)])
 def test_an_integer_arange_cuts_float_arguments_to_whole_numbers(torch, dtype, start, end, step):
-    same(torch, lambda lib: lib.arange(start, end, step, dtype=getattr(lib, dtype)))
+    both(torch, lambda lib: lib.arange(start, end, step, dtype=getattr(lib, dtype)))
 
 
 def test_an_int64_arange_whose_step_cuts_to_zero_is_refused(torch):
@@ -81,7 +67,7 @@ def test_an_int64_arange_whose_step_cuts_to_zero_is_refused(torch):
         ValueError,
         "step must be nonzero",
     )
-    same(torch, lambda lib: lib.arange(0, 1, 0.25, dtype=lib.int32))  # counted in float: 4 zeros
+    both(torch, lambda lib: lib.arange(0, 1, 0.25, dtype=lib.int32))  # counted in float: 4 zeros
 
 
 @pytest.mark.parametrize("value", [float("inf"), float("nan"), 2.0**70])
@@ -93,16 +79,16 @@ def test_full_refuses_a_value_an_integer_dtype_cannot_hold(torch, value):
 
 
 def test_full_cuts_floats_and_wraps_negative_numbers_into_uint8(torch):
-    same(torch, lambda lib: lib.full_like(lib.tensor([0, 0]), 2.7))
-    same(torch, lambda lib: lib.full((2,), -1, dtype=lib.uint8))
-    same(torch, lambda lib: lib.full_like(lib.tensor([0], dtype=lib.uint8), -255))
+    both(torch, lambda lib: lib.full_like(lib.tensor([0, 0]), 2.7))
+    both(torch, lambda lib: lib.full((2,), -1, dtype=lib.uint8))
+    both(torch, lambda lib: lib.full_like(lib.tensor([0], dtype=lib.uint8), -255))
     raises_alike(torch, lambda lib: lib.full((2,), 256, dtype=lib.uint8), RuntimeError, "overflow")
 
 
 def test_tensor_of_a_tensor_converts_without_the_overflow_check(torch):
     """torch.tensor(t, dtype=...) converts as t.to(dtype) does; only numbers are checked."""
-    same(torch, lambda lib: lib.tensor(lib.tensor([-float("inf"), 2.7, 300.0]), dtype=lib.int64))
-    same(torch, lambda lib: lib.tensor(np.array([-np.inf, 2.7]), dtype=lib.int64))
+    both(torch, lambda lib: lib.tensor(lib.tensor([-float("inf"), 2.7, 300.0]), dtype=lib.int64))
+    both(torch, lambda lib: lib.tensor(np.array([-np.inf, 2.7]), dtype=lib.int64))
     raises_alike(
         torch, lambda lib: lib.tensor(-float("inf"), dtype=lib.int64), RuntimeError, "overflow"
     )
@@ -129,9 +115,9 @@ def test_writing_through_index_tensors_needs_the_same_dtype(torch):
         raises_alike(torch, put(index, half), RuntimeError, "Index put requires the source")
     raises_alike(torch, put(lambda lib: [0], half, "float64"), RuntimeError, "dtypes match")
     mask = lambda lib: (0, lib.tensor([True, False, True]))  # noqa: E731
-    same(torch, put(mask, half))
-    same(torch, put(lambda lib: (0, slice(1, None)), half))
-    same(torch, put(lambda lib: [1], lambda lib: 2.5))  # a number is converted
+    both(torch, put(mask, half))
+    both(torch, put(lambda lib: (0, slice(1, None)), half))
+    both(torch, put(lambda lib: [1], lambda lib: 2.5))  # a number is converted
 
 
 def index(*values):
@@ -143,17 +129,17 @@ def test_cat_checks_the_number_of_dims_and_skips_lone_empty_1d_tensors(torch):
         torch, lambda lib: lib.cat([lib.zeros(1, 1), lib.zeros(1)], dim=1), RuntimeError, "same"
     )
     raises_alike(torch, lambda lib: lib.cat([lib.zeros(2, 2), lib.zeros(2)], 3), IndexError, "")
-    same(torch, lambda lib: lib.cat([lib.zeros(0)], dim=1))  # only empty 1-d: dim is not read
-    same(torch, lambda lib: lib.concat([lib.zeros(0), lib.zeros(0)], dim=-5))
+    both(torch, lambda lib: lib.cat([lib.zeros(0)], dim=1))  # only empty 1-d: dim is not read
+    both(torch, lambda lib: lib.concat([lib.zeros(0), lib.zeros(0)], dim=-5))
 
 
 def test_diff_of_order_zero_does_not_read_dim(torch):
-    same(torch, lambda lib: lib.tensor([1, 2]).diff(n=0, dim=4))
+    both(torch, lambda lib: lib.tensor([1, 2]).diff(n=0, dim=4))
     raises_alike(torch, lambda lib: lib.tensor([1, 2]).diff(n=1, dim=4), IndexError, "range")
 
 
 def test_reshape_and_flatten_count_elements_as_pytorch(torch):
-    same(torch, lambda lib: lib.zeros(0, 1, 1, dtype=lib.int64).flatten(1))
+    both(torch, lambda lib: lib.zeros(0, 1, 1, dtype=lib.int64).flatten(1))
     for make in (
         lambda lib: lib.tensor([0.0]).expand(3).reshape(27, 2),  # not contiguous: a copy
         lambda lib: lib.zeros(3).view(27, 2),
@@ -170,7 +156,7 @@ def test_index_add_checks_shapes_before_bounds_and_bounds_only_with_elements(tor
     raises_alike(torch, index_add((2, 2), 0, index(0, 1, 1), (2, 2)), RuntimeError, "Number of")
     raises_alike(torch, index_add((2, 2), 0, index(5), (1, 2)), RuntimeError, "out of bounds")
     raises_alike(torch, index_add((2,), 0, index(5), (1,)), IndexError, "out of range")
-    same(torch, index_add((0, 2, 0, 1), 0, index(0, 0, 0), (3, 2, 0, 1)))  # nothing to add
+    both(torch, index_add((0, 2, 0, 1), 0, index(0, 0, 0), (3, 2, 0, 1)))  # nothing to add
 
 
 @pytest.mark.parametrize(
@@ -211,7 +197,7 @@ def test_scatter_in_place_refuses_a_leaf_first_and_a_source_sharing_its_memory(t
     raises_alike(torch, dim_out_of_range, IndexError, "out of range")
     raises_alike(torch, from_itself, RuntimeError, "refer to a single memory location")
     raises_alike(torch, from_a_view, RuntimeError, "refer to a single memory location")
-    same(torch, lambda lib: getattr(lib.zeros(2), op[:-1])(0, index(0)(lib), lib.ones(2)))
+    both(torch, lambda lib: getattr(lib.zeros(2), op[:-1])(0, index(0)(lib), lib.ones(2)))
 
 
 def test_setitem_with_index_tensors_checks_them_after_refusing_a_leaf(torch):
@@ -240,8 +226,8 @@ def test_setitem_with_index_tensors_checks_them_after_refusing_a_leaf(torch):
 
 
 def test_an_empty_bmm_skips_the_dtype_check_and_a_bool_matmul_checks_sizes_first(torch):
-    same(torch, lambda lib: lib.bmm(lib.zeros(2, 1, 0), lib.zeros(2, 0, 1, dtype=lib.float64)))
-    same(torch, lambda lib: lib.bmm(lib.zeros(2, 3, 4, dtype=lib.float64), lib.zeros(2, 4, 0)))
+    both(torch, lambda lib: lib.bmm(lib.zeros(2, 1, 0), lib.zeros(2, 0, 1, dtype=lib.float64)))
+    both(torch, lambda lib: lib.bmm(lib.zeros(2, 3, 4, dtype=lib.float64), lib.zeros(2, 4, 0)))
     raises_alike(
         torch,
         lambda lib: lib.bmm(lib.zeros(2, 3, 1, dtype=lib.float64), lib.zeros(2, 1, 5)),
@@ -280,8 +266,8 @@ def test_meshgrid_needs_one_dtype(torch):
 
 def test_bincount_of_nothing_is_int64_zeros_whatever_the_weights(torch):
     empty = lambda lib: lib.tensor([], dtype=lib.int64)  # noqa: E731
-    same(torch, lambda lib: lib.bincount(empty(lib), weights=lib.tensor(0), minlength=0))
-    same(torch, lambda lib: lib.bincount(empty(lib), weights=lib.tensor([1.0, 2.0]), minlength=2))
+    both(torch, lambda lib: lib.bincount(empty(lib), weights=lib.tensor(0), minlength=0))
+    both(torch, lambda lib: lib.bincount(empty(lib), weights=lib.tensor([1.0, 2.0]), minlength=2))
     raises_alike(
         torch, lambda lib: lib.bincount(lib.tensor([1]), weights=lib.tensor(2.0)), RuntimeError, ""
     )
@@ -315,19 +301,19 @@ def test_a_mask_must_have_the_shape_of_the_dims_it_indexes(torch, shape, make_in
     raises_alike(torch, read, IndexError, "The shape of the mask")
     raises_alike(torch, write, IndexError, "The shape of the mask")
     raises_alike(torch, write_itself, IndexError, "The shape of the mask")
-    same(torch, lambda lib: lib.zeros(2, 3)[:1, lib.tensor([True, False, True])])
+    both(torch, lambda lib: lib.zeros(2, 3)[:1, lib.tensor([True, False, True])])
 
 
 def test_an_index_out_of_range_is_not_checked_when_nothing_is_picked(torch):
-    same(torch, lambda lib: lib.zeros(1, 1)[None, lib.tensor([-1, -3, -1]), :-3:2])
-    same(torch, lambda lib: lib.zeros(2, 3)[[5], 1:1])
+    both(torch, lambda lib: lib.zeros(1, 1)[None, lib.tensor([-1, -3, -1]), :-3:2])
+    both(torch, lambda lib: lib.zeros(2, 3)[[5], 1:1])
 
     def gradient(lib):
         x = lib.zeros(2, 3).requires_grad_()
         x[[5], :0].sum().backward()
         return x.grad
 
-    same(torch, gradient)
+    both(torch, gradient)
     raises_alike(torch, lambda lib: lib.zeros(2, 3)[[5], [0]], IndexError, "out of bounds")
     raises_alike(torch, lambda lib: lib.zeros(0)[[0]], IndexError, "out of bounds")
 
@@ -335,7 +321,7 @@ def test_an_index_out_of_range_is_not_checked_when_nothing_is_picked(torch):
 def test_scans_and_sorts_lay_out_their_results_as_pytorch_so_view_agrees(torch):
     """cumsum writes a row-major result; sort keeps its input's layout: view() can (not) follow."""
     transposed = lambda lib: lib.zeros(2, 2).transpose(0, 1)  # noqa: E731
-    same(torch, lambda lib: lib.cumsum(transposed(lib), 1).view(4))
+    both(torch, lambda lib: lib.cumsum(transposed(lib), 1).view(4))
     cube = lambda lib: lib.zeros(3, 3, 3, dtype=lib.bool).transpose(0, -1)  # noqa: E731
     for lib in (ag, torch):
         assert cube(lib).argsort(dim=-1).reciprocal().stride() == (1, 3, 9)

@@ -6,24 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import values
+from conftest import both, raises_alike, values
 
 import autograd_lab as ag
-
-
-def same(torch, make):
-    ours, theirs = make(ag), make(torch)
-    np.testing.assert_array_equal(values(ours), values(theirs))
-    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
-
-
-def both_raise(torch, error, words, make):
-    """PyTorch and autograd_lab raise the same class of error; ours names `words`."""
-    with pytest.raises(error):
-        make(torch)
-    with pytest.raises(error, match=words):
-        make(ag)
-
 
 # ---- errors of another class ------------------------------------------------------------------
 
@@ -47,8 +32,8 @@ def both_raise(torch, error, words, make):
          "masked_fill_", "isclose", "allclose", "copy_more_dims"],
 )  # fmt: skip
 def test_shapes_that_do_not_broadcast_raise_runtime_error(torch, call):
-    both_raise(
-        torch, RuntimeError, "broadcast|shape", lambda lib: call(lib, lib.ones(2), lib.ones(3))
+    raises_alike(
+        torch, lambda lib: call(lib, lib.ones(2), lib.ones(3)), RuntimeError, "broadcast|shape"
     )
 
 
@@ -66,61 +51,61 @@ def test_assigning_a_value_that_does_not_fit_the_indexed_places_raises_runtime_e
         else:
             x[index] = lib.ones(value_shape)
 
-    both_raise(torch, RuntimeError, "cannot be broadcast to indexing result of shape", assign)
+    raises_alike(torch, assign, RuntimeError, "cannot be broadcast to indexing result of shape")
 
 
 def test_integer_powers_with_negative_tensor_exponents_round_toward_zero(torch):
-    same(torch, lambda lib: 2 ** lib.tensor([-1, 2]))
-    same(torch, lambda lib: 0 ** lib.tensor([-1, 2]))
-    same(torch, lambda lib: (-1) ** lib.tensor([-1, -2, -3]))
-    same(
+    both(torch, lambda lib: 2 ** lib.tensor([-1, 2]))
+    both(torch, lambda lib: 0 ** lib.tensor([-1, 2]))
+    both(torch, lambda lib: (-1) ** lib.tensor([-1, -2, -3]))
+    both(
         torch, lambda lib: lib.tensor([0, 1, -1, 2, -2, 3]) ** lib.tensor([-1, -1, -1, -1, -2, -3])
     )
-    same(torch, lambda lib: lib.tensor([2, 1]) ** lib.tensor(-1))
-    same(torch, lambda lib: lib.tensor([0, 1, -1], dtype=lib.int8) ** lib.tensor([-1]))
-    same(torch, lambda lib: lib.tensor([True]) ** lib.tensor([-1]))
+    both(torch, lambda lib: lib.tensor([2, 1]) ** lib.tensor(-1))
+    both(torch, lambda lib: lib.tensor([0, 1, -1], dtype=lib.int8) ** lib.tensor([-1]))
+    both(torch, lambda lib: lib.tensor([True]) ** lib.tensor([-1]))
 
 
 def test_an_integer_tensor_to_a_negative_python_int_power_raises(torch):
     for base in (lambda lib: lib.tensor([2, 1]), lambda lib: lib.tensor([True])):
         words = "Integers to negative integer powers are not allowed"
-        both_raise(torch, RuntimeError, words, lambda lib: base(lib) ** -1)
-        both_raise(torch, RuntimeError, words, lambda lib: base(lib).pow(-2))
-    same(torch, lambda lib: lib.tensor([2]) ** -1.0)  # a float exponent is fine
+        raises_alike(torch, lambda lib: base(lib) ** -1, RuntimeError, words)
+        raises_alike(torch, lambda lib: base(lib).pow(-2), RuntimeError, words)
+    both(torch, lambda lib: lib.tensor([2]) ** -1.0)  # a float exponent is fine
 
 
 @pytest.mark.parametrize("reduce", ["max", "min", "argmax", "argmin", "amax", "amin", "median"])
 @pytest.mark.parametrize("shape, dim", [((0, 3), 0), ((3, 0), 1), ((3, 0), -1), ((0,), 0)])
 def test_picking_reductions_over_an_empty_dim_raise_index_error(torch, reduce, shape, dim):
     words = f"{reduce}\\(\\): Expected reduction dim {dim % len(shape)} to have non-zero size"
-    both_raise(torch, IndexError, words, lambda lib: getattr(lib.zeros(shape), reduce)(dim))
-    both_raise(torch, IndexError, "kthvalue", lambda lib: lib.zeros(shape).kthvalue(1, dim))
+    raises_alike(torch, lambda lib: getattr(lib.zeros(shape), reduce)(dim), IndexError, words)
+    raises_alike(torch, lambda lib: lib.zeros(shape).kthvalue(1, dim), IndexError, "kthvalue")
 
 
 @pytest.mark.parametrize("reduce", ["argmax", "argmin"])
 def test_argmax_of_an_empty_tensor_without_a_dim_raises_index_error(torch, reduce):
     words = "Expected reduction dim to be specified for input.numel\\(\\) == 0"
-    both_raise(torch, IndexError, words, lambda lib: getattr(lib.zeros(0, 3), reduce)())
+    raises_alike(torch, lambda lib: getattr(lib.zeros(0, 3), reduce)(), IndexError, words)
 
 
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "logsumexp", "std"])
 def test_reductions_with_an_identity_or_nan_accept_an_empty_dim(torch, reduce):
-    same(torch, lambda lib: getattr(lib.zeros(0, 3), reduce)(0))
-    same(torch, lambda lib: getattr(lib.zeros(3, 0), reduce)(0))
+    both(torch, lambda lib: getattr(lib.zeros(0, 3), reduce)(0))
+    both(torch, lambda lib: getattr(lib.zeros(3, 0), reduce)(0))
 
 
 def test_the_mean_of_nothing_is_nan_without_a_warning(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # PyTorch warns nothing here; numpy's mean would
-        same(torch, lambda lib: lib.zeros(0, 3).mean(0))
-        same(torch, lambda lib: lib.zeros(0, 3, dtype=lib.float64).mean())
-        same(torch, lambda lib: lib.zeros(2, 0).mean(-1, keepdim=True))
+        both(torch, lambda lib: lib.zeros(0, 3).mean(0))
+        both(torch, lambda lib: lib.zeros(0, 3, dtype=lib.float64).mean())
+        both(torch, lambda lib: lib.zeros(2, 0).mean(-1, keepdim=True))
 
 
 @pytest.mark.parametrize("reduce", ["max", "argmax", "cumsum"])
 def test_a_0d_tensor_accepts_only_dims_0_and_minus_1(torch, reduce):
-    same(torch, lambda lib: values_of(getattr(lib.tensor(5.0), reduce)(-1)))
-    both_raise(torch, IndexError, "out of range", lambda lib: getattr(lib.tensor(5.0), reduce)(1))
+    both(torch, lambda lib: values_of(getattr(lib.tensor(5.0), reduce)(-1)))
+    raises_alike(torch, lambda lib: getattr(lib.tensor(5.0), reduce)(1), IndexError, "out of range")
 
 
 def values_of(result):
@@ -141,7 +126,7 @@ def values_of(result):
     ],
 )
 def test_cutting_or_joining_a_0d_tensor_raises_runtime_error(torch, call, words):
-    both_raise(torch, RuntimeError, words, lambda lib: call(lib, lib.tensor(1.0)))
+    raises_alike(torch, lambda lib: call(lib, lib.tensor(1.0)), RuntimeError, words)
 
 
 @pytest.mark.parametrize(
@@ -159,30 +144,28 @@ def test_cutting_or_joining_a_0d_tensor_raises_runtime_error(torch, call, words)
     ],
 )
 def test_sizes_that_do_not_fit_raise_runtime_error(torch, call, words):
-    both_raise(
+    raises_alike(
         torch,
+        lambda lib: call(lib.ones(6)[:3] if "expand" in words else lib.ones(6)),
         RuntimeError,
         words,
-        lambda lib: call(lib.ones(6)[:3] if "expand" in words else lib.ones(6)),
     )
 
 
 @pytest.mark.parametrize("method, argument", [("reshape", "shape"), ("view", "shape"),
     ("permute", "dims"), ("expand", "size"), ("repeat", "repeats"), ("flip", "dims")])  # fmt: skip
 def test_shape_methods_called_without_their_argument_raise_type_error(torch, method, argument):
-    both_raise(torch, TypeError, f'missing 1 required positional arguments: "{argument}"',
-               lambda lib: getattr(lib.ones(1), method)())  # fmt: skip
+    raises_alike(torch, lambda lib: getattr(lib.ones(1), method)(), TypeError, f'missing 1 required positional arguments: "{argument}"')  # fmt: skip
 
 
 @pytest.mark.parametrize("index", [slice(None, None, -1), slice(None, None, -2),
                                    (0, slice(2, 0, -1))])  # fmt: skip
 def test_a_negative_slice_step_raises_value_error_pointing_to_flip(torch, index):
-    both_raise(torch, ValueError, "step must be greater than zero.*flip",
-               lambda lib: lib.ones(3, 3)[index])  # fmt: skip
+    raises_alike(torch, lambda lib: lib.ones(3, 3)[index], ValueError, "step must be greater than zero.*flip")  # fmt: skip
 
 
 def test_linear_of_a_vector_with_a_matrix_bias_broadcasts_as_pytorch(torch):
-    same(torch, lambda lib: lib.nn.functional.linear(lib.ones(3), lib.ones(2, 3), lib.ones(1, 2)))
+    both(torch, lambda lib: lib.nn.functional.linear(lib.ones(3), lib.ones(2, 3), lib.ones(1, 2)))
 
 
 # ---- empty and 0-d tensors --------------------------------------------------------------------
@@ -208,14 +191,14 @@ def test_chunk_of_an_empty_dim_gives_the_asked_number_of_empty_pieces(torch, sha
     ],
 )
 def test_dims_0_and_minus_1_of_a_0d_tensor_name_the_number_itself(torch, call):
-    same(torch, lambda lib: call(lib.tensor(5.0)))
+    both(torch, lambda lib: call(lib.tensor(5.0)))
 
     def grad(lib):
         x = lib.tensor(5.0, requires_grad=True)
         (call(x) * 3).backward()
         return x.grad
 
-    same(torch, grad)
+    both(torch, grad)
 
 
 def test_mT_of_a_0d_tensor_warns_and_is_the_tensor_itself(torch):
@@ -228,7 +211,7 @@ def test_mT_of_a_0d_tensor_warns_and_is_the_tensor_itself(torch):
 @pytest.mark.parametrize("call", [lambda x: x.flatten(1), lambda x: x.flatten(0, 1)])
 @pytest.mark.parametrize("shape", [(), (1,), (0,)])
 def test_flatten_refuses_dims_a_tensor_does_not_have(torch, call, shape):
-    both_raise(torch, IndexError, "out of range", lambda lib: call(lib.zeros(shape)))
+    raises_alike(torch, lambda lib: call(lib.zeros(shape)), IndexError, "out of range")
 
 
 @pytest.mark.parametrize("join", ["cat", "stack"])
@@ -240,7 +223,7 @@ def test_gradients_of_an_empty_tensor_used_twice_add_up(torch, join, shape):
         (lib.zeros(()) + getattr(lib, join)([y, y]).sum()).backward()
         return x.grad
 
-    same(torch, grad)
+    both(torch, grad)
 
 
 # ---- node names learners read -------------------------------------------------------------------
@@ -271,7 +254,7 @@ def test_shape_nodes_have_pytorchs_names(torch, call):
         return call(lib, lib.arange(6.0).reshape(2, 3).requires_grad_())
 
     assert node_names(make(ag)) == node_names(make(torch))
-    same(torch, make)
+    both(torch, make)
 
 
 def test_the_pieces_of_unbind_share_one_node_and_stack_their_gradients(torch):
@@ -282,9 +265,8 @@ def test_the_pieces_of_unbind_share_one_node_and_stack_their_gradients(torch):
         (first * 2).sum().backward()  # the second piece gets no gradient: zeros for it
         return x.grad
 
-    same(torch, grads)
-    both_raise(torch, IndexError, "Dimension specified as 0 but tensor has no dimensions",
-               lambda lib: lib.tensor(1.0).unbind())  # fmt: skip
+    both(torch, grads)
+    raises_alike(torch, lambda lib: lib.tensor(1.0).unbind(), IndexError, "Dimension specified as 0 but tensor has no dimensions")  # fmt: skip
     assert ag.zeros(0, 3).unbind() == torch.zeros(0, 3).unbind() == ()
 
 
@@ -310,7 +292,7 @@ def test_batched_matmul_gradients_through_the_unsafe_view_match_pytorch(torch):
         ((a @ b) ** 2).sum().backward()
         return lib.cat([a.grad.reshape(-1), b.grad.reshape(-1)])
 
-    same(torch, grads)
+    both(torch, grads)
 
 
 # ---- when hooks run for autograd.grad ---------------------------------------------------------
@@ -370,9 +352,9 @@ def test_retain_grad_and_leaf_hooks_with_grad_and_backward_inputs_match_pytorch(
 def test_dims_and_tensor_lists_that_do_not_fit_raise_pytorchs_error_class(
     torch, call, error, words
 ):
-    both_raise(torch, error, words, lambda lib: call(lib, lib.ones(2, 3)))
-    same(torch, lambda lib: lib.ones(2, 3).permute(-1, 0))
-    same(torch, lambda lib: lib.tensor([[True, False]]).any(-1, keepdim=True))
+    raises_alike(torch, lambda lib: call(lib, lib.ones(2, 3)), error, words)
+    both(torch, lambda lib: lib.ones(2, 3).permute(-1, 0))
+    both(torch, lambda lib: lib.tensor([[True, False]]).any(-1, keepdim=True))
 
 
 @pytest.mark.parametrize(
@@ -391,7 +373,7 @@ def test_gather_and_scatter_of_a_0d_tensor_work_on_its_one_element(torch, call):
         (out * 3).backward()
         return lib.stack([out.detach(), x.grad])
 
-    same(torch, grad)
+    both(torch, grad)
 
 
 @pytest.mark.parametrize("shape, dim", [((2, 3), 0), ((2, 3), 1), ((3, 0), -1), ((0,), 0)])
@@ -404,4 +386,4 @@ def test_cat_leaves_out_a_1d_empty_tensor_as_pytorch_does(torch, shape, dim):
         assert tuple(empty.grad.shape) == (0,) and str(empty.grad.dtype).endswith("float64")
         return lib.cat([out.detach().reshape(-1), x.grad.reshape(-1).double()])
 
-    same(torch, joined)
+    both(torch, joined)

@@ -3,17 +3,11 @@ with PyTorch (values, NaN/inf and -0, gradients, dtypes) exactly where PyTorch's
 
 import numpy as np
 import pytest
-from conftest import values
+from conftest import both, values
 
 import autograd_lab as ag
 
 nan, inf = float("nan"), float("inf")
-
-
-def same(torch, make):
-    ours, theirs = make(ag), make(torch)
-    np.testing.assert_array_equal(values(ours), values(theirs))
-    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
 
 
 @pytest.mark.parametrize("op", ["arctan_", "sinh_", "tan_", "fix_", "log_", "abs_", "neg_"])
@@ -35,7 +29,7 @@ def test_adding_an_as_strided_view_to_itself_in_place_doubles_it(torch):
         view += view
         return view.detach()
 
-    same(torch, double)
+    both(torch, double)
 
 
 @pytest.mark.parametrize("dim", [None, 0, 1])
@@ -46,7 +40,7 @@ def test_repeat_interleave_once_is_a_copy_not_a_view(torch, dim):
         x.add_(10)
         return repeated
 
-    same(torch, repeat_then_change_the_input)
+    both(torch, repeat_then_change_the_input)
     x = ag.tensor([1.0, 2.0], requires_grad=True)
     assert x.repeat_interleave(1).grad_fn.next_functions[0][0].name() == "CloneBackward0"
 
@@ -76,12 +70,12 @@ def test_logit_has_pytorchs_gradient_at_zero_one_and_outside(torch, eps):
         assert slope.requires_grad
         return slope
 
-    same(torch, first_derivative)
+    both(torch, first_derivative)
 
 
 def test_logit_of_integers_is_float(torch):
-    same(torch, lambda lib: lib.logit(lib.tensor([0, 1, 2])))
-    same(torch, lambda lib: lib.tensor([True, False]).logit(eps=0.25))
+    both(torch, lambda lib: lib.logit(lib.tensor([0, 1, 2])))
+    both(torch, lambda lib: lib.tensor([True, False]).logit(eps=0.25))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -91,7 +85,7 @@ def test_a_power_of_minus_one_half_is_one_over_the_square_root(torch, dtype):
         x = lib.tensor([-0.0, 0.0, -2.0, 3.0, inf, -inf, 0.3], dtype=getattr(lib, dtype))
         return lib.pow(x, -0.5)
 
-    same(torch, power)
+    both(torch, power)
 
 
 def signs(tensor):  # 0.0 and -0.0 compare equal: tell them apart by the sign bit
@@ -105,10 +99,10 @@ def test_maximum_and_minimum_keep_the_first_inputs_zero_at_a_tie(torch, op):
         b = lib.tensor([-0.0, 0.0, 0.0, -0.0, 1.0, nan])
         return getattr(lib, op)(a, b)
 
-    same(torch, pick)
+    both(torch, pick)
     np.testing.assert_array_equal(signs(pick(ag)), signs(pick(torch)))
     # the fuzzer's case: the reciprocal of maximum(0, -0.0) is +inf
-    same(torch, lambda lib: lib.maximum(lib.tensor(0), lib.tensor([-0.0])).reciprocal())
+    both(torch, lambda lib: lib.maximum(lib.tensor(0), lib.tensor([-0.0])).reciprocal())
 
 
 def test_clamp_keeps_the_inputs_zero_where_it_equals_a_bound(torch):
@@ -116,10 +110,10 @@ def test_clamp_keeps_the_inputs_zero_where_it_equals_a_bound(torch):
         clamped = {
             lib: lib.tensor([-0.0, 0.0, 1.0, -1.0, nan]).clamp(**bounds) for lib in (ag, torch)
         }
-        same(torch, lambda lib, clamped=clamped: clamped[lib])
+        both(torch, lambda lib, clamped=clamped: clamped[lib])
         np.testing.assert_array_equal(signs(clamped[ag]), signs(clamped[torch]))
     # a nan bound still makes every element nan
-    same(torch, lambda lib: lib.tensor([0.0, 1.0]).clamp(min=nan, max=0.0))
+    both(torch, lambda lib: lib.tensor([0.0, 1.0]).clamp(min=nan, max=0.0))
 
 
 def test_an_empty_view_shares_its_bases_version_counter(torch):
@@ -158,7 +152,7 @@ def test_a_random_fill_of_a_scan_join_or_norm_of_a_transposed_tensor_draws_pytor
         assert result.is_contiguous()
         return result.uniform_()
 
-    same(torch, fill)
+    both(torch, fill)
 
 
 def test_cat_and_batch_norm_of_channels_last_image_batches_stay_channels_last(torch):
@@ -183,8 +177,8 @@ def test_max_pool_of_a_window_with_several_nans_picks_the_last_nan(torch):
         return indices, x.grad
 
     (our_indices, our_grad), (their_indices, their_grad) = picked(ag), picked(torch)
-    same(torch, lambda lib: our_indices if lib is ag else their_indices)
-    same(torch, lambda lib: our_grad if lib is ag else their_grad)
+    both(torch, lambda lib: our_indices if lib is ag else their_indices)
+    both(torch, lambda lib: our_grad if lib is ag else their_grad)
 
 
 @pytest.mark.parametrize("changed", ["end", "weight"])
