@@ -192,3 +192,62 @@ def test_pooling_kernels_refuse_the_dtypes_pytorch_has_none_for(torch):
             raises_like(torch, RuntimeError, "too small", lambda lib: pool(lib, name, dtype, 3))
         for dtype in taken:
             both(torch, lambda lib: pool(lib, name, dtype))
+
+
+def test_matrix_products_check_batch_dims_then_dtypes_as_pytorchs_kernels_do(torch):
+    def zeros(lib, *shape, dtype="bool"):
+        return lib.zeros(*shape, dtype=getattr(lib, dtype))
+
+    # the batch dims must broadcast before any dtype is looked at
+    raises_like(
+        torch,
+        RuntimeError,
+        "broadcast",
+        lambda lib: zeros(lib, 3, 1, 3) @ zeros(lib, 2, 3, 2, dtype="float64"),
+    )
+    # bmm picks its kernel by the first operand's dtype (bool has none), then compares dtypes
+    raises_like(
+        torch,
+        NotImplementedError,
+        "bmm",
+        lambda lib: zeros(lib, 3, 1, 1).bmm(zeros(lib, 3, 1, 2, dtype="float64")),
+    )
+    raises_like(
+        torch,
+        RuntimeError,
+        "same dtype",
+        lambda lib: zeros(lib, 1, 1, 1, dtype="float64").bmm(zeros(lib, 1, 1, 1)),
+    )
+    raises_like(
+        torch,
+        RuntimeError,
+        "batch2",
+        lambda lib: zeros(lib, 1, 1, 1).bmm(zeros(lib, 1, 2, 1, dtype="float64")),
+    )
+    # nothing to multiply: a batched product returns zeros without its kernel, dtypes unchecked
+    both(torch, lambda lib: zeros(lib, 0, 3) @ zeros(lib, 0, 3, 3))
+    both(
+        torch,
+        lambda lib: zeros(lib, 1, 0, 1, dtype="float32") @ zeros(lib, 1, 1, 1, dtype="float64"),
+    )
+    # mm and mv (a batch folded into one matrix) always compare dtypes, and skip bool's missing
+    # kernel only when there is nothing to multiply; dot never skips it
+    both(torch, lambda lib: zeros(lib, 2, 0) @ zeros(lib, 0, 2))
+    both(torch, lambda lib: zeros(lib, 2, 0) @ zeros(lib, 0))
+    raises_like(torch, NotImplementedError, "dot", lambda lib: zeros(lib, 0) @ zeros(lib, 0))
+    raises_like(
+        torch, NotImplementedError, "Bool", lambda lib: zeros(lib, 2, 3, 2) @ zeros(lib, 2, 2)
+    )
+    raises_like(
+        torch,
+        RuntimeError,
+        "same dtype",
+        lambda lib: zeros(lib, 2, 0, 1, dtype="float32") @ zeros(lib, 1, 1, dtype="float64"),
+    )
+    # a batch that cannot be folded without a copy (leading dims out of order) is a bmm
+    raises_like(
+        torch,
+        NotImplementedError,
+        "bmm",
+        lambda lib: zeros(lib, 3, 2, 4).transpose(0, 1) @ zeros(lib, 4, 2),
+    )
