@@ -141,6 +141,16 @@ def test_batch_norm_checks_sizes_and_running_statistics_before_the_dtype(torch):
         raises_like(
             torch, error, words, lambda lib: batch_norm(lib, shape, stats, training=training)
         )
+    # training on a batch laid out otherwise (expanded, transposed), PyTorch's kernel starts with
+    # mean(), which refuses integers with a RuntimeError; evaluation picks the kernel first
+    for training, error in ((True, RuntimeError), (False, NotImplementedError)):
+
+        def expanded(lib, training=training):
+            input = lib.zeros(1, 2, dtype=lib.int64).expand(3, 2)
+            stats = lib.zeros(2, dtype=lib.int64)
+            return lib.nn.functional.batch_norm(input, stats, stats, training=training)
+
+        raises_like(torch, error, "mean|batch_norm", expanded)
     # an empty batch has nothing to normalize: no kernel is picked, the dtype does not matter,
     # and the running statistics stay as they were
     both(torch, lambda lib: batch_norm(lib, (0, 2), 2, training=True))

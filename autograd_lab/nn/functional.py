@@ -40,7 +40,7 @@ from ..ops.loss import (
     SmoothL1Loss,
 )
 from ..ops.nn import Addmm, Gelu, LinearMm
-from ..ops.normalization import BatchNorm, LayerNorm
+from ..ops.normalization import BatchNorm, LayerNorm, densely_laid_out
 from ..ops.padding import ConstantPad
 from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
 from ..ops.reduction import log_softmax as _log_softmax
@@ -691,6 +691,13 @@ def batch_norm(
         return out if bias is None else out + bias[0]
     if not training:
         types.floating_point_only("batch_norm", input.dtype)
+    elif not input.dtype.is_floating_point and not densely_laid_out(input._data):
+        # PyTorch's kernel for other layouts (expanded, transposed) first takes the batch's mean
+        # with mean(), which refuses integers with a RuntimeError
+        raise RuntimeError(
+            f"mean(): could not infer output dtype: batch_norm takes the mean of each channel, "
+            f"and mean() needs a floating-point tensor, got {input.dtype}. Fix: input.float()."
+        )
     if input.ndim < 2:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [-1, 0], but got 1): batch_norm "
