@@ -464,27 +464,25 @@ class Tensor:
                 _raise_error_of(op, self.detach(), args, kwargs, not own_checks_first)
             raise refusal
         base = self._base
-        if recording and base is not None:  # through a view: the base's history changes
-            result, base_after = _views.change_through_view(self, op, args, kwargs)
-        elif recording:  # the node sees a copy of the old values
-            previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
-            result = op(previous, *args, **kwargs)
-        else:
-            result = op(self, *args, **kwargs)
-        dtype = kwargs.get("dtype")  # cumsum_(dim, dtype=...): the dtype self already has, or none
-        if dtype is not None and types.to_dtype(dtype) != self.dtype:
-            raise RuntimeError(
-                f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
-                f"{types.to_dtype(dtype)} should match: an in-place op keeps the tensor's dtype. "
-                "Fix: leave out dtype=, or use the out-of-place op (y = x.cumsum(0, dtype=...))."
-            )
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                f"{list(result._data.shape)}: an in-place op writes into the tensor it changes, "
-                "so it cannot change that tensor's shape. Fix: use the out-of-place op "
-                "(x = x + y) instead."
-            )
+        try:
+            if recording and base is not None:  # through a view: the base's history changes
+                result, base_after = _views.change_through_view(self, op, args, kwargs)
+            elif recording:  # the node sees a copy of the old values
+                previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
+                result = op(previous, *args, **kwargs)
+            else:
+                result = op(self, *args, **kwargs)
+        except NotImplementedError:
+            # PyTorch checks that the result fits self before it looks for a kernel for self's
+            # dtype: a bool x.lerp_(y, y) with a bigger y is refused for its shape
+            tensors = [a._data.shape for a in args if isinstance(a, Tensor)]
+            try:
+                shape = np.broadcast_shapes(self._data.shape, *tensors)
+            except ValueError:  # not an elementwise op, or shapes the op itself refuses
+                shape = self._data.shape
+            self._check_result_fits(shape, kwargs.get("dtype"))
+            raise
+        self._check_result_fits(result._data.shape, kwargs.get("dtype"))
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             computed, kept = types.of_array(result._data), self.dtype
             raise RuntimeError(
@@ -505,6 +503,21 @@ class Tensor:
                 base._take_history(base_after._grad_fn)
                 self._refresh_view_history()
         return self
+
+    def _check_result_fits(self, shape, dtype):
+        """An in-place result must have self's shape, and a dtype= asked for must be self's."""
+        if dtype is not None and types.to_dtype(dtype) != self.dtype:  # cumsum_(0, dtype=...)
+            raise RuntimeError(
+                f"Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
+                f"{types.to_dtype(dtype)} should match: an in-place op keeps the tensor's dtype. "
+                "Fix: leave out dtype=, or use the out-of-place op (y = x.cumsum(0, dtype=...))."
+            )
+        if shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(shape)}: an in-place op writes into the tensor it changes, so it cannot "
+                "change that tensor's shape. Fix: use the out-of-place op (x = x + y) instead."
+            )
 
     def _inplace_refusal(self, self_requires_grad):
         """PyTorch's refusals of an in-place op while recording (the view checks come first): the

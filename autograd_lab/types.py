@@ -139,6 +139,20 @@ def check_differentiable(dtype, recording):
         )
 
 
+# Most kernels take every dtype, or (floating_point_only below) the float ones; a few take a list
+# of their own, as PyTorch's CPU build has them
+_KERNEL_DTYPES = {
+    "max_pool2d": ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"),
+    "avg_pool2d": ("int64", "float16", "float32", "float64"),
+}
+
+
+def check_kernel_dtype(operation, dtype):
+    """Refuse a `dtype` that `operation`'s kernel is not written for (max_pool2d of bool)."""
+    if dtype.name not in _KERNEL_DTYPES[operation]:
+        raise not_implemented_for(operation, dtype)
+
+
 def floating_point_only(operation, dtype):
     """Refuse a `dtype` that is not floating-point, as PyTorch's float-only kernels do
     (softmax, gelu, lerp: their formulas need fractions)."""

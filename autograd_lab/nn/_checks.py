@@ -78,7 +78,8 @@ def check_class_weight(fn, weight, input, classes):
             f"{list(weight.shape)}. Fix: one weight per class, shape [{classes}]."
         )
     check_no_grad("nll_loss_forward", "weight", weight)
-    if weight.dtype != input.dtype:
+    # the kernel is chosen for the input's dtype first: an integer input is refused for that
+    if input.dtype.is_floating_point and weight.dtype != input.dtype:
         raise RuntimeError(
             f"expected scalar type {input.dtype} but found {weight.dtype}: the class weights must "
             "have the input's dtype. Fix: weight.to(input.dtype)."

@@ -40,7 +40,7 @@ from ..ops.loss import (
     SmoothL1Loss,
 )
 from ..ops.nn import Addmm, Gelu, LinearMm
-from ..ops.normalization import BatchNorm, LayerNorm
+from ..ops.normalization import BatchNorm, LayerNorm, densely_laid_out
 from ..ops.padding import ConstantPad
 from ..ops.pooling import AvgPool2d, MaxPool2d, max_pool2d_indices
 from ..ops.reduction import log_softmax as _log_softmax
@@ -268,7 +268,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """Mean squared error: ((input - target)²).mean() for reduction="mean" (or .sum(), or none)."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     _checks.check_tensors("mse_loss", input=input, target=target)
-    types.floating_point_only("mse_loss", promotion.result_type(input, target))
+    computed_in = promotion.result_type(input, target)
     if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
@@ -280,6 +280,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         shape = np.broadcast_shapes(input.shape, target.shape)
         input = input if input.shape == shape else expand(input, shape)
         target = target if target.shape == shape else expand(target, shape)
+    types.floating_point_only("mse_loss", computed_in)  # after the shapes, as in PyTorch
     if weight is None:
         return MseLoss.apply(input, target, reduction=reduction)
     _checks.check_tensors("mse_loss", weight=weight)
@@ -450,15 +451,22 @@ def _class_view(weight, ndim, dim):
 def _nll_loss(input, target, weight, ignore_index, reduction, fn):
     _checks.check_tensors(fn, input=input, target=target)
     _checks.check_rank(input)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(
-            f"{fn}() needs floating-point scores, got {input.dtype}. Fix: input.float()."
-        )
     t = _checks.class_targets(input, target, fn)
     class_dim = 0 if input.ndim == 1 else 1
     classes = input.shape[class_dim]
     if weight is not None:
         _checks.check_class_weight(fn, weight, input, classes)
+    image_like = input.ndim == 3 or input.ndim > 4  # PyTorch views these as (N, C, 1, rest)
+    n, rest = input.shape[0], int(np.prod(input.shape[2:]))
+    if image_like and input.numel() == 0 and t.size > 0:  # no classes: the view is (N, 0, 0, 0)
+        raise RuntimeError(
+            f"size mismatch (got input: {[n, classes, 0, 0]} , target: {[n, 1, rest]}): "
+            f"{fn}'s input has no classes (dim 1 has size 0) to score the targets against. "
+            "Fix: an input with one score per class in dim 1."
+        )
+    if input._data.dtype.kind != "f":  # the shapes are checked first, then the kernel is chosen
+        kernel = "nll_loss2d_forward_out_frame" if input.ndim >= 3 else "nll_loss_out_frame"
+        raise types.not_implemented_for(kernel, input.dtype)
     in_range = t.size == 0 or (t.min() >= 0 and t.max() < classes)  # the quick common case
     invalid = None if in_range else (t != ignore_index) & ((t < 0) | (t >= classes))
     if invalid is not None and invalid.any():
@@ -470,14 +478,7 @@ def _nll_loss(input, target, weight, ignore_index, reduction, fn):
     w = None if weight is None else weight._data
     if in_range and not 0 <= ignore_index < classes:
         ignore_index = None  # no target can be ignored: the plan skips looking for them
-    if input.ndim == 3 or input.ndim > 4:  # PyTorch views these as (N, C, 1, rest) inputs
-        n, rest = input.shape[0], int(np.prod(input.shape[2:]))
-        if input.numel() == 0 and t.size > 0:  # no classes: PyTorch's view is (N, 0, 0, 0)
-            raise RuntimeError(
-                f"size mismatch (got input: {[n, classes, 0, 0]} , target: {[n, 1, rest]}): "
-                f"{fn}'s input has no classes (dim 1 has size 0) to score the targets against. "
-                "Fix: an input with one score per class in dim 1."
-            )
+    if image_like:
         flat = View.apply(input, shape=(n, classes, 1, rest), copy_ok=True)
         plan = NllPlan(
             t.reshape(n, 1, rest), w, ignore_index, reduction, flat.shape, input._data.dtype
@@ -657,14 +658,15 @@ def batch_norm(
     """
     _checks.check_tensors("batch_norm", input=input)
     _checks.cpu_only("batch_norm", input, weight, bias)
-    types.floating_point_only("batch_norm", input.dtype)
-    if input.ndim < 2:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [-1, 0], but got 1): batch_norm "
-            f"needs a channels dim 1, the input has shape {list(input.shape)}. Fix: a batch of "
-            "shape (N, C) or (N, C, ...)."
+    # PyTorch's order: the batch size, the parameters' sizes, the running statistics, and only
+    # then the dtype (a kernel is chosen) and the channels dim 1 (read first when training)
+    shape = input.shape
+    if training and shape[0] * math.prod(shape[2:]) == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}. "
+            "Fix: a batch of at least 2 samples (or model.eval() to use the running statistics)."
         )
-    channels = input.shape[1]
+    channels = shape[1] if input.ndim > 1 else 0
     for name, tensor in (
         ("running_mean", running_mean),
         ("running_var", running_var),
@@ -676,12 +678,34 @@ def batch_norm(
                 f"{name} should contain {channels} elements not {tensor.numel()}. Fix: the layer "
                 f"is built for {tensor.numel()} channels but the input has {channels} in dim 1."
             )
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "running_mean must be defined in evaluation mode. Fix: pass the running "
+            "statistics, or training=True to use the batch's own."
+        )
+    if input.numel() == 0:
+        # nothing to normalize: PyTorch picks no kernel and leaves the running statistics alone;
+        # it returns a copy (times weight[0], plus bias[0], so that the graph reaches them)
+        out = input.clone()
+        out = out if weight is None else out * weight[0]
+        return out if bias is None else out + bias[0]
     if not training:
-        if running_mean is None or running_var is None:
-            raise RuntimeError(
-                "running_mean must be defined in evaluation mode. Fix: pass the running "
-                "statistics, or training=True to use the batch's own."
-            )
+        types.floating_point_only("batch_norm", input.dtype)
+    elif not input.dtype.is_floating_point and not densely_laid_out(input._data):
+        # PyTorch's kernel for other layouts (expanded, transposed) first takes the batch's mean
+        # with mean(), which refuses integers with a RuntimeError
+        raise RuntimeError(
+            f"mean(): could not infer output dtype: batch_norm takes the mean of each channel, "
+            f"and mean() needs a floating-point tensor, got {input.dtype}. Fix: input.float()."
+        )
+    if input.ndim < 2:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got 1): batch_norm "
+            f"needs a channels dim 1, the input has shape {list(input.shape)}. Fix: a batch of "
+            "shape (N, C) or (N, C, ...)."
+        )
+    types.floating_point_only("batch_norm", input.dtype)
+    if not training:
         return BatchNorm.apply(
             input,
             weight,
@@ -689,11 +713,6 @@ def batch_norm(
             running_mean=running_mean._data,
             running_var=running_var._data,
             eps=eps,
-        )
-    if input.numel() // channels <= 1:
-        raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {input.shape}. "
-            "Fix: a batch of at least 2 samples (or model.eval() to use the running statistics)."
         )
     if running_mean is not None or running_var is not None:
         _update_running_stats(input._data, running_mean, running_var, momentum)
@@ -772,15 +791,17 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     squared for small errors, absolute for large ones (beta=0 is l1_loss)."""
     reduction = _checks.reduction_of(reduction, size_average, reduce)
     _checks.check_tensors("smooth_l1_loss", input=input, target=target)
-    types.floating_point_only("smooth_l1_loss", promotion.result_type(input, target))
+    # PyTorch's order: the shapes, beta, then the dtype (when a kernel is chosen)
+    computed_in = promotion.result_type(input, target)
+    input, target = _same_shape(input, target)
     if beta < 0:
         raise RuntimeError(
             f"smooth_l1_loss does not support negative values for beta (got {beta}). Fix: beta is "
             "where the loss changes from squared to absolute, e.g. beta=1.0."
         )
-    input, target = _same_shape(input, target)
     if beta == 0.0:  # no squared part left: PyTorch computes the L1 loss
         return _reduced((input - target).abs(), reduction)
+    types.floating_point_only("smooth_l1_loss", computed_in)
     return SmoothL1Loss.apply(input, target, reduction=reduction, beta=beta)
 
 
@@ -789,13 +810,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     smooth_l1_loss times delta (its slope far away is delta instead of 1)."""
     reduction = _checks.reduction_of(reduction, None, None)
     _checks.check_tensors("huber_loss", input=input, target=target)
-    target = _huber_target(input, target)
-    if delta <= 0:
+    if delta <= 0:  # PyTorch's order: delta, the shapes, then the dtypes
         raise RuntimeError(
             f"huber_loss does not support non-positive values for delta (got {delta}). Fix: delta "
             "is where the loss changes from squared to absolute, e.g. delta=1.0."
         )
     input, target = _same_shape(input, target)
+    target = _huber_target(input, target)
     if weight is None:
         return HuberLoss.apply(input, target, reduction=reduction, delta=delta)
     _check_weight(weight, input)
@@ -939,6 +960,7 @@ def max_pool2d(
     kernel, stride, pairs, dilation = _conv_args.pool_geometry(
         input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
     )
+    types.check_kernel_dtype("max_pool2d", input.dtype)  # after the sizes, as in PyTorch
     indices = max_pool2d_indices(input._data, kernel, stride, pairs, dilation)
     out = MaxPool2d.apply(input, indices=indices)
     return (out, _make(indices)) if return_indices else out
@@ -960,6 +982,7 @@ def avg_pool2d(
     kernel, stride, pairs, _ = _conv_args.pool_geometry(
         input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
     )
+    types.check_kernel_dtype("avg_pool2d", input.dtype)  # after the sizes, as in PyTorch
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero. Fix: leave divisor_override out.")

@@ -702,8 +702,9 @@ class TanhGrad(Op):
 
 
 def _sigmoid(x):
-    """1/(1+e^-x) for x >= 0, e^x/(1+e^x) for x < 0: the form whose exp never overflows."""
-    return scalar.where(x >= 0, 1 / (1 + scalar.exp(-x)), scalar.exp(x) / (1 + scalar.exp(x)))
+    """1/(1+e^-x), PyTorch's formula as it stands: far below 0 (x < -88.7 in float32) e^-x
+    overflows to inf and the result is 0, where the true value would be a denormal number."""
+    return 1 / (1 + scalar.exp(-x))
 
 
 class Sigmoid(Op):
@@ -718,9 +719,8 @@ class Sigmoid(Op):
     @staticmethod
     def forward(ctx, input):
         data = _float(input._data)
-        # the two forms of _sigmoid with one exp: e = e^-|x| is e^-x for x >= 0, e^x below
-        e = np.exp(-np.abs(data))
-        result = _make(np.where(data >= 0, 1 / (1 + e), e / (1 + e)).astype(data.dtype, copy=False))
+        with np.errstate(over="ignore"):  # e^-x = inf far below 0 is meant: the result is 0
+            result = _make(_sigmoid(data).astype(data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
-from .elementwise import operands
+from .elementwise import check_broadcastable, operands
 from .registry import public
 from .shape import UnsafeView
 
@@ -88,9 +88,10 @@ def matmul(input, other):
         )
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
-    if other.ndim >= 3 and input.dtype is types.bool_:
-        # PyTorch's batched product (bmm) checks the sizes, then the first operand's dtype,
-        # before comparing the dtypes
+    if _multiplies_as_a_batch(input, other):
+        # PyTorch's batched product (bmm) checks the batch dims and the sizes, then (when there
+        # is something to multiply) the first operand's dtype, then compares the dtypes
+        check_broadcastable(input.shape[:-2], other.shape[:-2] if other.ndim > 1 else ())
         if input.shape[-1] != other.shape[-2]:
             raise RuntimeError(
                 f"matmul(): the sizes do not fit: input's last dim is {input.shape[-1]}, other's "
@@ -98,8 +99,11 @@ def matmul(input, other):
                 f"{list(other.shape)}). Expected size for first two dimensions of batch2 tensor "
                 "to match. Fix: transpose or reshape one of them."
             )
-        raise types.not_implemented_for("bmm", input.dtype)
-    check_same_dtype("matmul", input, other)
+        if input.numel() == 0 or other.numel() == 0:  # zeros, of other's dtype, as bmm's
+            input = input.to(other.dtype)
+        else:
+            check_batch_dtypes(input, other, names=("input", "other"))
+    check_same_dtype("dot" if input.ndim == other.ndim == 1 else "matmul", input, other)
     if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
         # PyTorch then multiplies the other way round, (otherᵀ @ inputᵀ)ᵀ, so the gradient for
         # input is one matrix product over the whole batch; it records that final transpose
@@ -117,10 +121,37 @@ def matmul(input, other):
     return UnsafeView.apply(product, shape=product._data.shape)
 
 
+def _multiplies_as_a_batch(input, other):
+    """Does PyTorch's matmul multiply these as a batch of matrices (bmm), rather than fold the
+    operand with more dims into one tall matrix (mm, mv)? Its rule (should_fold) folds when it
+    needs no copy, or when the bigger operand requires grad; its errors differ between the two."""
+    if input.ndim <= 2 and other.ndim <= 2:
+        return False
+    bigger, smaller = (input, other) if input.ndim >= other.ndim else (other.mT, input)
+    if smaller.ndim > 2:
+        return True
+    if bigger.requires_grad:  # one matrix product then gives bigger's gradient too
+        return False
+    if input.ndim == 2:  # folding other would need a transposed copy of the result
+        return True
+    if bigger.numel() == 0:
+        return False
+    shape, strides = bigger.shape, bigger.stride()  # folding must not copy: the leading dims
+    return any(strides[i] != strides[i + 1] * shape[i + 1] for i in range(bigger.ndim - 2))
+
+
+def check_batch_dtypes(input, mat2, names=("input", "mat2")):
+    """bmm's kernel is chosen by input's dtype (bool has none), then it compares mat2's."""
+    if input.dtype is types.bool_:
+        raise types.not_implemented_for("bmm", input.dtype)
+    check_same_dtype("bmm", input, mat2, names=names)
+
+
 def check_same_dtype(name, input, other, names=("input", "other")):
     """PyTorch's matrix products do not promote: each kernel takes one dtype, so a float32 matrix
     times a float64 one is refused, not widened (float64 data fed to a float32 model is a slip
-    this makes visible). And bool has no product kernel."""
+    this makes visible). And bool has no product kernel, which only dot runs when there is
+    nothing to multiply (an empty operand: mm and mv return zeros without their kernel)."""
     if input.dtype is not other.dtype:
         operands = "both vectors" if name == "dot" else "m1 and m2"
         raise RuntimeError(
@@ -128,7 +159,8 @@ def check_same_dtype(name, input, other, names=("input", "other")):
             f"{other.dtype}. Matrix products do not promote dtypes. Fix: convert one of them, "
             f"e.g. {names[0]}.to({names[1]}.dtype) (or .float() / .double())."
         )
-    if input.dtype is types.bool_:
+    nothing_to_multiply = input.numel() == 0 or other.numel() == 0
+    if input.dtype is types.bool_ and (name == "dot" or not nothing_to_multiply):
         raise types.not_implemented_for(name, input.dtype)
 
 
@@ -161,16 +193,16 @@ def bmm(input, mat2):
         raise RuntimeError(
             f"bmm() needs equal batch sizes, got {input.shape[0]} and {mat2.shape[0]}"
         )
+    if input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"bmm(): Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input.shape[0]}, {input.shape[2]}] but got: {list(mat2.shape[:2])}."
+        )
     if input.numel() == 0 or mat2.numel() == 0:
         # PyTorch returns zeros (of mat2's dtype) without running its kernel, which is where it
         # compares the dtypes: an empty product of a float32 and a float64 batch is allowed
-        if input.shape[2] != mat2.shape[1]:
-            raise RuntimeError(
-                f"bmm(): Expected size for first two dimensions of batch2 tensor to be: "
-                f"[{input.shape[0]}, {input.shape[2]}] but got: {list(mat2.shape[:2])}."
-            )
         return Bmm.apply(input.to(mat2.dtype), mat2)
-    check_same_dtype("bmm", input, mat2, names=("input", "mat2"))
+    check_batch_dtypes(input, mat2)
     return Bmm.apply(input, mat2)
 
 

@@ -115,7 +115,7 @@ def _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape):
     layouts (an expanded or transposed input) take the plain formula. The results agree up to
     rounding, except in a constant channel: the plain formula gives exactly 0, the fast kernel
     rounding noise (mean·scale is rounded, x·scale is not: about 1e-5), and so do we."""
-    if not _densely_laid_out(data):
+    if not densely_laid_out(data):
         return _scale_and_shift((data - mean) * inverse_std, weight, bias, shape)
     scale = inverse_std if weight is None else inverse_std * weight._data.reshape(shape)
     shift = -mean * scale if bias is None else bias._data.reshape(shape) - mean * scale
@@ -127,13 +127,13 @@ def _batch_statistics(data, dims, eps):
     variance summed in float64 around the mean, which is taken in float64 too for a densely laid
     out input, and in the input's own dtype otherwise (that path of PyTorch's calls mean())."""
     wide = data.astype(np.float64)
-    mean = (wide if _densely_laid_out(data) else data).mean(axis=dims, keepdims=True)
+    mean = (wide if densely_laid_out(data) else data).mean(axis=dims, keepdims=True)
     centered = wide - mean
     variance = (centered * centered).mean(axis=dims, keepdims=True)
     return mean, 1 / np.sqrt(variance + eps)
 
 
-def _densely_laid_out(data):
+def densely_laid_out(data):
     """Contiguous, or channels-last (an image batch stored pixel by pixel, channels innermost)."""
     channels_last = data.ndim in (4, 5) and np.moveaxis(data, 1, -1).flags.c_contiguous
     return data.flags.c_contiguous or channels_last

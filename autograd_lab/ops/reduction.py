@@ -257,8 +257,12 @@ class Amax(Op):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         data = x._data
-        ctx.dims, ctx.keepdim = _dims(_all_if_empty(dim, x), data.ndim), keepdim
         name = ctx._fn._name
+        if data.size == 0 and dim not in (None, ()):
+            # of an empty tensor, PyTorch checks each dim for elements before any repeated dim
+            dims = (dim,) if isinstance(dim, int) else dim
+            check_reduction_dims(name, data.shape, [_one_dim(d, data.ndim) for d in dims])
+        ctx.dims, ctx.keepdim = _dims(_all_if_empty(dim, x), data.ndim), keepdim
         if data.size == 0 and dim in (None, ()):
             raise RuntimeError(
                 f"{name}() of an empty tensor has no value: a maximum or minimum of no elements is "

@@ -131,8 +131,8 @@ class Logcumsumexp(Op):
                 "Fix: x.cpu().logcumsumexp(dim), and move the result back with .cuda()"
             )
         data = input._data
+        ctx.axis = _axis(dim, data.ndim)  # a dim that is not there is reported first
         types.floating_point_only("logcumsumexp", input.dtype)
-        ctx.axis = _axis(dim, data.ndim)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
         running = data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis)
         result = _make(row_major(running))  # row-major, as _scan's
@@ -204,6 +204,7 @@ def _scan_in_place(scan, input, dim, dtype):
     calls none for a 0-d or empty tensor (nothing to add up)."""
     if input.dtype is types.bool_ and input.ndim and input.numel():
         _axis(dim, input.ndim)  # a dim that is not there is reported first
+        input._check_result_fits(input._data.shape, dtype)  # then a dtype= other than bool
         raise types.not_implemented_for(scan.__name__, input.dtype)
     return input._inplace(scan, dim, dtype=input.dtype if dtype is None else dtype)
 
