@@ -1,8 +1,9 @@
 """Strides, memory layouts and the node names of reshapes and matrix products, as the
 differential fuzzer found them differing from PyTorch (issue 14): each compares with PyTorch."""
 
+import numpy as np
 import pytest
-from conftest import both
+from conftest import both, values
 
 import autograd_lab as ag
 
@@ -34,3 +35,35 @@ def test_matmul_of_a_batch_of_one_records_pytorchs_last_node(
     assert node_name(ours) == node_name(theirs)
     assert ours.stride() == theirs.stride()
     both(torch, product)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod", "std", "var", "amax", "logsumexp"])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_a_reduction_of_a_permuted_input_is_row_major(torch, reduce, dim):
+    def reduced(lib):
+        x = lib.arange(24.0, dtype=lib.float64).reshape(4, 2, 3).permute(2, 0, 1)
+        return getattr(x, reduce)(dim, keepdim=True)
+
+    ours, theirs = reduced(ag), reduced(torch)
+    assert ours.stride() == theirs.stride()  # size-1 dims too: (8, 2, 1), not (1, 2, 1)
+    assert ours.is_contiguous() and theirs.is_contiguous()
+    np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduce", ["max", "median", "softmax", "log_softmax"])
+def test_max_median_and_softmax_of_a_permuted_input_are_row_major(torch, reduce):
+    def reduced(lib):
+        x = lib.arange(24.0, dtype=lib.float64).reshape(4, 2, 3).permute(2, 0, 1)
+        result = getattr(x, reduce)(1)
+        return result if isinstance(result, tuple) else (result,)
+
+    for ours, theirs in zip(reduced(ag), reduced(torch)):
+        assert ours.stride() == theirs.stride()
+
+
+def test_reshape_of_a_reduction_of_a_transposed_input_is_a_view(torch):
+    def reshaped(lib):
+        x = lib.zeros(4, 2, 1, dtype=lib.float64).transpose(0, -1).requires_grad_()
+        return x.mean(dim=-3, keepdim=True).reshape(4, 2, 1)
+
+    assert node_name(reshaped(ag)) == node_name(reshaped(torch)) == "ViewBackward0"

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
+from ..backend import contiguous_strides
 from ..tensor import Tensor, _make
 from . import scalar
 from .registry import public
@@ -1111,7 +1112,16 @@ def row_major(array):
     """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
     gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
     (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
-    return array if array.flags.c_contiguous else array.copy()
+    if not array.flags.c_contiguous:
+        return array.copy()
+    if storage.is_device_array(array):
+        return array
+    # numpy lets a dim of size 0 or 1 have any stride (it never steps along it); PyTorch gives
+    # it the row-major one, and stride() shows it: the same memory, seen with those strides
+    strides = tuple(step * array.itemsize for step in contiguous_strides(array.shape))
+    if array.strides == strides:
+        return array
+    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
 
 
 def in_suggested_layout(result, inputs):
