@@ -67,3 +67,52 @@ def test_reshape_of_a_reduction_of_a_transposed_input_is_a_view(torch):
         return x.mean(dim=-3, keepdim=True).reshape(4, 2, 1)
 
     assert node_name(reshaped(ag)) == node_name(reshaped(torch)) == "ViewBackward0"
+
+
+def test_sort_keeps_the_strides_of_a_gap_free_input_exactly(torch):
+    def sorted_(lib):
+        x = lib.tensor([-1.44, 1.0, -1.44, 1.0]).reshape(2, 2, 1)[::2]  # stride (4, 1, 1)
+        return x.sort(dim=2, stable=True)
+
+    for ours, theirs in zip(sorted_(ag), sorted_(torch)):
+        assert ours.stride() == theirs.stride() == (4, 1, 1)  # the size-1 dim's 4 too
+    assert ag.ones(2, 3).t().sort(0).indices.stride() == (1, 3)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4,), (2, 0), (), (0,)])
+def test_nonzero_is_column_major_and_its_clone_too(torch, shape):
+    def indices(lib):
+        return lib.ones(shape).nonzero()
+
+    ours, theirs = indices(ag), indices(torch)
+    assert ours.stride() == theirs.stride()
+    assert ours.clone().stride() == theirs.clone().stride()
+    # the fuzzer's: as_strided reads the clone's storage, in PyTorch's memory order
+    both(torch, lambda lib: lib.ones(3, 3).nonzero().clone().as_strided((3,), (2,), 1))
+
+
+def test_a_new_empty_tensor_has_row_major_strides(torch):
+    for make in (lambda lib: lib.tensor([]), lambda lib: lib.zeros(2, 0, 3)):
+        assert make(ag).stride() == make(torch).stride()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.tensor(0.0)[None],  # the fuzzer's
+        lambda lib: lib.ones(3, 4)[None],
+        lambda lib: lib.ones(3, 4)[:, None],
+        lambda lib: lib.ones(3, 4)[..., None],
+        lambda lib: lib.ones(3, 4)[None, ::2, None, 1],
+        lambda lib: lib.ones(3, 4).t()[None],
+        lambda lib: lib.ones(3).unsqueeze(0),
+        lambda lib: lib.ones(3).unsqueeze(1),
+        lambda lib: lib.ones(2, 1, 3).expand(1, 2, 1, 3),
+        lambda lib: lib.ones(2, 1, 3).expand(4, 2, 1, 3),
+        lambda lib: lib.ones(3).expand(1, 3),
+        lambda lib: lib.tensor(1.0).expand(1, 1),
+        lambda lib: lib.ones(2, 1, 3).broadcast_to((1, 1, 2, 1, 3)),
+    ],
+)
+def test_a_new_dim_of_size_one_gets_pytorchs_stride(torch, make):
+    assert make(ag).stride() == make(torch).stride()

@@ -1096,16 +1096,29 @@ class Contiguous(Clone):
         return input._data.copy()
 
 
-def copy_keeping_layout(array):
-    """A copy whose dims lie in memory in the same order as `array`'s (PyTorch's preserve_format):
-    the clone of a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()`
-    is (1, 3). Copy with the dims put outermost-first, then permute them back."""
-    order = memory_order(array)
-    if order == sorted(order):
-        return array.copy()
-    in_memory_order = np.transpose(array, order).copy()
+def copy_keeping_layout(array, like=None):
+    """A copy of `array` laid out in memory as `like` is (by default array itself): PyTorch's
+    preserve_format, as in clone or sort. The clone of a transposed matrix is transposed in memory
+    too, `ones(2, 3).t().clone().stride()` is (1, 3). Copy with the dims put outermost-first, then
+    permute them back; when `like` has no gaps, the copy also takes its strides exactly."""
+    like = array if like is None else like
+    order = memory_order(like)
     back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
-    return np.transpose(in_memory_order, back)
+    copy = np.transpose(np.transpose(array, order).copy(), back)
+    return _with_strides_of(like, copy)
+
+
+def _with_strides_of(like, copy):
+    """`copy` with like's strides where they describe the same memory (PyTorch's empty_like keeps
+    a gap-free tensor's strides exactly, those of its size-1 dims too, which never step)."""
+    if storage.is_device_array(copy):
+        return copy
+    like_steps = [step // like.itemsize for step in like.strides]
+    copy_steps = [step // copy.itemsize for step in copy.strides]
+    if any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps)):
+        return copy  # like has gaps: the copy keeps only its order
+    strides = tuple(step * copy.itemsize for step in like_steps)
+    return np.lib.stride_tricks.as_strided(copy, strides=strides, writeable=True)
 
 
 def row_major(array):
