@@ -116,3 +116,13 @@ def test_a_new_empty_tensor_has_row_major_strides(torch):
 )
 def test_a_new_dim_of_size_one_gets_pytorchs_stride(torch, make):
     assert make(ag).stride() == make(torch).stride()
+
+
+def test_a_number_to_the_power_of_a_transposed_tensor_is_row_major(torch):
+    def power(lib):
+        x = lib.tensor([0.0, 3.0, 0.0, 0.0]).reshape(2, 2).t()
+        return 1.0**x + x
+
+    assert power(ag).stride() == power(torch).stride() == (2, 1)
+    # the fuzzer's: as_strided reads the clone's storage, so the layout shows in its values
+    both(torch, lambda lib: lib.as_strided(power(lib).clone(), (3,), (1,), 1))

@@ -323,7 +323,8 @@ class RPow(Op):
         b, e = operands(base, x)
         if e.dtype == np.bool_ and _kind(b) == "b":  # True ** mask: no bool version in PyTorch
             raise types.not_implemented_for("pow", types.bool_)
-        result = _make(_power(b, e))
+        # PyTorch makes a number's power a new row-major tensor, whatever x's layout
+        result = _make(row_major(_power(b, e)))
         ctx.save_for_backward(x, result)
         ctx.base = base
         return result
