@@ -126,3 +126,14 @@ def test_a_number_to_the_power_of_a_transposed_tensor_is_row_major(torch):
     assert power(ag).stride() == power(torch).stride() == (2, 1)
     # the fuzzer's: as_strided reads the clone's storage, so the layout shows in its values
     both(torch, lambda lib: lib.as_strided(power(lib).clone(), (3,), (1,), 1))
+
+
+@pytest.mark.parametrize("pad", [(0, 0, -1, 0), (1, 0, 1, 0), (-1, 2)])
+def test_pad_of_a_transposed_input_is_laid_out_as_pytorchs(torch, pad):
+    def padded(lib):
+        x = lib.arange(9.0, dtype=lib.float64).reshape(3, 3).t()
+        return lib.nn.functional.pad(x, pad, value=-1.0)
+
+    assert padded(ag).stride() == padded(torch).stride()
+    # the fuzzer's: only cuts, then a clone's as_strided reads PyTorch's element
+    both(torch, lambda lib: padded(lib).clone().as_strided((), (), 2))
