@@ -168,3 +168,21 @@ def test_an_in_place_op_on_an_overlapping_as_strided_view_is_refused(torch):
         sinh_in_place(ag)
     # a view whose elements do not overlap is written as PyTorch writes it
     both(torch, lambda lib: lib.as_strided(lib.ones(8, dtype=lib.float64), (3, 2), (2, 1)).sinh_())
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_masked_fill_of_an_integer_tensor_with_a_value_that_requires_grad_records_no_history(
+    torch, dtype
+):
+    def filled(lib):
+        value = lib.tensor(1.5, requires_grad=True)
+        x = lib.zeros(3, dtype=getattr(lib, dtype))
+        return x.masked_fill_(lib.tensor([True, False, True]), value)
+
+    both(torch, filled)  # the same values
+    theirs = filled(torch)  # PyTorch records a node on an integer tensor, and its backward fails
+    assert type(theirs.grad_fn).__name__ == "MaskedFillBackward1"
+    with pytest.raises(RuntimeError, match="INTERNAL ASSERT FAILED"):
+        theirs.float().sum().backward()
+    ours = filled(ag)
+    assert ours.grad_fn is None and not ours.requires_grad
