@@ -22,3 +22,13 @@ def is_cuda_array(value):
     """True for a CudaArray; never imports numba (no CudaArray can exist before it is loaded)."""
     module = sys.modules.get("autograd_lab.backend.cuda.array")
     return module is not None and isinstance(value, module.CudaArray)
+
+
+def contiguous_strides(shape):
+    """Element strides of a row-major (C-order) array: the last dim varies fastest. A dim of size
+    0 or 1 gets the product of the sizes to its right (a 0 counted as 1), as in PyTorch."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
+from ..backend import contiguous_strides
 from ..tensor import Tensor, _make
 from . import scalar
 from .registry import public
@@ -322,7 +323,8 @@ class RPow(Op):
         b, e = operands(base, x)
         if e.dtype == np.bool_ and _kind(b) == "b":  # True ** mask: no bool version in PyTorch
             raise types.not_implemented_for("pow", types.bool_)
-        result = _make(_power(b, e))
+        # PyTorch makes a number's power a new row-major tensor, whatever x's layout
+        result = _make(row_major(_power(b, e)))
         ctx.save_for_backward(x, result)
         ctx.base = base
         return result
@@ -1095,23 +1097,45 @@ class Contiguous(Clone):
         return input._data.copy()
 
 
-def copy_keeping_layout(array):
-    """A copy whose dims lie in memory in the same order as `array`'s (PyTorch's preserve_format):
-    the clone of a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()`
-    is (1, 3). Copy with the dims put outermost-first, then permute them back."""
-    order = memory_order(array)
-    if order == sorted(order):
-        return array.copy()
-    in_memory_order = np.transpose(array, order).copy()
+def copy_keeping_layout(array, like=None):
+    """A copy of `array` laid out in memory as `like` is (by default array itself): PyTorch's
+    preserve_format, as in clone or sort. The clone of a transposed matrix is transposed in memory
+    too, `ones(2, 3).t().clone().stride()` is (1, 3). Copy with the dims put outermost-first, then
+    permute them back; when `like` has no gaps, the copy also takes its strides exactly."""
+    like = array if like is None else like
+    order = memory_order(like)
     back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
-    return np.transpose(in_memory_order, back)
+    copy = np.transpose(np.transpose(array, order).copy(), back)
+    return _with_strides_of(like, copy)
+
+
+def _with_strides_of(like, copy):
+    """`copy` with like's strides where they describe the same memory (PyTorch's empty_like keeps
+    a gap-free tensor's strides exactly, those of its size-1 dims too, which never step)."""
+    if storage.is_device_array(copy):
+        return copy
+    like_steps = [step // like.itemsize for step in like.strides]
+    copy_steps = [step // copy.itemsize for step in copy.strides]
+    if any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps)):
+        return copy  # like has gaps: the copy keeps only its order
+    strides = tuple(step * copy.itemsize for step in like_steps)
+    return np.lib.stride_tricks.as_strided(copy, strides=strides, writeable=True)
 
 
 def row_major(array):
     """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
     gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
     (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
-    return array if array.flags.c_contiguous else array.copy()
+    if not array.flags.c_contiguous:
+        return array.copy()
+    if storage.is_device_array(array):
+        return array
+    # numpy lets a dim of size 0 or 1 have any stride (it never steps along it); PyTorch gives
+    # it the row-major one, and stride() shows it: the same memory, seen with those strides
+    strides = tuple(step * array.itemsize for step in contiguous_strides(array.shape))
+    if array.strides == strides:
+        return array
+    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
 
 
 def in_suggested_layout(result, inputs):

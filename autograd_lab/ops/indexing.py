@@ -20,7 +20,7 @@ from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _zeros, check_broadcastable
 from .registry import public
-from .shape import IndexPut, _one_dim
+from .shape import IndexPut, _one_dim, _with_strides
 
 # ---- checking an index ------------------------------------------------------------------------------
 
@@ -478,9 +478,13 @@ def nonzero(input, *, as_tuple=False):
     places = np.nonzero(flat)
     if as_tuple:
         return tuple(_make(p.astype(np.int64, copy=False)) for p in places)
+    rows = places[0].shape[0]
     if data.ndim == 0:  # PyTorch: shape (1, 0) for a non-zero number, (0, 0) for zero
-        return _make(np.zeros_like(places[0], dtype=np.int64, shape=(places[0].shape[0], 0)))
-    return _make(np.stack(places, axis=1).astype(np.int64, copy=False))
+        by_dim = np.zeros_like(places[0], dtype=np.int64, shape=(0, rows))
+    else:
+        by_dim = np.stack(places, axis=0).astype(np.int64, copy=False)
+    # PyTorch fills the indices dim by dim: the result is column-major, stride (1, rows)
+    return _make(_with_strides(by_dim.T, (1, rows)))
 
 
 @public("argwhere", method=True)

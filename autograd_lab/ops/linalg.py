@@ -104,6 +104,13 @@ def matmul(input, other):
         else:
             check_batch_dtypes(input, other, names=("input", "other"))
     check_same_dtype("dot" if input.ndim == other.ndim == 1 else "matmul", input, other)
+    if input.ndim == 3 and other.ndim == 3 and is_grad_enabled():
+        # a batch of one matrix times a batch of several: PyTorch drops the batch of one when
+        # that operand requires grad, so its gradient is one matrix product (the rules below)
+        if input.shape[0] == 1 != other.shape[0] and input.requires_grad:
+            return matmul(input.squeeze(0), other)
+        if other.shape[0] == 1 != input.shape[0] and other.requires_grad:
+            return matmul(input, other.squeeze(0))
     if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
         # PyTorch then multiplies the other way round, (otherᵀ @ inputᵀ)ᵀ, so the gradient for
         # input is one matrix product over the whole batch; it records that final transpose

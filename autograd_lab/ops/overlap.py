@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import storage
 from ..tensor import Tensor
-from .views import geometry, strided
+from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_)
 WRITE_WITHOUT_CHECK = {"fill", "zero", "masked_fill", "tril", "triu"}
@@ -34,6 +34,12 @@ REPEATS = (  # (lesson 04 shows it)
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location (this tensor repeats elements with expand or broadcast_to, so writing one "
     "would write several). Fix: .clone() the tensor before modifying it."
+)
+OVERLAPS_ITSELF = (  # where PyTorch computes, we refuse: README's Simplifications
+    "unsupported operation: some elements of the written-to tensor refer to a single memory "
+    "location (an as_strided view whose elements overlap): PyTorch 2.13 writes them one after "
+    "another, so its answer depends on that order; autograd_lab refuses. Fix: .clone() the "
+    "tensor before modifying it."
 )
 SHARES = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
@@ -63,6 +69,8 @@ def refusal(tensor, op, args, kwargs):
         return None  # copying a tensor onto itself: PyTorch has nothing to do
     if repeats_elements(written):
         return RuntimeError(REPEATS)
+    if overlaps_itself(written):
+        return RuntimeError(OVERLAPS_ITSELF)
     for source in sources:
         if overlaps_in_part(written, source) or (
             name in REFUSE_ANY_OVERLAP and same_places(written, source) and source.size
@@ -88,6 +96,14 @@ def repeats_elements(array):
         return False
     size, stride, _ = geometry(array)
     return any(step == 0 and length > 1 for length, step in zip(size, stride))
+
+
+def overlaps_itself(array):
+    """Whether two elements of `array` lie in one memory place in a way repeats_elements does not
+    see (an as_strided view with overlapping windows, such as size (3, 2) and stride (1, 2))."""
+    if array.size == 0 or dense(array):
+        return False
+    return np.unique(places(*geometry(array))).size < array.size
 
 
 def dense(array):

@@ -12,6 +12,7 @@ free.
 import numpy as np
 
 from ..autograd.function import Op
+from .elementwise import copy_keeping_layout, in_suggested_layout
 
 
 def pairs_of(pad, ndim):
@@ -36,7 +37,10 @@ class ConstantPad(Op):
         # first cut what the negative amounts remove, then add the border of the positive ones
         kept = tuple(slice(max(-b, 0), n - max(-a, 0)) for n, (b, a) in zip(data.shape, pairs))
         border = [(max(b, 0), max(a, 0)) for b, a in pairs]
-        return np.pad(data[kept], border, constant_values=value)
+        if not any(amount > 0 for amount in pad):  # only cuts: PyTorch clones what is left
+            return copy_keeping_layout(data[kept])
+        # a new tensor, row-major unless the input is a channels-last image batch (as in PyTorch)
+        return in_suggested_layout(np.pad(data[kept], border, constant_values=value), [data])
 
     @staticmethod
     def backward(ctx, grad):

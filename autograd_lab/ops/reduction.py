@@ -1,6 +1,7 @@
 """Reductions (sum, mean, max, var, ...) and the softmax family.
 
-A reduction's backward spreads the output gradient back over the reduced dimensions. The helper
+A reduction's result is row-major whatever its input's layout (PyTorch makes it with a plain
+`empty`), and its backward spreads the output gradient back over the reduced dimensions. The helper
 `_unreduce` puts back the dimensions that `keepdim=False` dropped, so the gradient broadcasts
 against the input again.
 """
@@ -13,7 +14,7 @@ from .. import storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, where
+from .elementwise import Maximum, Minimum, _float, row_major, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 
@@ -61,7 +62,7 @@ class Sum(Op):
         data = x._data
         if dtype is None and data.dtype.kind in "bu":
             dtype = np.int64  # summing bools counts them, as in PyTorch
-        return sum_array(data, ctx.dims, keepdim, dtype)
+        return row_major(sum_array(data, ctx.dims, keepdim, dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -86,8 +87,8 @@ class Mean(Op):
         ctx.shape, ctx.dims, ctx.keepdim = x._data.shape, _dims(dim, x._data.ndim), keepdim
         ctx.count = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
         if ctx.count == 0:  # nothing to average: nan, quietly as in PyTorch (numpy would warn)
-            return np.sum(x._data, axis=ctx.dims, keepdims=keepdim) * np.nan
-        return np.mean(x._data, axis=ctx.dims, keepdims=keepdim)
+            return row_major(np.sum(x._data, axis=ctx.dims, keepdims=keepdim) * np.nan)
+        return row_major(np.mean(x._data, axis=ctx.dims, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, grad):
@@ -111,7 +112,7 @@ class Prod(Op):
         data = x._data
         if dtype is None and data.dtype.kind in "biu":
             dtype = np.int64  # integers and bools multiply to int64, as in PyTorch
-        return np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype)
+        return row_major(np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -155,7 +156,8 @@ class Var(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
-            return np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+            result = np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+        return row_major(result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -175,9 +177,8 @@ class Std(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         with np.errstate(divide="ignore", invalid="ignore"):
-            result = _make(
-                np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
-            )
+            result = np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+        result = _make(row_major(result))
         ctx.save_for_backward(x, result)
         return result
 
@@ -270,7 +271,7 @@ class Amax(Op):
                 "elements), or check for empty input first."
             )
         check_reduction_dims(name, data.shape, ctx.dims)
-        result = _make(ctx._fn._reduce(data, axis=ctx.dims, keepdims=keepdim))
+        result = _make(row_major(ctx._fn._reduce(data, axis=ctx.dims, keepdims=keepdim)))
         ctx.save_for_backward(x, result)
         return result
 
@@ -323,7 +324,7 @@ class MaxDim(Op):
         values = np.take_along_axis(data, indices, axis=axis)
         if not keepdim or not x._data.ndim:
             values, indices = values.squeeze(axis), indices.squeeze(axis)
-        indices = _make(indices.astype(np.int64))
+        values, indices = row_major(values), _make(row_major(indices.astype(np.int64)))
         ctx.shape, ctx.axis, ctx.keepdim = x._data.shape, axis, keepdim
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
@@ -368,7 +369,7 @@ class LogSumExp(Op):
         peak = np.where(np.isfinite(peak), peak, 0)  # subtract the max, so exp never overflows
         with np.errstate(divide="ignore"):  # log(0) = -inf: the logsumexp of nothing, or of -infs
             out = np.log(sum_array(np.exp(data - peak), ctx.dims, True)) + peak
-        result = _make(out if keepdim else np.squeeze(out, axis=ctx.dims))
+        result = _make(row_major(out if keepdim else np.squeeze(out, axis=ctx.dims)))
         ctx.save_for_backward(x, result)
         return result
 
@@ -390,7 +391,7 @@ class Softmax(Op):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
         shifted = np.exp(data - max_array(data, ctx.dim))
-        result = _make(shifted / sum_array(shifted, ctx.dim, True))
+        result = _make(row_major(shifted / sum_array(shifted, ctx.dim, True)))
         ctx.save_for_backward(result)
         return result
 
@@ -410,7 +411,7 @@ class LogSoftmax(Op):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
         shifted = data - max_array(data, ctx.dim)
-        result = _make(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True)))
+        result = _make(row_major(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True))))
         ctx.save_for_backward(result)
         return result
 

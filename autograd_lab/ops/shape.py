@@ -163,7 +163,10 @@ class Unsqueeze(Op):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return _view(x, np.expand_dims(x._data, dim))
+        strides = list(x.stride())
+        # numpy gives the new dim stride 0; PyTorch the step over the whole dim after it (or 1)
+        strides.insert(dim, x._data.shape[dim] * strides[dim] if dim < x._data.ndim else 1)
+        return _view(x, _with_strides(np.expand_dims(x._data, dim), strides))
 
     @staticmethod
     def backward(ctx, grad):
@@ -187,11 +190,35 @@ class Expand(Op):
             ) from None
         if array.size == x._data.size:  # nothing repeats: a plain view, writable as in PyTorch
             array = np.reshape(x._data, shape)
-        return _view(x, array)
+        return _view(x, _with_strides(array, _expanded_strides(x, shape)))
 
     @staticmethod
     def backward(ctx, grad):
         return grad  # engine._fit sums it to the input's shape: broadcasting is undone in one place
+
+
+def _expanded_strides(x, shape):
+    """PyTorch's strides for x.expand(shape): a dim that grows from 1 repeats its element (stride
+    0); a dim that stays keeps x's stride; a new dim of size 1 gets the step over the dim after it
+    (numpy would give it 0). Every stride of an expanded 0-d tensor is 0."""
+    new_dims = len(shape) - x.ndim
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        if i >= new_dims:
+            size, stride = x.shape[i - new_dims], x.stride(i - new_dims)
+        else:
+            size, stride = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
+        strides[i] = 0 if size != shape[i] else stride
+    return strides
+
+
+def _with_strides(array, strides):
+    """`array` seen with other (element) strides: only ever ones of dims of size 0 or 1, which
+    never step, so the same elements; numpy and PyTorch choose those strides differently."""
+    if storage.is_device_array(array):
+        return array
+    steps = tuple(step * array.itemsize for step in strides)
+    return np.lib.stride_tricks.as_strided(array, strides=steps, writeable=array.flags.writeable)
 
 
 def _promoted(arrays):
@@ -407,6 +434,27 @@ def _is_advanced(index):
     return any(isinstance(p, (np.ndarray, bool)) or storage.is_device_array(p) for p in index)
 
 
+def _new_dims_strided(array, x, index):
+    """x[index] with PyTorch's strides for the dims a None adds (numpy gives them 0): PyTorch
+    unsqueezes as it reads the index from left to right, so a new dim steps over the whole dim
+    of x that comes next (1 at the end). Only for an index of ints, slices, None and `...`."""
+    if _is_advanced(index) or not any(part is None for part in index):
+        return array
+    strides = [step // array.itemsize for step in array.strides]
+    x_dim = out_dim = 0
+    for part in index:
+        if part is None:
+            next_is_inside = x_dim < x.ndim
+            strides[out_dim] = x.shape[x_dim] * x.stride(x_dim) if next_is_inside else 1
+            out_dim += 1
+        elif part is Ellipsis:
+            skipped = x.ndim - sum(_dims_taken(p) for p in index)
+            x_dim, out_dim = x_dim + skipped, out_dim + skipped
+        else:  # an int takes a dim away, a slice keeps it
+            x_dim, out_dim = x_dim + 1, out_dim + isinstance(part, slice)
+    return _with_strides(array, strides)
+
+
 def _ints_first(index, ndim):
     """PyTorch's reading of an index that mixes ints with index tensors, as two numpy steps.
 
@@ -480,7 +528,7 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(x, _pick(x._data, index))
+            return _view(x, _new_dims_strided(_pick(x._data, index), x, index))
         except IndexError as error:
             nothing = _picks_nothing(x._data, index)
             if nothing is not None:

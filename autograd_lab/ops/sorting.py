@@ -18,6 +18,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
+from .elementwise import contiguous, copy_keeping_layout
 from .indexing import ScatterAdd
 from .reduction import check_reduction_dims, values_indices
 from .registry import public
@@ -57,14 +58,6 @@ def stable_order(data, axis, descending):
     return size - 1 - np.flip(order, axis)
 
 
-def _in_layout_of(data, array):
-    """`array` (of data's shape) laid out in memory as `data` is: numpy's empty_like keeps the
-    order of data's strides."""
-    out = np.empty_like(data, dtype=array.dtype)
-    out[...] = array
-    return out
-
-
 class Sort(Op):
     node_name = "SortBackward0"
     derivative = "each value's gradient goes back to where the value came from"
@@ -80,10 +73,10 @@ class Sort(Op):
             order = order[(slice(None),) * dim + (slice(0, k),)]
         values = np.take_along_axis(data, order, axis=dim)
         if k is None:  # PyTorch's sort keeps the input's memory layout (transposed stays so)
-            values, order = _in_layout_of(data, values), _in_layout_of(data, order)
+            values, order = copy_keeping_layout(values, data), copy_keeping_layout(order, data)
         if input._data.ndim == 0:
             values, order = values.reshape(()), order.reshape(())
-        indices = _make(order.astype(np.int64))
+        indices = _make(order.astype(np.int64, copy=False))
         ctx.shape, ctx.dim = input._data.shape, dim
         ctx.mark_non_differentiable(indices)
         ctx.save_for_backward(indices)
@@ -286,6 +279,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
     if not keepdim and input.ndim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    # copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody else
-    # sees): an in-place change of the result is then recorded on the result itself
-    return kthvalue_result(values.clone(), indices.clone())
+    # row-major copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody
+    # else sees): an in-place change of the result is then recorded on the result itself
+    return kthvalue_result(contiguous(values), contiguous(indices))

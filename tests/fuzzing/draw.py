@@ -25,6 +25,7 @@ class Value:
     dtype: str
     requires_grad: bool
     is_view: bool = False
+    shares_places: bool = False  # two elements read one storage place (expand, as_strided)
 
     @property
     def rank(self):
@@ -73,9 +74,10 @@ class Draw:
     def choice(self, options):
         return self.rng.choice(list(options))
 
-    def value(self, floats=True, min_rank=0, max_rank=4, nonempty=False):
+    def value(self, floats=True, min_rank=0, max_rank=4, nonempty=False, own_places=False):
         """A value made so far with a rank the spec can build arguments for: a float one unless
-        `floats` is False (or by mistake: then any dtype)."""
+        `floats` is False (or by mistake: then any dtype); with `own_places`, one whose elements
+        each have a storage place of their own (not expanded)."""
         floats = floats and not self.wrong()
         fits = [
             v
@@ -83,6 +85,7 @@ class Draw:
             if (v.is_float or not floats)
             and min_rank <= v.rank <= max_rank
             and (not nonempty or 0 not in v.shape)
+            and not (own_places and v.shares_places)
         ]
         return self.choice(fits) if fits else None
 

@@ -190,7 +190,17 @@ def _pool(namespace, torch):
 
 def _value(name, tensor):
     dtype = str(tensor.dtype).replace("torch.", "")
-    return Value(name, tuple(tensor.shape), dtype, tensor.requires_grad, tensor._is_view())
+    shares = _shares_places(tensor.shape, tensor.stride())
+    return Value(name, tuple(tensor.shape), dtype, tensor.requires_grad, tensor._is_view(), shares)
+
+
+def _shares_places(shape, stride):
+    """Do two elements of a tensor with this geometry read one storage place (a dim expanded
+    with stride 0, an as_strided window that overlaps itself)?"""
+    places = np.zeros((), dtype=np.int64)
+    for size, step in zip(shape, stride):
+        places = np.add.outer(places, np.arange(size) * step)
+    return np.unique(places).size < places.size
 
 
 def _leaf(rng, name, first):

@@ -20,6 +20,7 @@ from_numpy copies values from the host, and to_numpy back (each copy counted, tr
 import numpy as np
 from numba import cuda
 
+from .. import contiguous_strides
 from . import transfers
 from .index_kernels import check_index_errors
 from .kernels import MAP_KERNELS, arange_kernel, fill_kernel
@@ -40,15 +41,6 @@ def check_dtype(dtype):
             "Fix: convert first, e.g. .float() or .long(), or keep this tensor on the CPU."
         )
     return dtype
-
-
-def contiguous_strides(shape):
-    """Element strides of a row-major (C-order) array: the last dim varies fastest."""
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 class Flags:

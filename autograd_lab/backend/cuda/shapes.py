@@ -13,8 +13,9 @@ along an axis reads.
 
 import numpy as np
 
+from .. import contiguous_strides
 from . import elementwise
-from .device_array import DeviceArray, contiguous_strides
+from .device_array import DeviceArray
 
 
 def normalize_axes(axis, ndim):
