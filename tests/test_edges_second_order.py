@@ -1,0 +1,72 @@
+"""Gradients of gradients (create_graph=True) as PyTorch 2.13 computes them, found by issue 14's
+differential fuzzing: which first-order gradients require grad, and the second-order values,
+NaN and inf. Each test runs the same lines in both libraries and compares."""
+
+import numpy as np
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+
+def first_and_second(lib, make_input, f):
+    """grad(f(x) weighted, x, create_graph=True), whether it requires grad, and the gradient of
+    its squares' sum (None where nothing requires grad or x is unused): what the fuzzer checks."""
+    x = make_input(lib).requires_grad_()
+    y = f(lib, x)
+    weights = lib.arange(1, y.numel() + 1).reshape(y.shape)
+    (g,) = lib.autograd.grad((y * weights).sum(), [x], create_graph=True)
+    second = None
+    if g.requires_grad:
+        (second,) = lib.autograd.grad((g * g).sum(), [x], allow_unused=True)
+    return g, second
+
+
+def agree(torch, make_input, f, exact=True):
+    """Both libraries' first and second gradients: values, requires_grad, None-vs-tensor."""
+    (g, second), (tg, tsecond) = (first_and_second(lib, make_input, f) for lib in (ag, torch))
+    assert g.requires_grad == tg.requires_grad
+    compare = np.testing.assert_array_equal if exact else np.testing.assert_allclose
+    compare(values(g), values(tg))
+    assert (second is None) == (tsecond is None)
+    if second is not None:
+        compare(values(second), values(tsecond))
+
+
+def conv1d(lib, x):
+    return lib.nn.functional.conv1d(x, lib.tensor([[[0.86, -1.5], [0.25, 1.0]]]), padding=1)
+
+
+def conv2d(lib, x):
+    weight = lib.tensor([-0.06, -0.96]).reshape(1, 2, 1, 1)
+    return lib.nn.functional.conv2d(x.reshape(1, 2, 1, 3), weight, stride=2)
+
+
+def avg_pool2d(lib, x):
+    return lib.nn.functional.avg_pool2d(x.reshape(1, 2, 3), (1, 2), padding=(0, 1))
+
+
+def batch_norm_in_evaluation(lib, x):
+    running_mean, running_var = lib.tensor([-1.58, 0.5]), lib.tensor([1.16, 0.75])
+    return lib.nn.functional.batch_norm(x.reshape(3, 2), running_mean, running_var)
+
+
+@pytest.mark.parametrize("f", [conv1d, conv2d, avg_pool2d, batch_norm_in_evaluation])
+def test_a_gradient_whose_pytorch_op_takes_the_input_requires_grad(torch, f):
+    # These gradients do not depend on x, but PyTorch computes each with one op that takes x
+    # (convolution_backward, avg_pool2d_backward, native_batch_norm_backward): so they require
+    # grad, and differentiating them again gives x zeros (pooling) or nothing (None).
+    agree(torch, lambda lib: lib.tensor([[0.5, -1.0, 2.0], [0.0, 1.5, -0.5]]), f)
+
+
+def test_a_convolution_weights_gradient_requires_grad_with_the_weight(torch):
+    def weight_gradient(lib):
+        w = lib.tensor([[[0.86, -1.5], [0.25, 1.0]]]).requires_grad_()
+        x = lib.tensor([[0.5, -1.0, 2.0], [0.0, 1.5, -0.5]])
+        (g,) = lib.autograd.grad(lib.nn.functional.conv1d(x, w).sum(), [w], create_graph=True)
+        (second,) = lib.autograd.grad((g * g).sum(), [w], allow_unused=True)
+        return g.requires_grad, values(g), second
+
+    ours, theirs = weight_gradient(ag), weight_gradient(torch)
+    assert ours[0] is theirs[0] is True and ours[2] is theirs[2] is None
+    np.testing.assert_array_equal(ours[1], theirs[1])
