@@ -70,3 +70,61 @@ def test_a_convolution_weights_gradient_requires_grad_with_the_weight(torch):
     ours, theirs = weight_gradient(ag), weight_gradient(torch)
     assert ours[0] is theirs[0] is True and ours[2] is theirs[2] is None
     np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+@pytest.mark.parametrize(
+    "make_input, f",
+    [
+        (lambda lib: lib.tensor(2.0), lambda lib, x: x.prod(0)),
+        (lambda lib: lib.tensor(2.0), lambda lib, x: x.prod(0, keepdim=True)),
+        (lambda lib: lib.tensor([2.0]), lambda lib, x: x.cumprod(0)),
+        (lambda lib: lib.zeros(0, 2), lambda lib, x: x.cumprod(1)),
+        (lambda lib: lib.zeros(0), lambda lib, x: x.logcumsumexp(0)),
+    ],
+    ids=["prod_0d", "prod_0d_keepdim", "cumprod_one", "cumprod_empty", "logcumsumexp_empty"],
+)
+def test_a_gradient_pytorch_hands_on_unchanged_is_a_constant(torch, make_input, f):
+    # PyTorch's backward returns grad itself for one element (or none): nothing requires grad
+    agree(torch, make_input, f)
+
+
+@pytest.mark.filterwarnings("ignore:var")  # PyTorch warns: degrees of freedom <= 0
+@pytest.mark.filterwarnings("ignore:std")
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda lib, x: x.var(),
+        lambda lib, x: x.var(correction=4),
+        lambda lib, x: x.var(correction=5),
+        lambda lib, x: x.var(0, correction=2),
+        lambda lib, x: x.var(-1, correction=3, keepdim=True),
+        lambda lib, x: x.std(0, correction=1),
+        lambda lib, x: x.std(correction=4),
+        lambda lib, x: lib.var_mean(x, correction=6)[0],
+        lambda lib, x: sum(lib.var_mean(x, 0, correction=2)),
+        lambda lib, x: sum(lib.std_mean(x, -1)),
+    ],
+    ids=[
+        "var",
+        "var_no_dof",
+        "var_negative_dof",
+        "var_dim_no_dof",
+        "var_dim_negative_dof",
+        "std_dim",
+        "std_no_dof",
+        "var_mean_no_dof",
+        "var_mean_dim_no_dof",
+        "std_mean_dim",
+    ],
+)
+def test_var_and_std_gradients_follow_pytorchs_formula(torch, f):
+    # 2 (x - mean) / (n - correction) times grad; with n - correction <= 0 over every dim
+    # PyTorch gives nan where x equals the mean and inf elsewhere, a constant (no grad)
+    agree(torch, lambda lib: lib.tensor([[1.0, 2.0], [3.0, 3.0]], dtype=lib.float64), f)
+
+
+@pytest.mark.filterwarnings("ignore:var")
+def test_var_of_a_single_number_has_a_constant_gradient(torch):
+    agree(torch, lambda lib: lib.tensor(2.0), lambda lib, x: x.var(dim=-1, correction=2))
+    agree(torch, lambda lib: lib.tensor(2.0), lambda lib, x: lib.var_mean(x, dim=-1)[0])
+    agree(torch, lambda lib: lib.zeros(1), lambda lib, x: lib.var_mean(x.diff())[0])
