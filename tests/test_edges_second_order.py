@@ -128,3 +128,26 @@ def test_var_of_a_single_number_has_a_constant_gradient(torch):
     agree(torch, lambda lib: lib.tensor(2.0), lambda lib, x: x.var(dim=-1, correction=2))
     agree(torch, lambda lib: lib.tensor(2.0), lambda lib, x: lib.var_mean(x, dim=-1)[0])
     agree(torch, lambda lib: lib.zeros(1), lambda lib, x: lib.var_mean(x.diff())[0])
+
+
+def test_sinh_at_infinity_has_an_infinite_second_derivative(torch):
+    # PyTorch's d sinh = cosh(x) (not (exp(x) + exp(-x)) / 2, whose second derivative at inf is
+    # inf - inf = nan)
+    agree(
+        torch, lambda lib: lib.tensor([0.0, float("inf"), -float("inf")]), lambda lib, x: x.sinh()
+    )
+
+
+def test_x_over_x_has_a_zero_gradient_to_the_last_bit(torch):
+    # PyTorch's d(a/b)/db = -grad * ((a / b) / b): for x / x the two terms cancel exactly
+    x = [-2.0, 2.91, 1.8, 1.0, 0.03, 2.52, -1.27, 0.5]
+    agree(torch, lambda lib: lib.tensor(x), lambda lib, x: lib.maximum(x, x / x))
+
+
+@pytest.mark.parametrize("value", [1, 0.5, -1, 0.3])
+def test_addcdiv_and_addcmul_gradients_round_as_pytorchs(torch, value):
+    x = [-0.57, -0.73, 1.0, 2.19, 2.24, 0.9, -1.36, 1.89, 0.98, 0.5, 0.75, 2.06]
+    agree(torch, lambda lib: lib.tensor(x), lambda lib, x: x.addcdiv(x, x, value=value))
+    agree(torch, lambda lib: lib.tensor(x), lambda lib, x: x.addcmul(x, x + 1.5, value=value))
+    zeros = [0.0, -0.21, 0.0]  # a zero divisor: nan and inf as in PyTorch
+    agree(torch, lambda lib: lib.tensor(zeros), lambda lib, x: x.addcdiv(x, x, value=value))
