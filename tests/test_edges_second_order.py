@@ -151,3 +151,47 @@ def test_addcdiv_and_addcmul_gradients_round_as_pytorchs(torch, value):
     agree(torch, lambda lib: lib.tensor(x), lambda lib, x: x.addcmul(x, x + 1.5, value=value))
     zeros = [0.0, -0.21, 0.0]  # a zero divisor: nan and inf as in PyTorch
     agree(torch, lambda lib: lib.tensor(zeros), lambda lib, x: x.addcdiv(x, x, value=value))
+
+
+@pytest.mark.parametrize(
+    "index, value",
+    [
+        (..., 0.0),
+        ((slice(None),), 2.5),
+        ((slice(0, 5), ...), "one number"),
+        ((), "two numbers"),
+    ],
+    ids=["ellipsis", "whole_slice", "slice_past_the_end", "empty_tuple"],
+)
+def test_writing_all_of_a_tensor_leaves_its_old_values_a_zero_gradient(torch, index, value):
+    # PyTorch's x[...] = v (and x[:] = v, x[()] = v) is a fill_ or copy_ of x itself, whose
+    # gradient to x's old values is zeros_like: a constant, even with create_graph=True
+    def run(lib):
+        x = lib.tensor([[0.5, -1.0], [2.0, 0.0]], requires_grad=True)
+        v = x * 1
+        if value == "one number":
+            v[index] = lib.tensor(3.0)
+        elif value == "two numbers":
+            v[index] = lib.tensor([[1.0, 2.0]])  # an extra leading 1 is dropped
+        else:
+            v[index] = value
+        loss = (v.abs() * lib.arange(1.0, 5.0).reshape(2, 2)).sum()
+        (g,) = lib.autograd.grad(loss, [x], create_graph=True)
+        return g.requires_grad, values(g), v.grad_fn.name().removeprefix("torch::autograd::")
+
+    ours, theirs = run(ag), run(torch)
+    assert ours[0] is theirs[0] is False and ours[2] == theirs[2]
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_writing_part_of_a_tensor_keeps_a_gradient_that_requires_grad(torch):
+    def run(lib):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        v = x * 1
+        v[1:] = 0.0
+        (g,) = lib.autograd.grad((v.abs() * lib.arange(1.0, 4.0)).sum(), [x], create_graph=True)
+        return g.requires_grad, values(g)
+
+    ours, theirs = run(ag), run(torch)
+    assert ours[0] is theirs[0] is True
+    np.testing.assert_array_equal(ours[1], theirs[1])
