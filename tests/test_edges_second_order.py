@@ -5,6 +5,8 @@ NaN and inf. Each test runs the same lines in both libraries and compares."""
 import numpy as np
 import pytest
 from conftest import values
+from fuzzing.compare import Divergence
+from fuzzing.simplifications import accepted_by
 
 import autograd_lab as ag
 
@@ -195,3 +197,22 @@ def test_writing_part_of_a_tensor_keeps_a_gradient_that_requires_grad(torch):
     ours, theirs = run(ag), run(torch)
     assert ours[0] is theirs[0] is True
     np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_var_over_no_dims_keeps_the_true_gradient_and_the_fuzzer_accepts_only_that(torch):
+    def gradient(lib):
+        x = lib.tensor([[0.0], [1.0]], dtype=lib.float64, requires_grad=True)
+        x.var(dim=(), correction=0).backward()
+        return values(x.grad)
+
+    # PyTorch 2.13 divides by n - correction with n = 1 for dim=(): twice the true gradient here
+    np.testing.assert_array_equal(gradient(torch), [[-1.0], [1.0]])
+    np.testing.assert_array_equal(gradient(ag), [[-0.5], [0.5]])
+    x = ag.tensor([[0.0], [1.0]], dtype=ag.float64, requires_grad=True)
+    assert ag.autograd.gradcheck(lambda t: t.var(dim=(), correction=0), (x,))
+
+    differ = Divergence("grads = ...", "grad", "values", "tensor([-0.5])", "tensor([-1.])")
+    assert accepted_by(differ, "v4 = x0.var(dim=(), correction=0, keepdim=True)") is not None
+    assert accepted_by(differ, "v4 = torch.std_mean(x0, dim=())") is not None
+    assert accepted_by(differ, "v4 = x0.var(dim=0)") is None
+    assert accepted_by(differ, "v4 = x0.sum(dim=())") is None
