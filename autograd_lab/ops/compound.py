@@ -13,7 +13,7 @@ from .. import promotion, types
 from ..autograd.function import Op
 from ..tensor import Tensor
 from . import scalar
-from .elementwise import check_broadcastable
+from .elementwise import NumberOverTensor, check_broadcastable
 from .registry import public
 
 
@@ -36,7 +36,8 @@ class Addcmul(Op):
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        return grad, grad * t2 * ctx.value, grad * t1 * ctx.value
+        # grouped as PyTorch groups them (derivatives.yaml), so the same rounding comes out
+        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value)
 
 
 class Addcdiv(Op):
@@ -58,8 +59,11 @@ class Addcdiv(Op):
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
-        g = grad * ctx.value / t2
-        return grad, g, -g * t1 / t2  # d(t1/t2)/dt2 = -t1/t2²
+        value = ctx.value
+        # grouped as PyTorch groups them (derivatives.yaml), so the same rounding (and, where
+        # tensor2 is 0 or huge, the same nan and inf) comes out: d(t1/t2)/dt2 = -t1/t2²
+        value_over_t2 = NumberOverTensor.apply(t2, number=value)
+        return grad, grad * value_over_t2, -grad * (value * t1 / (t2 * t2))
 
 
 def _lerp(input, end, weight):

@@ -95,27 +95,29 @@ class Convolution(Op):
         needs_input, needs_weight, needs_bias = ctx.needs_input_grad
         grad_input = grad_weight = grad_bias = None
         if needs_input:
-            grad_input = ConvInputGrad.apply(
-                grad, weight, input_shape=input.shape, geometry=ctx.geometry
-            )
+            grad_input = ConvInputGrad.apply(grad, weight, input, geometry=ctx.geometry)
         if needs_weight:
-            grad_weight = ConvWeightGrad.apply(
-                input, grad, weight_shape=weight.shape, geometry=ctx.geometry
-            )
+            grad_weight = ConvWeightGrad.apply(input, grad, weight, geometry=ctx.geometry)
         if needs_bias:  # each output channel's bias was added at every position of every sample
             grad_bias = grad.sum([0] + list(range(2, grad.ndim)))
         return grad_input, grad_weight, grad_bias
 
 
 class ConvInputGrad(Op):
-    """The input gradient of a convolution: linear in the output gradient and in the weight."""
+    """The input gradient of a convolution: linear in the output gradient and in the weight.
+
+    It takes the input too, as PyTorch's convolution_backward does, though only the input's
+    shape is used: so the gradient requires grad whenever the input does (create_graph=True),
+    as in PyTorch, and a second backward gives the input no gradient from it (None). The same
+    holds for ConvWeightGrad and the weight."""
 
     node_name = "ConvolutionBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, weight, input_shape, geometry):
+    def forward(ctx, grad, weight, input, geometry):
         ctx.save_for_backward(grad, weight)
         ctx.geometry = geometry
+        input_shape = input._data.shape
         shape = (input_shape[0], input_shape[1], 1, input_shape[2])
         shape = shape if len(input_shape) == 3 else input_shape
         g, w = as_images(grad._data), as_images(weight._data)
@@ -124,27 +126,27 @@ class ConvInputGrad(Op):
     @staticmethod
     def backward(ctx, upstream):  # upstream has the input's shape
         grad, weight = ctx.saved_tensors
-        needs_grad, needs_weight = ctx.needs_input_grad
+        needs_grad, needs_weight, _ = ctx.needs_input_grad
         d_grad = (
             Convolution.apply(upstream, weight, None, geometry=ctx.geometry) if needs_grad else None
         )
         d_weight = None
         if needs_weight:
-            d_weight = ConvWeightGrad.apply(
-                upstream, grad, weight_shape=weight.shape, geometry=ctx.geometry
-            )
-        return d_grad, d_weight
+            d_weight = ConvWeightGrad.apply(upstream, grad, weight, geometry=ctx.geometry)
+        return d_grad, d_weight, None
 
 
 class ConvWeightGrad(Op):
-    """The weight gradient of a convolution: linear in the input and in the output gradient."""
+    """The weight gradient of a convolution: linear in the input and in the output gradient
+    (and taking the weight for its shape: see ConvInputGrad)."""
 
     node_name = "ConvolutionBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, input, grad, weight_shape, geometry):
+    def forward(ctx, input, grad, weight, geometry):
         ctx.save_for_backward(input, grad)
         ctx.geometry = geometry
+        weight_shape = weight._data.shape
         kernel_shape = tuple(weight_shape[:2]) + (1,) + tuple(weight_shape[2:])
         kernel_shape = kernel_shape if len(weight_shape) == 3 else weight_shape
         x, g = as_images(input._data), as_images(grad._data)
@@ -153,13 +155,11 @@ class ConvWeightGrad(Op):
     @staticmethod
     def backward(ctx, upstream):  # upstream has the weight's shape
         input, grad = ctx.saved_tensors
-        needs_input, needs_grad = ctx.needs_input_grad
+        needs_input, needs_grad, _ = ctx.needs_input_grad
         d_input = None
         if needs_input:
-            d_input = ConvInputGrad.apply(
-                grad, upstream, input_shape=input.shape, geometry=ctx.geometry
-            )
+            d_input = ConvInputGrad.apply(grad, upstream, input, geometry=ctx.geometry)
         d_grad = (
             Convolution.apply(input, upstream, None, geometry=ctx.geometry) if needs_grad else None
         )
-        return d_input, d_grad
+        return d_input, d_grad, None

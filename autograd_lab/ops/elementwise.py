@@ -214,8 +214,33 @@ class Div(Op):
             b = ctx.b
         needs_a, needs_b = ctx.needs_input_grad
         grad_a = grad / b if needs_a else None
-        grad_b = -grad * a / (b * b) if needs_b else None
+        # PyTorch's grouping: self / other first, so x / x has the gradient 1/x - 1/x = 0 exactly
+        grad_b = -grad * ((a / b) / b) if needs_b else None
         return grad_a, grad_b
+
+
+class NumberOverTensor(Op):
+    """`number / tensor` as PyTorch's C++ backward formulas write it (`value / tensor2` in
+    addcdiv's): a tensor filled with the number, divided by the tensor. (Python's `2 / x` is
+    recorded as reciprocal(x) * 2 instead, as in PyTorch; the two round differently.)"""
+
+    node_name = "DivBackward0"
+    saved_names = ("other", "result")
+    kernel = staticmethod(lambda other, number: number / other)
+    derivative = Div.derivative  # the same node as Div's, with a constant self
+
+    @staticmethod
+    def forward(ctx, other, number):
+        x, y = operands(number, other)
+        with np.errstate(divide="ignore", invalid="ignore"):  # c/0 = inf, 0/0 = nan, silently
+            result = _make(x / y)
+        ctx.save_for_backward(other, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        other, result = ctx.saved_tensors
+        return -grad * (result / other)  # Div's -grad * ((self / other) / other)
 
 
 class Neg(Op):
@@ -576,7 +601,7 @@ class Sinh(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * (x.exp() + (-x).exp()) * 0.5  # cosh(x), written with ops we have
+        return grad * x.cosh()
 
 
 class Cosh(Op):

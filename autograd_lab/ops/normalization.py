@@ -177,4 +177,27 @@ class BatchNorm(Op):
             )
             x_hat = (input - mean) * inverse_std
         through_stats = ctx.running_mean is None
-        return _grads(ctx, grad, x_hat, inverse_std, dims, dims, shape, through_stats)
+        grads = _grads(ctx, grad, x_hat, inverse_std, dims, dims, shape, through_stats)
+        grad_input, grad_weight, grad_bias = grads
+        if grad_input is not None and not through_stats:
+            grad_input = InputKept.apply(grad_input, input)
+        return grad_input, grad_weight, grad_bias
+
+
+class InputKept(Op):
+    """`gradient` unchanged, recorded with an edge to `input` as well.
+
+    In evaluation, batch norm's input gradient g / sqrt(running_var + eps) does not depend on
+    the input; but PyTorch computes it with one op that takes the input
+    (native_batch_norm_backward), so with create_graph=True it requires grad whenever the input
+    does, and a second backward gives the input no gradient from it (None). So here."""
+
+    node_name = "NativeBatchNormBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, gradient, input):
+        return gradient._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None

@@ -99,11 +99,13 @@ class AvgPool2d(Op):
     per output position)."""
 
     node_name = "AvgPool2DBackward0"
+    saved_names = ("self",)
     derivative = "each window's elements get grad / divisor"
 
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, divisor):
-        ctx.shape, ctx.geometry = input._data.shape, (kernel, stride, padding, divisor)
+        ctx.geometry = (kernel, stride, padding, divisor)
+        ctx.save_for_backward(input)  # not for its values: AvgPool2dGrad's edge back to it
         images = _as_batch(input._data)
         patches = windows(pad(images, padding), kernel, stride, (1, 1))
         out = (patches.sum(axis=(-2, -1)) / divisor).astype(images.dtype, copy=False)
@@ -111,17 +113,20 @@ class AvgPool2d(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dGrad.apply(grad, input_shape=ctx.shape, geometry=ctx.geometry)
+        (input,) = ctx.saved_tensors
+        return AvgPool2dGrad.apply(grad, input, geometry=ctx.geometry)
 
 
 class AvgPool2dGrad(Op):
-    """average pooling's backward: grad / divisor spread over each window, added back."""
+    """average pooling's backward: grad / divisor spread over each window, added back. It takes
+    the input too, as PyTorch's avg_pool2d_backward does (see MaxPool2dGrad)."""
 
     node_name = "AvgPool2DBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, input_shape, geometry):
-        ctx.geometry = geometry
+    def forward(ctx, grad, input, geometry):
+        input_shape = input._data.shape
+        ctx.geometry, ctx.input_shape = geometry, input_shape
         kernel, stride, padding, divisor = geometry
         g = _as_batch(grad._data)
         shares = (g / divisor).astype(g.dtype, copy=False)
@@ -135,6 +140,7 @@ class AvgPool2dGrad(Op):
     @staticmethod
     def backward(ctx, grad2):
         kernel, stride, padding, divisor = ctx.geometry
-        return AvgPool2d.apply(
+        grad_grad = AvgPool2d.apply(
             grad2, kernel=kernel, stride=stride, padding=padding, divisor=divisor
         )
+        return grad_grad, _zeros(ctx.input_shape, grad2)

@@ -119,6 +119,8 @@ class Prod(Op):
         # d(prod)/dx_i is the product of all the *other* elements. Without zeros that is
         # prod / x_i; with a zero, dividing would give 0/0, so each product is taken explicitly.
         (x,) = ctx.saved_tensors
+        if x.ndim == 0:  # the product of one number is that number: PyTorch hands grad on
+            return grad
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
         if not (x._data == 0).any():
             return grad * (ProdDim.apply(x, dim=ctx.dims, keepdim=True) / x)
@@ -154,6 +156,7 @@ class Var(Op):
     @staticmethod
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
+        ctx.every_dim = dim is None or x._data.ndim == 0
         ctx.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
             result = np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
@@ -162,10 +165,7 @@ class Var(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
-        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
-        centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        return grad * centered * _over_dof(2.0, n, ctx.correction)
+        return var_backward(grad, x, ctx)
 
 
 class Std(Op):
@@ -176,6 +176,7 @@ class Std(Op):
     @staticmethod
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
+        ctx.every_dim = dim is None or x._data.ndim == 0
         with np.errstate(divide="ignore", invalid="ignore"):
             result = np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
         result = _make(row_major(result))
@@ -185,17 +186,28 @@ class Std(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
-        grad = where(result == 0, 0.0, grad / result)  # all values equal: 0, as PyTorch takes it
-        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
-        centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        return grad * centered * _over_dof(1.0, n, ctx.correction)
+        return var_backward(std_to_var_grad(grad, result), x, ctx)
 
 
-def _over_dof(value, n, correction):
-    """value / (n - correction); nan when there are too few elements (forward gave nan too)."""
-    dof = n - correction
-    return value / dof if dof > 0 else float("nan")
+def std_to_var_grad(grad, std):
+    """d std = d var / (2 std): the gradient std's backward hands to var's; where all values are
+    equal (std 0) PyTorch takes it to be 0."""
+    return where(std == 0, 0.0, grad / (std * 2))
+
+
+def var_backward(grad, x, ctx):
+    """The gradient of x.var(dims, correction=c), 2 (x - mean) / (n - c) times grad, as PyTorch
+    writes it. With too few elements (n - c <= 0) the forward gave nan or inf; PyTorch then
+    gives, when reducing every dim, nan where x equals the mean and inf elsewhere (a constant:
+    it requires no grad); when reducing some dims, the formula as it stands (2/0 = inf)."""
+    shape = x._data.shape
+    n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
+    dof = n - ctx.correction
+    if ctx.every_dim and dof <= 0:
+        return grad * where(x == x.mean(), float("nan"), float("inf"))
+    grad = _unreduce(grad, shape, ctx.dims, ctx.keepdim)
+    scale = 2.0 / dof if dof != 0 else float("inf")
+    return scale * grad * (x - x.mean(dim=ctx.dims, keepdim=True))
 
 
 class MaxAll(Op):

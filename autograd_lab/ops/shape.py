@@ -907,6 +907,47 @@ def index_put(input, value, index):
         ) from None
 
 
+def selects_all(index, shape):
+    """Whether `x[index] = value` writes all of x as PyTorch's setitem sees it: an index made of
+    `...` and slices over whole dims only (start 0 or none, stop none or past the end, step 1
+    or none). PyTorch then writes into x itself (assign_all), not through a view of it."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not all(part is Ellipsis or isinstance(part, slice) for part in parts):
+        return False
+    slices = [part for part in parts if part is not Ellipsis]
+    if len(slices) > len(shape) or len(parts) - len(slices) > 1:
+        return False  # the usual path reports what is wrong
+    before = parts.index(Ellipsis) if len(parts) > len(slices) else len(parts)
+    dims = list(range(before)) + list(range(len(shape) - (len(slices) - before), len(shape)))
+    return all(_whole_dim(part, shape[dim]) for part, dim in zip(slices, dims))
+
+
+def _whole_dim(part, size):
+    def number(bound):
+        return isinstance(bound, (int, np.integer)) and not isinstance(bound, bool)
+
+    start_at_0 = part.start is None or (number(part.start) and part.start == 0)
+    stop_at_end = part.stop is None or (number(part.stop) and part.stop >= size)
+    return start_at_0 and stop_at_end and part.step in (None, 1)
+
+
+def assign_all(x, value):
+    """`x[...] = value` (see selects_all) as PyTorch's setitem does it: a fill_ of x with a
+    number (made a one-number tensor of x's dtype) or a one-number tensor, else a copy_ of the
+    value, its extra leading size-1 dims dropped; a 0-d x is always copied into. So x records
+    FillBackward3 or CopyBackwards, and the gradient flowing back to x's old values is zeros."""
+    if not isinstance(value, Tensor):
+        promotion.check_value_fits(value, types.of_array(x._data))
+        value = _make(storage.new(np.full, (), value, dtype=x._data.dtype, device=x.device))
+    extra = value.ndim - x.ndim
+    if extra > 0 and all(size == 1 for size in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])
+    if x.ndim and value.ndim == 0:
+        x.fill_(value)
+    else:
+        x.copy_(value)
+
+
 def basic_part(index):
     """The part of an index PyTorch applies first, as views: its ints, slices, None and ...,
     with a whole-dim slice for each index tensor or list (a mask: one for each of its dims)."""

@@ -17,19 +17,20 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import _float, where
+from .elementwise import _float
 from .reduction import (
     _all_if_empty,
     _correction,
     _dims,
     _one_dim,
-    _over_dof,
     _unreduce,
     check_reduction_dims,
     evenly_distributed,
     gradient_to_indices,
     spread_needs_floating_point,
+    std_to_var_grad,
     values_indices,
+    var_backward,
 )
 from .registry import public
 
@@ -44,6 +45,7 @@ class VarMean(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         data = _float(x._data)
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
+        ctx.every_dim = dim is None or data.ndim == 0
         # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
@@ -59,15 +61,13 @@ class VarMean(Op):
     def backward(ctx, grad_spread, grad_mean):
         x, spread = ctx.saved_tensors
         shape = x._data.shape
-        n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
         total = None
         if grad_spread is not None:
-            if ctx._fn is StdMean:  # d std = d var / (2 std); all equal: 0, as PyTorch takes it
-                grad_spread = where(spread == 0, 0.0, grad_spread / (2 * spread))
-            grad_spread = _unreduce(grad_spread, shape, ctx.dims, ctx.keepdim)
-            centered = x - x.mean(dim=ctx.dims, keepdim=True)
-            total = grad_spread * centered * _over_dof(2.0, n, ctx.correction)
+            if ctx._fn is StdMean:
+                grad_spread = std_to_var_grad(grad_spread, spread)
+            total = var_backward(grad_spread, x, ctx)
         if grad_mean is not None:
+            n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
             from_mean = _unreduce(grad_mean, shape, ctx.dims, ctx.keepdim).expand(shape) / n
             total = from_mean if total is None else total + from_mean
         return total

@@ -32,9 +32,10 @@ def check(program, ours=None, theirs=None):
         result.raising |= {
             line for (line, _), seen in record.items() if seen.kind in ("raise", "skipped")
         }
+    source = "\n".join(line.source for line in lines)
     accepted_nodes = {}  # (our node name, PyTorch's) of an accepted grad_fn divergence -> why
     for divergence in compare(*records, lines):
-        simplification = accepted_by(divergence)
+        simplification = accepted_by(divergence, source)
         if simplification is None and divergence.what == "grad_fn":
             # an op that hands on its input (dropout in eval mode) shows the same accepted node
             simplification = accepted_nodes.get((divergence.ours, divergence.theirs))

@@ -5,6 +5,7 @@ Keep this list short and honest: an entry matches only the difference its README
 (which ops, what differed), never everything an op does.
 """
 
+import re
 from dataclasses import dataclass
 
 
@@ -12,6 +13,9 @@ from dataclasses import dataclass
 class Simplification:
     readme: str  # the line in README's "Simplifications"
     matches: object  # Divergence -> bool
+    # program source -> bool, for a difference that shows up lines after its cause (a gradient):
+    # only programs that hold the cause
+    only_in: object = None
 
 
 def _node_name_of(*ops):
@@ -168,6 +172,12 @@ SIMPLIFICATIONS = [
         lambda d: d.what == "grad_fn" and d.op == "grad",
     ),
     Simplification(
+        "`var`/`std` over `dim=()` have the true gradient (PyTorch divides by n − correction "
+        "with n = 1 there)",
+        lambda d: d.op in ("backward", "grad") and d.what in ("values", "NaN/inf"),
+        only_in=lambda source: re.search(r"\b(var|std)(_mean)?\(.*\bdim=\(\)", source) is not None,
+    ),
+    Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
         "reproduced",
         lambda d: (
@@ -178,9 +188,10 @@ SIMPLIFICATIONS = [
 ]
 
 
-def accepted_by(divergence):
-    """The simplification that explains `divergence`, or None."""
+def accepted_by(divergence, source=""):
+    """The simplification that explains `divergence` (in the program `source`), or None."""
     for simplification in SIMPLIFICATIONS:
-        if simplification.matches(divergence):
+        cause_present = simplification.only_in is None or simplification.only_in(source)
+        if cause_present and simplification.matches(divergence):
             return simplification
     return None
