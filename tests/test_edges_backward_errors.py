@@ -1,0 +1,50 @@
+"""Which backward passes raise, and which run: issue 14's differential fuzzing found backward passes
+that raised in one library and not in the other. Each test runs the same lines with autograd_lab
+and with PyTorch (the `torch` fixture, or the `lib` fixture where a rule holds in both) and
+compares gradients, or error classes and key words."""
+
+import numpy as np
+import pytest
+from conftest import both
+
+import autograd_lab as ag
+
+
+def test_var_mean_saves_only_its_input_so_its_results_may_change_in_place(torch):
+    def grad(lib):
+        x = lib.tensor([1.0, 2.0, 4.0], dtype=lib.float64, requires_grad=True)
+        var, mean = lib.var_mean(x)
+        var.mul_(2)  # PyTorch's VarMeanBackward0 saved x only: nothing it needs has changed
+        (var + 3 * mean).backward()
+        return x.grad
+
+    both(torch, grad)
+    var, _ = ag.var_mean(ag.ones(2, requires_grad=True))
+    assert not hasattr(var.grad_fn, "_saved_result0") and hasattr(var.grad_fn, "_saved_self")
+
+
+def test_std_mean_saves_its_result_so_changing_it_in_place_is_caught(lib):
+    x = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    std, mean = lib.std_mean(x)
+    std.mul_(2)  # StdMeanBackward0 saved the std: its slope divides by it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (std + mean).backward()
+
+
+def test_remainder_saves_its_operands_only_for_the_divisors_gradient(torch):
+    def grad(lib):
+        x = lib.tensor([1.5, -2.5, 4.0], requires_grad=True)
+        y = x * 1
+        r = y % lib.tensor([2.0, 2.0, 3.0])  # the divisor needs no gradient: nothing saved
+        y.mul_(2)
+        r.sum().backward()
+        return x.grad
+
+    both(torch, grad)
+    for lib in (ag, torch):
+        x = lib.tensor([1.5, -2.5])
+        r = x % lib.tensor([2.0, 3.0], requires_grad=True)
+        x.mul_(2)  # the divisor's slope, -floor(x / y), reads x
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            r.sum().backward()
+    np.testing.assert_array_equal(grad(ag).numpy(), [1.0, 1.0, 1.0])
