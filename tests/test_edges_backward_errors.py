@@ -31,6 +31,41 @@ def test_std_mean_saves_its_result_so_changing_it_in_place_is_caught(lib):
         (std + mean).backward()
 
 
+def test_a_hook_on_an_output_that_got_no_gradient_is_shown_none(lib):
+    shown = []
+    x = lib.arange(4.0, requires_grad=True)
+    first, second = x.split(2)
+    first.register_hook(shown.append)  # runs when SplitBackward0 runs, with no gradient
+    var, mean = lib.var_mean(x)
+    var.register_hook(shown.append)
+    (second.sum() + mean).backward()
+    assert shown == [None, None]
+    var, mean = lib.var_mean(x)
+    var.register_hook(lambda grad: grad * 2)  # the fuzzer's program: the hook fails on None
+    with pytest.raises(TypeError, match="NoneType"):
+        mean.backward()
+
+
+def test_a_leaf_hook_is_shown_none_when_a_backward_sends_it_nothing(lib):
+    class Drop(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    shown = []
+    x = lib.ones(2, requires_grad=True)
+    x.register_hook(shown.append)
+    y = x * 2
+    y.register_hook(shown.append)
+    y.retain_grad()
+    Drop.apply(y).sum().backward()
+    assert shown == [None, None] and y.grad is None and x.grad is None
+
+
 def test_remainder_saves_its_operands_only_for_the_divisors_gradient(torch):
     def grad(lib):
         x = lib.tensor([1.5, -2.5, 4.0], requires_grad=True)
