@@ -66,6 +66,30 @@ def test_a_leaf_hook_is_shown_none_when_a_backward_sends_it_nothing(lib):
     assert shown == [None, None] and y.grad is None and x.grad is None
 
 
+@pytest.mark.parametrize(
+    "input_dtype, target_dtype", [("float32", "float64"), ("float64", "int64")]
+)
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_huber_loss_backward_needs_the_target_in_the_inputs_dtype(
+    lib, input_dtype, target_dtype, reduction
+):
+    x = lib.tensor([0.5, 3.0], dtype=getattr(lib, input_dtype), requires_grad=True)
+    target = lib.tensor([0, 1], dtype=getattr(lib, target_dtype))
+    loss = lib.nn.functional.huber_loss(x, target, reduction=reduction)
+    assert loss.dtype == x.dtype  # the forward pass computes a loss of the input's dtype
+    with pytest.raises(RuntimeError, match="Found dtype"):
+        loss.sum().backward()
+
+
+def test_huber_loss_forward_computes_in_the_promoted_dtype(torch):
+    def loss(lib):  # 0.1 in float64 is not 0.1 in float32: the difference shows after squaring
+        x = lib.tensor([1.0, 0.1, 5.0])
+        target = lib.tensor([0.3, 0.2, 0.1], dtype=lib.float64)
+        return lib.nn.functional.huber_loss(x, target, reduction="none")
+
+    both(torch, loss)
+
+
 def test_remainder_saves_its_operands_only_for_the_divisors_gradient(torch):
     def grad(lib):
         x = lib.tensor([1.5, -2.5, 4.0], requires_grad=True)
