@@ -6,6 +6,10 @@ compares gradients, or error classes and key words."""
 import numpy as np
 import pytest
 from conftest import both
+from fuzzing import check
+from fuzzing.compare import Divergence
+from fuzzing.program import Leaf, Program, Step
+from fuzzing.simplifications import accepted_by
 
 import autograd_lab as ag
 
@@ -107,3 +111,32 @@ def test_remainder_saves_its_operands_only_for_the_divisors_gradient(torch):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             r.sum().backward()
     np.testing.assert_array_equal(grad(ag).numpy(), [1.0, 1.0, 1.0])
+
+
+def test_dist_with_p_zero_has_no_gradient_where_pytorch_fails_inside(torch):
+    # dist(x, y, 0) counts the elements that differ: a step function, without slope. PyTorch
+    # 2.13 gives x no gradient, but when y requires grad too its backward negates that missing
+    # gradient for y and fails inside; ours gives neither a gradient (a README simplification).
+    def grads(lib, other_requires_grad):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([0.5, 2.0], requires_grad=other_requires_grad)
+        lib.dist(x, y, 0).backward()
+        return x.grad, y.grad
+
+    assert grads(ag, False) == grads(torch, False) == (None, None)
+    with pytest.raises(RuntimeError, match="Expected a proper Tensor but got None"):
+        grads(torch, True)
+    assert grads(ag, True) == (None, None)
+    program = Program(
+        (Leaf("x0", (2,), "float32", (1.0, 2.0), True),),
+        (Step("v0", "dist", "torch.dist({0}, {0}, 0)", ("x0",)),),
+        backward="backward",
+        loss_of="v0",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ("backward", "raises") in [(d.op, d.what) for d, _ in result.accepted]
+    other_error = Divergence(
+        "loss.backward()", "backward", "raises", "ran", "raises RuntimeError: x"
+    )
+    assert accepted_by(other_error) is None
