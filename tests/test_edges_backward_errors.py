@@ -140,3 +140,19 @@ def test_dist_with_p_zero_has_no_gradient_where_pytorch_fails_inside(torch):
         "loss.backward()", "backward", "raises", "ran", "raises RuntimeError: x"
     )
     assert accepted_by(other_error) is None
+
+
+@pytest.mark.parametrize("index", [0, [1]], ids=["a view", "an index list"])
+@pytest.mark.parametrize("value_shape", [(1, 1, 3), (1, 1, 1)])
+def test_a_written_value_with_extra_leading_ones_gets_a_gradient_of_its_shape(
+    torch, index, value_shape
+):
+    # PyTorch lets x[0] = value carry extra leading size-1 dims (x[0] = row[None])
+    def grad(lib):
+        value = lib.arange(1.0, 1.0 + value_shape[-1]).reshape(value_shape).requires_grad_()
+        x = lib.zeros(2, 3)
+        x[index] = value
+        (x * lib.arange(6.0).reshape(2, 3)).sum().backward()
+        return value.grad
+
+    both(torch, grad)
