@@ -156,3 +156,27 @@ def test_a_written_value_with_extra_leading_ones_gets_a_gradient_of_its_shape(
         return value.grad
 
     both(torch, grad)
+
+
+def test_a_saved_tensor_detached_in_place_afterwards_makes_backward_raise(lib):
+    x = lib.tensor([0.5, 1.0], requires_grad=True)
+    v = x * 2
+    y = v.sin()  # SinBackward0 saves v, with its history
+    v.detach_()
+    with pytest.raises(RuntimeError, match=r"detached in-place, i\.e\. with \.detach_\(\)"):
+        y.sum().backward()
+
+
+def test_detach_in_place_before_saving_or_of_a_saved_result_is_allowed(torch):
+    def grads(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        v = x * 2
+        v.detach_()
+        product = v * x  # saves v as it is now: without history
+        result = x.exp()
+        later = result * 1
+        result.detach_()  # ExpBackward0 saved its result, which PyTorch checks differently
+        (product + later).sum().backward()
+        return x.grad
+
+    both(torch, grads)
