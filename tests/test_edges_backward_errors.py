@@ -180,3 +180,22 @@ def test_detach_in_place_before_saving_or_of_a_saved_result_is_allowed(torch):
         return x.grad
 
     both(torch, grads)
+
+
+@pytest.mark.parametrize("dims", [{}, {"dim": 0}, {"dim": 1, "keepdim": True}])
+def test_prod_saves_its_result_so_changing_it_in_place_is_caught(torch, lib, dims):
+    x = lib.tensor([[1.5, 2.0], [3.0, -1.0]], requires_grad=True)
+    product = x.prod(**dims)
+    later = product * 1
+    product.mul_(2)  # ProdBackward0/1 saved the product: its slope is product / x
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        later.sum().backward()
+
+    def second_order(lib):  # the slope computed from the saved product, differentiated again
+        x = lib.tensor([[1.5, 2.0], [3.0, -1.0]], requires_grad=True)
+        (grad,) = lib.autograd.grad(x.prod(**dims).sum(), x, create_graph=True)
+        return grad, lib.autograd.grad((grad * grad).sum(), x)[0]
+
+    ours, theirs = second_order(ag), second_order(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
