@@ -199,3 +199,16 @@ def test_prod_saves_its_result_so_changing_it_in_place_is_caught(torch, lib, dim
     ours, theirs = second_order(ag), second_order(torch)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_smooth_l1_loss_against_a_bool_tensor_has_a_gradient(torch, reduction):
+    def grads(lib):
+        x = lib.tensor([0.2, 1.5, -2.0], requires_grad=True)
+        mask = lib.tensor([True, False, True])
+        as_input = lib.nn.functional.smooth_l1_loss(mask, x, reduction=reduction, beta=0.5)
+        as_target = lib.nn.functional.smooth_l1_loss(x, mask, reduction=reduction)
+        (as_input.sum() + as_target.sum()).backward()
+        return x.grad
+
+    both(torch, grads)

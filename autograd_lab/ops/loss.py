@@ -108,6 +108,11 @@ def _huber_losses(ctx, input, target, reduction, delta):
 def _huber_grads(ctx, grad, scale):
     """clamp(input - target, -delta, delta)·scale times the gradient of each element's loss."""
     input, target = ctx.saved_tensors
+    # a bool side counts as 0/1 (the loss's kernel promotes it; the `-` operator refuses bools)
+    if input._data.dtype == np.bool_:
+        input = input.to(target.dtype)
+    if target._data.dtype == np.bool_:
+        target = target.to(input.dtype)
     slope = (input - target).clamp(-ctx.delta, ctx.delta)
     if scale != 1.0:
         slope = slope * scale
