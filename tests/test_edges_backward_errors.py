@@ -212,3 +212,23 @@ def test_smooth_l1_loss_against_a_bool_tensor_has_a_gradient(torch, reduction):
         return x.grad
 
     both(torch, grads)
+
+
+@pytest.mark.parametrize(
+    "make, error",
+    [
+        (lambda lib, x: lib.unique(x), NotImplementedError),
+        (lambda lib, x: 5 % x, RuntimeError),
+        (lambda lib, x: 5 // x, RuntimeError),
+        (lambda lib, x: lib.histogram(x, 3)[1], RuntimeError),
+    ],
+    ids=["unique", "number % x", "number // x", "histogram"],
+)
+def test_a_node_without_derivative_fails_even_when_no_gradient_reaches_it(lib, make, error):
+    # norm(y, 0) counts nonzeros: it sends no gradient back, yet the backward pass still runs
+    # the nodes behind it, and one without a derivative fails there, as in PyTorch
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(error, match="not implemented"):
+        lib.norm(make(lib, x).tanh(), p=0).backward()
+    lib.norm(x.sin().tanh(), p=0).backward()  # an ordinary node just passes nothing on
+    assert x.grad is None

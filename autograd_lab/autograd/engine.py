@@ -228,7 +228,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             return
         if node._saved is None:  # an earlier backward freed what this node saved
             raise freed_error(node)
-        if grads[0] is None and all(g is None for g in grads):
+        if grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
         else:
             results = _call_backward(node, grads, check_nan)

@@ -337,6 +337,9 @@ class Function:
     # (the 2 of `x * 2`, an index): backward frees it like a saved tensor, so that a second
     # backward through the node fails as in PyTorch (engine.py).
     saves_constants = False
+    # True where PyTorch records a node without a derivative (grad_fn NotImplemented, unique's):
+    # its backward fails whenever the backward pass reaches it, even with no gradient for it.
+    no_derivative = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

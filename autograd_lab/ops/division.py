@@ -135,6 +135,7 @@ class NumberRemainder(Op):
     """`number % tensor`: PyTorch computes it but records no derivative (grad_fn NotImplemented)."""
 
     node_name = "NotImplemented"
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, b, number):
@@ -269,6 +270,7 @@ class FloorDivide(Op):
     derivative for it (grad_fn NotImplemented), so backward raises."""
 
     node_name = "NotImplemented"
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, a, b):

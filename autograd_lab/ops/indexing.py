@@ -191,6 +191,7 @@ class ScatterReduce(Op):
     """scatter(..., reduce='add' | 'multiply'): PyTorch computes it but has no derivative for it."""
 
     node_name = "NotImplemented"  # what PyTorch records, and its backward raises, as ours does
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, input, dim, index, src, reduce):
