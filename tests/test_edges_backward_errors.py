@@ -232,3 +232,34 @@ def test_a_node_without_derivative_fails_even_when_no_gradient_reaches_it(lib, m
         lib.norm(make(lib, x).tanh(), p=0).backward()
     lib.norm(x.sin().tanh(), p=0).backward()  # an ordinary node just passes nothing on
     assert x.grad is None
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_addcdiv_by_an_integer_tensor_has_the_gradient_of_its_formula(torch, dtype):
+    # PyTorch 2.13 computes value / tensor2 for tensor1's gradient in tensor2's own dtype, and
+    # fails to store the float quotient there: an accident we do not copy (a README simplification)
+    def grad(lib, as_float=False):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        divisor = lib.tensor([2, 1]).to(getattr(lib, dtype))
+        divisor = divisor.float() if as_float else divisor
+        lib.addcdiv(lib.zeros(2), x, divisor, value=-1.5).sum().backward()
+        return x.grad
+
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        grad(torch)
+    np.testing.assert_array_equal(grad(ag).numpy(), grad(torch, as_float=True).numpy())
+    program = Program(
+        (
+            Leaf("x0", (2,), "float32", (1.0, 2.0), True),
+            Leaf("x1", (2,), dtype, (1, 1) if dtype == "bool" else (2, 1)),
+        ),
+        (Step("v0", "addcdiv", "torch.addcdiv({0}, {0}, {1})", ("x0", "x1")),),
+        backward="backward",
+        loss_of="v0",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ("backward", "raises") in [(d.op, d.what) for d, _ in result.accepted]
+    message = "raises RuntimeError: result type Float can't be cast to the desired output type Long"
+    forward_error = Divergence("v0 = x1.add_(x0)", "Tensor.add_", "raises", "ran", message)
+    assert accepted_by(forward_error) is None
