@@ -263,3 +263,17 @@ def test_addcdiv_by_an_integer_tensor_has_the_gradient_of_its_formula(torch, dty
     message = "raises RuntimeError: result type Float can't be cast to the desired output type Long"
     forward_error = Divergence("v0 = x1.add_(x0)", "Tensor.add_", "raises", "ran", message)
     assert accepted_by(forward_error) is None
+
+
+@pytest.mark.parametrize("change", ["the input", "the mask"])
+def test_masked_select_saves_its_input_and_mask(lib, change):
+    x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x * 1
+    mask = y > 0
+    picked = lib.masked_select(y, mask)
+    if change == "the input":
+        y[0:0] = 0  # an empty write still counts as a change, as in PyTorch
+    else:
+        mask[0] = False
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        picked.sum().backward()

@@ -422,16 +422,20 @@ def masked_fill(input, mask, value):
 class MaskedSelect(Op):
     node_name = "MaskedSelectBackward0"
     derivative = "the gradient goes back to the selected places, 0 elsewhere"
+    saved_names = ("self", "mask")
 
     @staticmethod
     def forward(ctx, input, mask):
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
-        ctx.shape, ctx.mask = shape, mask.expand(shape)
-        return np.broadcast_to(input._data, shape)[ctx.mask._data]
+        ctx.shape = shape
+        # both, as PyTorch: changing the input or the mask in place then makes backward refuse
+        ctx.save_for_backward(input, mask)
+        return np.broadcast_to(input._data, shape)[mask.expand(shape)._data]
 
     @staticmethod
     def backward(ctx, grad):
-        return MaskedScatter.apply(_zeros(ctx.shape, grad), grad, mask=ctx.mask)
+        _, mask = ctx.saved_tensors
+        return MaskedScatter.apply(_zeros(ctx.shape, grad), grad, mask=mask.expand(ctx.shape))
 
 
 class MaskedScatter(Op):
