@@ -277,3 +277,17 @@ def test_masked_select_saves_its_input_and_mask(lib, change):
         mask[0] = False
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         picked.sum().backward()
+
+
+@pytest.mark.parametrize("change", ["the input", "the index"])
+def test_gather_saves_its_input_and_index(lib, change):
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = x * 1
+    index = lib.tensor([[0, 2], [1, 1]])
+    picked = lib.gather(y, 1, index)
+    if change == "the input":
+        y.mul_(2)  # GatherBackward0 saved y (PyTorch's _saved_self), though its slope is 0 or 1
+    else:
+        index[0, 0] = 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        picked.sum().backward()
