@@ -54,6 +54,7 @@ class Tensor:
     _post_accumulate_grad_hooks = None  # a leaf's hooks run after .grad is updated, {key: hook}
     _grad_accumulator = None  # a leaf's AccumulateGrad node (a weak reference) while in a graph
     _name = None  # a name for viewers, e.g. 'fc1.weight' (nn.Module sets it)
+    _detached_at = -1  # when detach_() cut this tensor's history (a node creation number)
     __array_priority__ = 1000  # numpy array <op> Tensor defers to our reflected operators
 
     def __init__(self, data=()):
@@ -406,6 +407,8 @@ class Tensor:
                 "Can't detach views in-place: this tensor is a view of another one (from "
                 "indexing, view, transpose, ...). Use detach() instead, which gives a new tensor."
             )
+        if self._grad_fn is not None:  # nodes that saved it before now cannot use it (function.py)
+            self._detached_at = creation_number_now()
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -868,7 +871,7 @@ def _rebuild(data, requires_grad, device="cpu"):  # values travel via the host, 
 
 
 from . import ops as _ops  # noqa: E402  (ops need the Tensor class defined above)
-from .autograd.function import rebind_saved_output  # noqa: E402
+from .autograd.function import creation_number_now, rebind_saved_output  # noqa: E402
 from .ops import elementwise as _elementwise  # noqa: E402
 from .ops import overlap as _overlap  # noqa: E402
 from .ops import registry as _registry  # noqa: E402

@@ -228,7 +228,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             return
         if node._saved is None:  # an earlier backward freed what this node saved
             raise freed_error(node)
-        if grads[0] is None and all(g is None for g in grads):
+        if grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
             results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
         else:
             results = _call_backward(node, grads, check_nan)
@@ -413,14 +413,15 @@ def _sum_to(g, shape, node, index):
 def _apply_tensor_hooks(node, grads, owned, create_graph):
     """Hooks registered with Tensor.register_hook on this node's outputs, then retain_grad().
 
-    A hook may keep the gradient it is shown, so that gradient is no longer owned (`owned`)."""
+    A hook may keep the gradient it is shown, so that gradient is no longer owned (`owned`).
+    As in PyTorch, a tensor's hooks run whenever backward runs its node, and are shown None when
+    no gradient arrived for that tensor (the other output of a split, say, was not used)."""
     for output_nr, hooks in (node._tensor_hooks or {}).items():
         for hook in list(hooks.values()):
-            if grads[output_nr] is not None:
-                result = hook(grads[output_nr])
-                owned[output_nr] = False
-                if result is not None:
-                    grads[output_nr] = result
+            result = hook(grads[output_nr])
+            owned[output_nr] = False
+            if result is not None:
+                grads[output_nr] = result
     for output_nr, ref in (node._retained or {}).items():
         tensor, g = ref(), grads[output_nr]
         if tensor is not None and g is not None:
@@ -428,7 +429,7 @@ def _apply_tensor_hooks(node, grads, owned, create_graph):
                 tensor._grad = g if create_graph else _make(g._data.copy())
             else:
                 tensor._grad = _make(tensor._grad._data + g._data)
-    if type(node) is AccumulateGrad and grads[0] is not None:  # a leaf's hooks live on the tensor
+    if type(node) is AccumulateGrad:  # a leaf's hooks live on the tensor
         for hook in list((node.variable._hooks or {}).values()):
             result = hook(grads[0])
             owned[0] = False

@@ -188,11 +188,24 @@ def rebind_saved_output(node, tensor):
     )
 
 
+def creation_number_now():
+    """The creation number of the newest node, for Tensor.detach_() to note when it cut a
+    tensor's history: a node created before that saved the tensor with a history it has lost."""
+    return next(_sequence)
+
+
 def _unpack(saved, node):
     """The saved tensor, after checking nobody modified it in place since it was saved."""
     if type(saved) is Packed:  # it went through saved-tensor hooks: unpack_hook gives it back
         return _unpack_packed(saved, node)
     tensor, version = saved[0], saved[1]
+    if tensor is not None and tensor._detached_at > node._seq:
+        raise RuntimeError(
+            "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_(): "
+            f"{node.name()} saved this tensor for backward together with its history, which "
+            "detach_() has since cut. Fix: use the out-of-place .detach() instead, which leaves "
+            "the tensor (and the graph that saved it) as it was."
+        )
     now = tensor._version if tensor is not None else saved[3][0]
     if now != version:
         raise RuntimeError(
@@ -324,6 +337,9 @@ class Function:
     # (the 2 of `x * 2`, an index): backward frees it like a saved tensor, so that a second
     # backward through the node fails as in PyTorch (engine.py).
     saves_constants = False
+    # True where PyTorch records a node without a derivative (grad_fn NotImplemented, unique's):
+    # its backward fails whenever the backward pass reaches it, even with no gradient for it.
+    no_derivative = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -816,7 +816,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
             "is where the loss changes from squared to absolute, e.g. delta=1.0."
         )
     input, target = _same_shape(input, target)
-    target = _huber_target(input, target)
+    _check_huber_dtypes(input, target)
     if weight is None:
         return HuberLoss.apply(input, target, reduction=reduction, delta=delta)
     _check_weight(weight, input)
@@ -824,11 +824,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduced(losses, reduction)
 
 
-def _huber_target(input, target):
+def _check_huber_dtypes(input, target):
     """PyTorch's huber_loss keeps the input's dtype (mse_loss and smooth_l1_loss promote): it
     computes in the promoted dtype, which must be a float one, then stores the result as input's
-    dtype. So the target is converted to the input's dtype, unless that would lose what the
-    promoted dtype holds (a float target for an integer input)."""
+    dtype, which must then be a float one too (ops/loss.py's HuberLoss; its backward needs
+    both in one dtype)."""
     computed_in = promotion.result_type(input, target)
     types.floating_point_only("huber_loss", computed_in)
     if not input.dtype.is_floating_point:
@@ -837,7 +837,6 @@ def _huber_target(input, target):
             "huber_loss gives a result of the input's dtype. Fix: convert the input first, "
             "e.g. input.float()."
         )
-    return target if target.dtype == input.dtype else target.to(input.dtype)
 
 
 def _same_shape(input, target):

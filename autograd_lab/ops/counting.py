@@ -129,10 +129,12 @@ class HistogramNotDifferentiable(Op):
     says that the derivative is not implemented (so the mistake shows where it is made)."""
 
     node_name = "NotImplemented"
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, *tensors, results, name):
         ctx.op_name = name
+        ctx.set_materialize_grads(False)  # its backward fails anyway: no zeros to make for it
         return results
 
     @staticmethod

@@ -95,7 +95,10 @@ class Remainder(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        if ctx.needs_input_grad[1]:  # only b's slope reads them: a may change in place otherwise
+            ctx.save_for_backward(a, b)
+        else:
+            ctx.save_for_backward(None, None)
         x, y = _divide_operands("remainder", a, b)
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0.0 is nan, silently
             return _remainder(x, y)
@@ -132,6 +135,7 @@ class NumberRemainder(Op):
     """`number % tensor`: PyTorch computes it but records no derivative (grad_fn NotImplemented)."""
 
     node_name = "NotImplemented"
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, b, number):
@@ -266,6 +270,7 @@ class FloorDivide(Op):
     derivative for it (grad_fn NotImplemented), so backward raises."""
 
     node_name = "NotImplemented"
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, a, b):

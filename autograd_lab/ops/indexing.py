@@ -108,12 +108,14 @@ def _grown(part, shape):
 
 class Gather(Op):
     node_name = "GatherBackward0"
-    saves_constants = True  # the index (PyTorch's _saved_index)
+    saved_names = ("self", "index")
     derivative = "the gradient is added back at the gathered places (scatter_add)"
 
     @staticmethod
     def forward(ctx, input, dim, index):
-        ctx.shape, ctx.dim, ctx.index = input._data.shape, dim, index
+        ctx.shape, ctx.dim = input._data.shape, dim
+        # both, as PyTorch: changing the input or the index in place then makes backward refuse
+        ctx.save_for_backward(input, index)
         data = input._data.reshape(1) if input._data.ndim == 0 else input._data
         index = index._data
         return data[_positions(index.reshape(-1) if index.ndim == 0 else index, dim)].reshape(
@@ -122,8 +124,9 @@ class Gather(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        _, index = ctx.saved_tensors
         zeros = _zeros(ctx.shape, grad)
-        return ScatterAdd.apply(zeros, grad, dim=ctx.dim, index=ctx.index)
+        return ScatterAdd.apply(zeros, grad, dim=ctx.dim, index=index)
 
 
 class ScatterAdd(Op):
@@ -191,6 +194,7 @@ class ScatterReduce(Op):
     """scatter(..., reduce='add' | 'multiply'): PyTorch computes it but has no derivative for it."""
 
     node_name = "NotImplemented"  # what PyTorch records, and its backward raises, as ours does
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, input, dim, index, src, reduce):
@@ -421,16 +425,20 @@ def masked_fill(input, mask, value):
 class MaskedSelect(Op):
     node_name = "MaskedSelectBackward0"
     derivative = "the gradient goes back to the selected places, 0 elsewhere"
+    saved_names = ("self", "mask")
 
     @staticmethod
     def forward(ctx, input, mask):
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
-        ctx.shape, ctx.mask = shape, mask.expand(shape)
-        return np.broadcast_to(input._data, shape)[ctx.mask._data]
+        ctx.shape = shape
+        # both, as PyTorch: changing the input or the mask in place then makes backward refuse
+        ctx.save_for_backward(input, mask)
+        return np.broadcast_to(input._data, shape)[mask.expand(shape)._data]
 
     @staticmethod
     def backward(ctx, grad):
-        return MaskedScatter.apply(_zeros(ctx.shape, grad), grad, mask=ctx.mask)
+        _, mask = ctx.saved_tensors
+        return MaskedScatter.apply(_zeros(ctx.shape, grad), grad, mask=mask.expand(ctx.shape))
 
 
 class MaskedScatter(Op):

@@ -108,6 +108,11 @@ def _huber_losses(ctx, input, target, reduction, delta):
 def _huber_grads(ctx, grad, scale):
     """clamp(input - target, -delta, delta)·scale times the gradient of each element's loss."""
     input, target = ctx.saved_tensors
+    # a bool side counts as 0/1 (the loss's kernel promotes it; the `-` operator refuses bools)
+    if input._data.dtype == np.bool_:
+        input = input.to(target.dtype)
+    if target._data.dtype == np.bool_:
+        target = target.to(input.dtype)
     slope = (input - target).clamp(-ctx.delta, ctx.delta)
     if scale != 1.0:
         slope = slope * scale
@@ -126,10 +131,20 @@ class HuberLoss(Op):
 
     @staticmethod
     def forward(ctx, input, target, reduction, delta):
-        return _reduce(_huber_losses(ctx, input, target, reduction, delta), reduction)
+        # computed in the promoted dtype, kept in the input's (mse_loss and smooth_l1_loss promote)
+        losses = _huber_losses(ctx, input, target, reduction, delta)
+        return _reduce(losses.astype(input._data.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        if input.dtype != target.dtype:  # PyTorch's backward kernel takes one dtype only
+            raise RuntimeError(
+                f"Found dtype {target.dtype} but expected {input.dtype}: huber_loss computes a "
+                "loss for a target of another dtype, but its backward needs the target in the "
+                "input's dtype, as in PyTorch. Fix: convert the target first, e.g. "
+                "F.huber_loss(input, target.to(input.dtype))."
+            )
         return _huber_grads(ctx, grad, 1.0)
 
 

@@ -108,22 +108,25 @@ class Prod(Op):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
-        ctx.save_for_backward(x)
         data = x._data
         if dtype is None and data.dtype.kind in "biu":
             dtype = np.int64  # integers and bools multiply to int64, as in PyTorch
-        return row_major(np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype))
+        result = _make(row_major(np.prod(data, axis=ctx.dims, keepdims=keepdim, dtype=dtype)))
+        # the result too, as PyTorch: changing it in place then makes backward refuse
+        ctx.save_for_backward(x, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):
         # d(prod)/dx_i is the product of all the *other* elements. Without zeros that is
         # prod / x_i; with a zero, dividing would give 0/0, so each product is taken explicitly.
-        (x,) = ctx.saved_tensors
+        x, result = ctx.saved_tensors
         if x.ndim == 0:  # the product of one number is that number: PyTorch hands grad on
             return grad
-        grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
+        shape = x._data.shape
+        grad = _unreduce(grad, shape, ctx.dims, ctx.keepdim)
         if not (x._data == 0).any():
-            return grad * (ProdDim.apply(x, dim=ctx.dims, keepdim=True) / x)
+            return grad * (_unreduce(result, shape, ctx.dims, ctx.keepdim) / x)
         return grad * _products_of_others(x, ctx.dims)
 
 

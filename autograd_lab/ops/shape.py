@@ -595,9 +595,11 @@ class IndexPut(Op):
     @staticmethod
     def forward(ctx, x, value, index):
         ctx.index = index
+        ctx.value_ndim = 0
         out = x._data.copy()
         if isinstance(value, Tensor):
             storage.check_same_device(x._data, value._data)
+            ctx.value_ndim = value.ndim
             value = value._data
         else:
             promotion.check_value_fits(value, types.of_array(x._data))
@@ -608,7 +610,11 @@ class IndexPut(Op):
     @staticmethod
     def backward(ctx, grad):
         grad_x = IndexPut.apply(grad, 0.0, index=ctx.index)
-        return grad_x, Index.apply(grad, index=ctx.index)
+        grad_value = Index.apply(grad, index=ctx.index)
+        extra = ctx.value_ndim - grad_value.ndim
+        if extra > 0:  # the value had extra leading size-1 dims (x[0] = row[None]): add them back
+            grad_value = grad_value.reshape((1,) * extra + tuple(grad_value.shape))
+        return grad_x, grad_value
 
 
 class IndexPutAdvanced(IndexPut):

@@ -147,6 +147,7 @@ class Unique(Op):
 
     node_name = "Unique2Backward0"
     _torch_name = "_unique2"
+    no_derivative = True
 
     @staticmethod
     def forward(ctx, input, values):

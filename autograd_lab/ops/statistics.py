@@ -38,7 +38,7 @@ from .registry import public
 class VarMean(Op):
     node_name = "VarMeanBackward0"
     derivative = "var: 2 (x_i - mean) / (n - correction);  mean: 1/n"
-    saved_names = ("self", "result0")
+    saved_names = ("self",)
     _spread = staticmethod(np.var)
 
     @staticmethod
@@ -51,7 +51,10 @@ class VarMean(Op):
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
             mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
             mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
-        ctx.save_for_backward(x, spread)
+        if ctx._fn is StdMean:  # its slope reads the result: d std = d var / (2 std)
+            ctx.save_for_backward(x, spread)
+        else:  # as PyTorch, only x: so var_mean's results may be changed in place afterwards
+            ctx.save_for_backward(x)
         # A gradient may arrive for one output only: the other then adds nothing, as in PyTorch
         # (zeros times the spread's slope would be nan where x holds an inf or a nan).
         ctx.set_materialize_grads(False)
@@ -59,12 +62,12 @@ class VarMean(Op):
 
     @staticmethod
     def backward(ctx, grad_spread, grad_mean):
-        x, spread = ctx.saved_tensors
+        x = ctx.saved_tensors[0]
         shape = x._data.shape
         total = None
         if grad_spread is not None:
             if ctx._fn is StdMean:
-                grad_spread = std_to_var_grad(grad_spread, spread)
+                grad_spread = std_to_var_grad(grad_spread, ctx.saved_tensors[1])
             total = var_backward(grad_spread, x, ctx)
         if grad_mean is not None:
             n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
@@ -97,6 +100,7 @@ def _as_a_running_mean(data, dims, keepdim, mean):
 class StdMean(VarMean):
     node_name = "StdMeanBackward0"
     derivative = "std: (x_i - mean) / ((n - correction) std);  mean: 1/n"
+    saved_names = ("self", "result0")
     _spread = staticmethod(np.std)
 
 

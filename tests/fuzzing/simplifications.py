@@ -102,6 +102,36 @@ def _tie_order(d):
     return d.what == "values" and op in ("topk", "kthvalue") and picks_indices
 
 
+def _dist_zero_backward(d):
+    """PyTorch 2.13's backward of dist(x, y, 0) fails inside its own code (it hands an undefined
+    tensor on); ours runs, and dist with p=0, a count, gives no gradient, as norm(x, 0) does.
+    That internal message comes from nowhere else a program reaches."""
+    return (
+        d.what == "raises"
+        and d.op in ("backward", "grad")
+        and d.ours == "ran"
+        and "Expected a proper Tensor but got None" in d.theirs
+    )
+
+
+# PyTorch's C++ formula for addcdiv's tensor1 gradient computes `value / tensor2` in tensor2's own
+# dtype (a tensor filled with the number, then divided in place): for an integer or bool tensor2
+# the float quotient cannot be stored, and backward fails with this message
+_NUMBER_OVER_AN_INTEGER_TENSOR = re.compile(
+    r"result type \w+ can't be cast to the desired output type (Long|Int|Short|Char|Byte|Bool)"
+)
+
+
+def _addcdiv_integer_divisor_backward(d):
+    """Backward (or grad) raised that error in PyTorch: ours computes the formula's gradient
+    (and may then fail later, at a node PyTorch never reached)."""
+    return (
+        d.what in ("raises", "exception class")
+        and d.op in ("backward", "grad")
+        and _NUMBER_OVER_AN_INTEGER_TENSOR.search(d.theirs) is not None
+    )
+
+
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
@@ -184,6 +214,17 @@ SIMPLIFICATIONS = [
             d.what == "values"
             and d.op in ("bernoulli", "Tensor.bernoulli", "Tensor.bernoulli_", "F.dropout")
         ),
+    ),
+    Simplification(
+        "`dist(x, y, 0)` has no gradient, as `norm(x, 0)` (PyTorch 2.13's backward fails there "
+        'with an internal error, "Expected a proper Tensor but got None")',
+        _dist_zero_backward,
+    ),
+    Simplification(
+        "`addcdiv` with an integer or bool `tensor2` has the gradient of its formula (PyTorch "
+        "2.13's backward computes `value / tensor2` in tensor2's dtype and fails: \"result type "
+        "Float can't be cast to the desired output type Long\")",
+        _addcdiv_integer_divisor_backward,
     ),
 ]
 
