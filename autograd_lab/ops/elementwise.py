@@ -757,8 +757,8 @@ def _logit(input, eps=None):
 
 class Logit(Op):
     """The logit log(p / (1 - p)), sigmoid's inverse, of probabilities p. Its own record (not
-    a division and a log) for PyTorch's gradient at the edges: +-inf at p = 0 and p = 1 (the
-    composed form gives nan there), nan outside [0, 1], and 0 where eps clamped p."""
+    a division and a log) for PyTorch's gradient at the edges: grad * inf at p = 0 and p = 1 (the
+    composed form gives nan there), nan outside [0, 1] and at a nan p, and 0 where eps clamped p."""
 
     node_name = "LogitBackward0"
     saved_names = ("self",)  # and `_saved_eps`, the number kept on ctx
@@ -779,9 +779,12 @@ class Logit(Op):
             low, high, outside = 0.0, 1.0, math.nan
         else:  # clamped: the logit is flat outside [eps, 1 - eps]
             low, high, outside = ctx.eps, 1 - ctx.eps, 0.0
-        slope = grad / (p * (1 - p))  # grad / 0 = +-inf at p = 0 and p = 1, as in PyTorch
-        # a nan p is not inside [low, high]: it gets `outside` (nan, or 0 with eps), as in PyTorch
-        return where(p >= low, where(p <= high, slope, outside), outside)
+        # at p = 0 and p = 1 the slope is grad * inf, so -0.0 gives +inf (grad / -0.0 would
+        # give -inf): PyTorch's rule element by element (its vectorized loop for long tensors
+        # divides, a difference README's "Simplifications" lists)
+        slope = where((p == 0) | (p == 1), grad * math.inf, grad / (p * (1 - p)))
+        # a nan p is not outside [low, high] (comparisons with nan are false): its slope is nan
+        return where((p < low) | (p > high), outside, slope)
 
 
 class Relu(Op):

@@ -118,6 +118,8 @@ class Prod(Op):
         # d(prod)/dx_i is the product of all the *other* elements. Without zeros that is
         # prod / x_i; with a zero, dividing would give 0/0, so each product is taken explicitly.
         (x,) = ctx.saved_tensors
+        if x.ndim == 0:  # the product of one number is that number: slope 1, even at inf or nan
+            return grad
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
         if not (x._data == 0).any():
             return grad * (ProdDim.apply(x, dim=ctx.dims, keepdim=True) / x)
@@ -153,6 +155,7 @@ class Var(Op):
     @staticmethod
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
+        ctx.all_elements = dim is None or x._data.ndim == 0
         ctx.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
             return np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
@@ -160,10 +163,8 @@ class Var(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
-        centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        return grad * centered * _over_dof(2.0, n, ctx.correction)
+        return variance_backward(grad, x, ctx)
 
 
 class Std(Op):
@@ -174,6 +175,7 @@ class Std(Op):
     @staticmethod
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
+        ctx.all_elements = dim is None or x._data.ndim == 0
         with np.errstate(divide="ignore", invalid="ignore"):
             result = _make(
                 np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
@@ -184,17 +186,28 @@ class Std(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        n = int(np.prod([x._data.shape[d] for d in ctx.dims])) if x._data.ndim else 1
-        grad = where(result == 0, 0.0, grad / result)  # all values equal: 0, as PyTorch takes it
+        # d std = d var / (2 std); all values equal: 0, as PyTorch takes it
+        grad = where(result == 0, 0.0, grad / (2 * result))
         grad = _unreduce(grad, x._data.shape, ctx.dims, ctx.keepdim)
-        centered = x - x.mean(dim=ctx.dims, keepdim=True)
-        return grad * centered * _over_dof(1.0, n, ctx.correction)
+        return variance_backward(grad, x, ctx)
 
 
-def _over_dof(value, n, correction):
-    """value / (n - correction); nan when there are too few elements (forward gave nan too)."""
-    dof = n - correction
-    return value / dof if dof > 0 else float("nan")
+def variance_backward(grad, x, ctx):
+    """grad * d var/dx = grad * 2 (x - mean) / (n - correction), `grad` already unreduced; ctx
+    holds the forward's dims, correction and all_elements (no dim given, or a 0-d tensor).
+
+    With too few elements (n <= correction) the forward gave inf or nan; the gradient then
+    follows PyTorch's rule, so the same infinities come out: along given dims the factor
+    2 / (n - correction) is used as it is (2 / 0 is inf, 2 / -1 is -2); over all elements the
+    slope is inf where x differs from the mean and nan where it equals it."""
+    shape = x._data.shape
+    n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
+    dof = n - ctx.correction
+    if dof <= 0 and ctx.all_elements:
+        slope = where(x == x.mean(), float("nan"), float("inf")).to(x.dtype)
+        return grad * slope
+    factor = 2.0 / dof if dof != 0 else float("inf")
+    return factor * grad * (x - x.mean(dim=ctx.dims, keepdim=True))
 
 
 class MaxAll(Op):

@@ -23,13 +23,13 @@ from .reduction import (
     _correction,
     _dims,
     _one_dim,
-    _over_dof,
     _unreduce,
     check_reduction_dims,
     evenly_distributed,
     gradient_to_indices,
     spread_needs_floating_point,
     values_indices,
+    variance_backward,
 )
 from .registry import public
 
@@ -44,6 +44,7 @@ class VarMean(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         data = _float(x._data)
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
+        ctx.all_elements = dim is None or data.ndim == 0
         # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
@@ -65,8 +66,7 @@ class VarMean(Op):
             if ctx._fn is StdMean:  # d std = d var / (2 std); all equal: 0, as PyTorch takes it
                 grad_spread = where(spread == 0, 0.0, grad_spread / (2 * spread))
             grad_spread = _unreduce(grad_spread, shape, ctx.dims, ctx.keepdim)
-            centered = x - x.mean(dim=ctx.dims, keepdim=True)
-            total = grad_spread * centered * _over_dof(2.0, n, ctx.correction)
+            total = variance_backward(grad_spread, x, ctx)
         if grad_mean is not None:
             from_mean = _unreduce(grad_mean, shape, ctx.dims, ctx.keepdim).expand(shape) / n
             total = from_mean if total is None else total + from_mean

@@ -1,0 +1,50 @@
+"""First-order gradients and forward values at the edges (issue 14, fourth wave): where the
+fuzzer found a gradient or a value that differs from PyTorch's, each compared with PyTorch bit for
+bit (nan where nan, the sign of every infinity and zero)."""
+
+import pytest
+from test_edges_gradients import INF, NAN, same_gradients
+
+
+def _first(result):
+    """var/std give one tensor, var_mean/std_mean a pair: the spread."""
+    return result[0] if isinstance(result, tuple) else result
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning")
+@pytest.mark.parametrize("spread", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dim, correction", [(1, 2), (1, 3), (None, 4), (None, 5)])
+def test_a_spread_of_too_few_elements_has_pytorchs_infinite_gradient(
+    torch, spread, dim, correction
+):
+    # n <= correction: the forward is inf (or nan for equal values); the gradient's factor
+    # 2 / (n - correction) is inf or negative along a dim, and inf or nan over all elements
+    def make(lib, x):
+        return _first(getattr(lib, spread)(x, dim=dim, correction=correction))
+
+    same_gradients(torch, make, [[-2.0, 0.0], [1.5, 1.5]], upstream=3.0)
+    same_gradients(torch, make, [[-2.0, 0.0], [1.5, 1.5]], upstream=0.0)
+
+
+@pytest.mark.parametrize("eps", [None, 0.0, 0.25])
+@pytest.mark.parametrize("upstream", [2.0, -2.0])
+def test_logit_gradient_at_the_edges_is_pytorchs_element_rule(torch, eps, upstream):
+    # grad * inf at p = +-0 and p = 1 (+inf at -0.0, not grad / -0.0 = -inf), nan at a nan p
+    # even where eps clamps; a short tensor, where PyTorch's element-by-element loop runs
+    probabilities = [0.0, -0.0, 1.0, float("nan"), 0.5, -0.5]
+    same_gradients(torch, lambda lib, p: p.logit(eps), probabilities, upstream=upstream)
+
+
+@pytest.mark.parametrize(
+    "single, dim",
+    [([-INF], 0), ([[INF, 0.0, NAN]], 0), ([[NAN], [0.0]], 1), (INF, 0), (NAN, 0)],
+)
+def test_cumprod_over_one_element_passes_the_gradient_through(torch, single, dim):
+    # cumprod along a dim of size 1 is the input itself: slope 1, not (grad * y) / x = nan
+    same_gradients(torch, lambda lib, x: x.cumprod(dim), single, upstream=2.0)
+
+
+@pytest.mark.parametrize("number", [INF, -INF, NAN, 0.0])
+def test_prod_of_a_0d_tensor_passes_the_gradient_through(torch, number):
+    same_gradients(torch, lambda lib, x: x.prod(), number, upstream=2.0)
+    same_gradients(torch, lambda lib, x: x.prod(0), number, upstream=2.0)
