@@ -48,3 +48,17 @@ def test_cumprod_over_one_element_passes_the_gradient_through(torch, single, dim
 def test_prod_of_a_0d_tensor_passes_the_gradient_through(torch, number):
     same_gradients(torch, lambda lib, x: x.prod(), number, upstream=2.0)
     same_gradients(torch, lambda lib, x: x.prod(0), number, upstream=2.0)
+
+
+@pytest.mark.parametrize("weight", [None, [-1.32, 1.37, 1.48]])
+def test_layer_norm_of_a_constant_row_has_pytorchs_rounding(torch, weight):
+    # the row's variance is 0: the input gradient's terms cancel, what is left is rounding
+    # (times 1/sqrt(eps) = 316), which comes out as PyTorch's when summed in PyTorch's order
+    def make(lib, row):
+        rows = row.expand(2, 3) * lib.tensor([[1.0], [0.0]])
+        scale = None if weight is None else lib.tensor(weight)
+        out = lib.nn.functional.layer_norm(rows, (3,), scale, lib.tensor([1.28, -0.47, -1.34]))
+        return out * lib.arange(1, 7).reshape(2, 3)
+
+    same_gradients(torch, make, [0.0, 0.0, 0.0])
+    same_gradients(torch, make, [2.5, 2.5, 2.5], close=True)  # the last bit of 786.353 differs
