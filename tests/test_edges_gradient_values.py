@@ -2,8 +2,14 @@
 fuzzer found a gradient or a value that differs from PyTorch's, each compared with PyTorch bit for
 bit (nan where nan, the sign of every infinity and zero)."""
 
+import numpy as np
 import pytest
+from conftest import values
+from fuzzing import check
+from fuzzing.program import Leaf, Program, Step
 from test_edges_gradients import INF, NAN, same_gradients
+
+import autograd_lab as ag
 
 
 def _first(result):
@@ -62,3 +68,61 @@ def test_layer_norm_of_a_constant_row_has_pytorchs_rounding(torch, weight):
 
     same_gradients(torch, make, [0.0, 0.0, 0.0])
     same_gradients(torch, make, [2.5, 2.5, 2.5], close=True)  # the last bit of 786.353 differs
+
+
+def _fuzzed(torch, steps, leaf_values, backward=None, requires_grad=False):
+    """The fuzzer's check() of a program over one float32 leaf x0 with these steps."""
+    leaf = Leaf("x0", (len(leaf_values),), "float32", tuple(leaf_values), requires_grad)
+    steps = tuple(Step(name, op, call, inputs) for name, op, call, inputs in steps)
+    loss_of = steps[-1].name if backward else None
+    return check(Program((leaf,), steps, backward, loss_of), ag, torch)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_fuzzer_accepts_pytorchs_var_over_dim_empty_tuple_gradient_only_there(torch):
+    # PyTorch 2.13's backward takes n = 1 for dim=(): inf with correction=1; ours is the true one
+    x = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    x.var(dim=()).backward()
+    assert torch.isinf(x.grad).all()
+    result = _fuzzed(
+        torch, [("v0", "var", "{0}.var(dim=())", ("x0",))], (1.0, 2.0, 4.0), "backward", True
+    )
+    assert not result.divergences and result.accepted
+    assert "dim=()" in result.accepted[0][1].readme
+
+
+def test_logit_gradient_of_a_long_tensor_is_the_element_rule_not_pytorchs_vector_loop(torch):
+    # PyTorch's vectorized loop (16 float32 elements) divides: -inf at -0.0; its element loop
+    # (and ours) multiplies by inf: +inf
+    def gradient(lib):
+        p = lib.tensor([-0.0] * 16, requires_grad=True)
+        p.logit().sum().backward()
+        return values(p.grad)
+
+    assert (gradient(ag) == INF).all() and (gradient(torch) == -INF).all()
+    result = _fuzzed(
+        torch, [("v0", "logit", "{0}.logit()", ("x0",))], [-0.0] * 16, "backward", True
+    )
+    assert not result.divergences and result.accepted
+
+
+def test_argsort_keeps_tied_elements_in_order_where_pytorchs_unstable_sort_may_not(torch):
+    zeros = [0.0] * 24
+    np.testing.assert_array_equal(values(ag.tensor(zeros).argsort()), np.arange(24))
+    assert not (values(torch.tensor(zeros).argsort()) == np.arange(24)).all()
+    np.testing.assert_array_equal(values(torch.tensor(zeros).argsort(stable=True)), np.arange(24))
+    result = _fuzzed(torch, [("v0", "argsort", "{0}.argsort()", ("x0",))], zeros)
+    assert not result.divergences and [d.op for d, _ in result.accepted] == ["argsort"]
+
+
+def test_values_computed_from_an_accepted_tie_are_its_consequences_not_findings(torch):
+    # kthvalue picks another of three equal elements than PyTorch (accepted); clip of that
+    # index differs as a consequence
+    steps = [
+        ("v0", "kthvalue", "torch.kthvalue({0}, 2, 0)", ("x0",)),
+        ("v1", "clip", "torch.clip({0}[1], min=-2)", ("v0",)),
+    ]
+    result = _fuzzed(torch, steps, (0.0, 0.0, 0.0))
+    assert not result.divergences
+    assert [d.op for d, _ in result.accepted] == ["kthvalue"]
+    assert [d.op for d in result.consequences] == ["clip"]

@@ -33,8 +33,15 @@ def check(program, ours=None, theirs=None):
             line for (line, _), seen in record.items() if seen.kind in ("raise", "skipped")
         }
     accepted_nodes = {}  # (our node name, PyTorch's) of an accepted grad_fn divergence -> why
+    source = "\n".join(line.source for line in lines)
+    # After an accepted difference in values (which of tied elements kthvalue picks, say), later
+    # lines computed from it differ as its consequence: they are not findings either.
+    accepted_values_line = None
     for divergence in compare(*records, lines):
-        simplification = accepted_by(divergence)
+        if accepted_values_line is not None and divergence.line > accepted_values_line:
+            result.consequences.append(divergence)
+            continue
+        simplification = accepted_by(divergence, source)
         if simplification is None and divergence.what == "grad_fn":
             # an op that hands on its input (dropout in eval mode) shows the same accepted node
             simplification = accepted_nodes.get((divergence.ours, divergence.theirs))
@@ -44,10 +51,12 @@ def check(program, ours=None, theirs=None):
             result.accepted.append((divergence, simplification))
             if divergence.what == "grad_fn":
                 accepted_nodes[(divergence.ours, divergence.theirs)] = simplification
+            elif divergence.what in ("values", "NaN/inf") and accepted_values_line is None:
+                accepted_values_line = divergence.line
     # Once the libraries part ways (one raised where the other changed a tensor in place, say),
     # later lines differ as a consequence: only the first diverging line is a finding.
     if result.divergences:
         first = result.divergences[0].line
-        result.consequences = [d for d in result.divergences if d.line != first]
+        result.consequences += [d for d in result.divergences if d.line != first]
         result.divergences = [d for d in result.divergences if d.line == first]
     return result

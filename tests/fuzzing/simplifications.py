@@ -5,6 +5,7 @@ Keep this list short and honest: an entry matches only the difference its README
 (which ops, what differed), never everything an op does.
 """
 
+import re
 from dataclasses import dataclass
 
 
@@ -12,6 +13,14 @@ from dataclasses import dataclass
 class Simplification:
     readme: str  # the line in README's "Simplifications"
     matches: object  # Divergence -> bool
+    # A gradient's divergence shows at loss.backward(), far from the op that caused it: such an
+    # entry also names (a regular expression) the call the program must make.
+    in_program: str = ""
+
+
+def _gradient_differs(*whats):
+    """A gradient (backward's or grad's) differs in `whats`."""
+    return lambda d: d.op in ("backward", "grad") and d.what in whats
 
 
 def _node_name_of(*ops):
@@ -98,6 +107,16 @@ def _tie_order(d):
     return d.what == "values" and op in ("topk", "kthvalue") and picks_indices
 
 
+def _tie_order_of_a_sort(d):
+    """sort's indices or argsort differ (without stable=True): which of several equal elements
+    comes first is an accident of PyTorch's unstable sort. (sort's values must still agree.)"""
+    line = d.where.split("  [")[0].rstrip()
+    op = d.op.removeprefix("Tensor.")
+    indices = op == "argsort" or d.where.endswith("][1]") or line.endswith(("[1]", ".indices"))
+    unstable = "stable=True" not in line
+    return d.what == "values" and op in ("sort", "argsort") and indices and unstable
+
+
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
@@ -149,6 +168,41 @@ SIMPLIFICATIONS = [
         lambda d: d.what == "grad_fn" and d.op == "grad",
     ),
     Simplification(
+        "`var`/`std` over `dim=()` have the true gradient (PyTorch divides by n − correction "
+        "with n = 1 there)",
+        _gradient_differs("values", "NaN/inf"),
+        in_program=r"\b(var|std|var_mean|std_mean)\([^\n]*\bdim=\(\)",
+    ),
+    Simplification(
+        "the gradients of `prod`/`cumprod` on inputs that mix NaN or inf with zeros",
+        _gradient_differs("values", "NaN/inf"),
+        in_program=r"\b(cumprod|prod)\(",
+    ),
+    Simplification(
+        "`unique(dim=...)` may order slices that hold NaN differently",
+        lambda d: (
+            d.what == "NaN/inf"
+            and d.op in ("unique", "Tensor.unique")
+            and "dim=" in d.where.split("  [")[0]
+        ),
+    ),
+    Simplification(
+        "`logit`'s gradient at p = -0.0 and at a nan p is PyTorch's element-by-element rule "
+        "(+inf, nan), not that of its vectorized loop for long tensors (-inf, 0 with `eps`)",
+        _gradient_differs("NaN/inf"),
+        in_program=r"\blogit\(",
+    ),
+    Simplification(
+        "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",
+        _gradient_differs("values"),
+        in_program=r"\b(layer_norm|batch_norm)\(",
+    ),
+    Simplification(
+        "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
+        "reorder them",
+        _tie_order_of_a_sort,
+    ),
+    Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
         "reproduced",
         lambda d: (
@@ -159,9 +213,9 @@ SIMPLIFICATIONS = [
 ]
 
 
-def accepted_by(divergence):
-    """The simplification that explains `divergence`, or None."""
+def accepted_by(divergence, source=""):
+    """The simplification that explains `divergence` (in a program of that `source`), or None."""
     for simplification in SIMPLIFICATIONS:
-        if simplification.matches(divergence):
+        if simplification.matches(divergence) and re.search(simplification.in_program, source):
             return simplification
     return None
