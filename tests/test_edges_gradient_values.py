@@ -126,3 +126,19 @@ def test_values_computed_from_an_accepted_tie_are_its_consequences_not_findings(
     assert not result.divergences
     assert [d.op for d, _ in result.accepted] == ["kthvalue"]
     assert [d.op for d in result.consequences] == ["clip"]
+
+
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_the_zero_loss_of_one_sample_is_positive_zero(torch, label_smoothing):
+    # one class: log_softmax is 0, the loss -0; PyTorch's kernel for an unbatched sample
+    # subtracts from a zero total and gives +0.0, which 1 / loss shows (inf, not -inf)
+    def inverse_loss(lib, scores, target):
+        loss = lib.nn.functional.cross_entropy(
+            scores, target, reduction="none", label_smoothing=label_smoothing
+        )
+        return 1 / loss
+
+    ours, theirs = (inverse_loss(lib, lib.tensor([1.0]), lib.tensor(0)) for lib in (ag, torch))
+    assert values(ours) == values(theirs) == INF
+    batched = (inverse_loss(lib, lib.tensor([[1.0]]), lib.tensor([0])) for lib in (ag, torch))
+    assert [values(t)[0] for t in batched] == [-INF, -INF]  # a batch keeps -0.0
