@@ -153,3 +153,14 @@ def test_a_rounded_float32_mean_in_a_pair_loosens_later_float64_comparisons(torc
         ("v1", "cumprod", "{0}[1].cumprod(-1, dtype=torch.float64)", ("v0",)),
     ]
     assert not _fuzzed(torch, steps, data).divergences
+
+
+@pytest.mark.parametrize("order", [INF, -INF])
+@pytest.mark.parametrize(
+    "entries", [[NAN], [-2.0, NAN, -1.0], [-INF, INF, 0.0], [-2.0, 2.0, -1.0]], ids=str
+)
+def test_the_infinity_norm_gradient_follows_pytorch_at_nan_and_inf(torch, order, entries):
+    # the entries that reach the norm share the gradient; where the norm is nan, the nan entries
+    # reach it (and get sign(nan) = 0): zeros, not 0 / 0; the others get sign(x) * 0 (-0.0 too)
+    same_gradients(torch, lambda lib, x: x.norm(p=order), entries, upstream=3.0)
+    same_gradients(torch, lambda lib, x: lib.linalg.vector_norm(x, order), entries, upstream=INF)
