@@ -164,3 +164,13 @@ def test_the_infinity_norm_gradient_follows_pytorch_at_nan_and_inf(torch, order,
     # reach it (and get sign(nan) = 0): zeros, not 0 / 0; the others get sign(x) * 0 (-0.0 too)
     same_gradients(torch, lambda lib, x: x.norm(p=order), entries, upstream=3.0)
     same_gradients(torch, lambda lib, x: lib.linalg.vector_norm(x, order), entries, upstream=INF)
+
+
+def test_the_divisor_gradient_is_taken_in_pytorchs_order(torch):
+    # -grad * ((a / b) / b): x / x then has a gradient of exactly 0 (a / b² in another order
+    # leaves rounding), and 3 / y's reciprocal gradient is -grad * (r * r) to the last bit
+    entries = [2.89, -1.49, 2.95, 1e-30, 1e30, 0.0, INF, -0.06, 7.0]
+    same_gradients(torch, lambda lib, x: x / x, entries, upstream=3.0)
+    same_gradients(torch, lambda lib, x: lib.div(x, x, rounding_mode=None), entries, upstream=3.0)
+    same_gradients(torch, lambda lib, x, y: x / y, entries, entries[::-1], upstream=3.0)
+    same_gradients(torch, lambda lib, y: 3.0 / y, entries, upstream=2.0)

@@ -213,7 +213,9 @@ class Div(Op):
             b = ctx.b
         needs_a, needs_b = ctx.needs_input_grad
         grad_a = grad / b if needs_a else None
-        grad_b = -grad * a / (b * b) if needs_b else None
+        # -grad * a / b² in PyTorch's order, ((a / b) / b): for x / x the two gradients then
+        # cancel exactly, and b * b cannot overflow where the quotient does not
+        grad_b = -grad * ((a / b) / b) if needs_b else None
         return grad_a, grad_b
 
 
@@ -906,7 +908,7 @@ class Reciprocal(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return -grad * result * result
+        return -grad * (result * result)  # PyTorch's order, so the last bit agrees
 
 
 def _clamp(x, min=None, max=None):
