@@ -174,3 +174,11 @@ def test_the_divisor_gradient_is_taken_in_pytorchs_order(torch):
     same_gradients(torch, lambda lib, x: lib.div(x, x, rounding_mode=None), entries, upstream=3.0)
     same_gradients(torch, lambda lib, x, y: x / y, entries, entries[::-1], upstream=3.0)
     same_gradients(torch, lambda lib, y: 3.0 / y, entries, upstream=2.0)
+
+
+def test_tanh_near_saturation_has_pytorchs_last_bit_and_so_its_slope(torch):
+    # tanh(-9.30225) rounds to -1.0 in float32 (PyTorch), numpy's float32 tanh gives
+    # -0.99999994: the slope 1 - tanh² was then 1.2e-7 instead of 0
+    entries = [-9.30225, 8.5, -0.31, 2.2, 0.7]
+    same_gradients(torch, lambda lib, x: lib.tanh(x), entries, upstream=40.0)
+    same_gradients(torch, lambda lib, x: lib.nn.functional.tanh(x), entries, upstream=1.0)
