@@ -48,10 +48,12 @@ def test_repeat_interleave_once_is_a_copy_not_a_view(torch, dim):
 @pytest.mark.parametrize("eps", [None, 0.0, 0.3])
 def test_logit_has_pytorchs_gradient_at_zero_one_and_outside(torch, eps):
     def gradient(lib):
-        p = lib.tensor([0.0, 0.25, 0.3, 1.0, 1.5, -0.5, 0.9, nan], dtype=lib.float64)
+        # (a nan p: test_edges_gradient_values.py, on a short tensor, as PyTorch's vectorized
+        # loop for long ones gives 0 there with eps, its element-by-element loop nan)
+        p = lib.tensor([0.0, 0.25, 0.3, 1.0, 1.5, -0.5, 0.9], dtype=lib.float64)
         p.requires_grad_()
         logits = lib.logit(p, eps)
-        weights = lib.tensor([1.0, -1.0, 0.0, 2.0, 1.0, 1.0, -1.0, 1.0], dtype=lib.float64)
+        weights = lib.tensor([1.0, -1.0, 0.0, 2.0, 1.0, 1.0, -1.0], dtype=lib.float64)
         (logits * weights).sum().backward()
         assert logits.grad_fn.name() == "LogitBackward0" and logits.grad_fn._saved_eps == eps
         return p.grad

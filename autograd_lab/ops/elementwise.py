@@ -214,7 +214,8 @@ class Div(Op):
             b = ctx.b
         needs_a, needs_b = ctx.needs_input_grad
         grad_a = grad / b if needs_a else None
-        # PyTorch's grouping: self / other first, so x / x has the gradient 1/x - 1/x = 0 exactly
+        # -grad * a / b² in PyTorch's order, ((a / b) / b): for x / x the two gradients then
+        # cancel exactly, and b * b cannot overflow where the quotient does not
         grad_b = -grad * ((a / b) / b) if needs_b else None
         return grad_a, grad_b
 
@@ -700,7 +701,10 @@ class Tanh(Op):
 
     @staticmethod
     def forward(ctx, input):
-        result = _make(np.tanh(_float(input._data)))
+        data = _float(input._data)
+        # numpy's float32 tanh is a last bit off PyTorch's for one input in four; near +-1 that
+        # bit is all of the slope 1 - tanh². Taken in float64 and rounded once, it agrees.
+        result = _make(np.tanh(data.astype(np.float64)).astype(data.dtype))
         ctx.save_for_backward(result)
         return result
 
@@ -720,7 +724,9 @@ class TanhGrad(Op):
     def forward(ctx, grad, result):
         ctx.save_for_backward(grad, result)
         g, y = grad._data, result._data
-        return g * (1 - y * y)
+        # PyTorch's kernel rounds 1 - y·y once (a fused multiply-add); so do we, via float64
+        slope = (1 - y.astype(np.float64) * y).astype(y.dtype)
+        return g * slope
 
     @staticmethod
     def backward(ctx, grad2):
@@ -784,8 +790,8 @@ def _logit(input, eps=None):
 
 class Logit(Op):
     """The logit log(p / (1 - p)), sigmoid's inverse, of probabilities p. Its own record (not
-    a division and a log) for PyTorch's gradient at the edges: +-inf at p = 0 and p = 1 (the
-    composed form gives nan there), nan outside [0, 1], and 0 where eps clamped p."""
+    a division and a log) for PyTorch's gradient at the edges: grad * inf at p = 0 and p = 1 (the
+    composed form gives nan there), nan outside [0, 1] and at a nan p, and 0 where eps clamped p."""
 
     node_name = "LogitBackward0"
     saved_names = ("self",)  # and `_saved_eps`, the number kept on ctx
@@ -806,9 +812,12 @@ class Logit(Op):
             low, high, outside = 0.0, 1.0, math.nan
         else:  # clamped: the logit is flat outside [eps, 1 - eps]
             low, high, outside = ctx.eps, 1 - ctx.eps, 0.0
-        slope = grad / (p * (1 - p))  # grad / 0 = +-inf at p = 0 and p = 1, as in PyTorch
-        # a nan p is not inside [low, high]: it gets `outside` (nan, or 0 with eps), as in PyTorch
-        return where(p >= low, where(p <= high, slope, outside), outside)
+        # at p = 0 and p = 1 the slope is grad * inf, so -0.0 gives +inf (grad / -0.0 would
+        # give -inf): PyTorch's rule element by element (its vectorized loop for long tensors
+        # divides, a difference README's "Simplifications" lists)
+        slope = where((p == 0) | (p == 1), grad * math.inf, grad / (p * (1 - p)))
+        # a nan p is not outside [low, high] (comparisons with nan are false): its slope is nan
+        return where((p < low) | (p > high), outside, slope)
 
 
 class Relu(Op):
@@ -930,7 +939,7 @@ class Reciprocal(Op):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return -grad * result * result
+        return -grad * (result * result)  # PyTorch's order, so the last bit agrees
 
 
 def _clamp(x, min=None, max=None):

@@ -302,7 +302,9 @@ class NllPlan:
             picked = np.take(x, self.positions)
         else:
             picked = np.take_along_axis(x, self.index, self.class_axis).squeeze(self.class_axis)
-        losses = -(picked * self.coefficients)
+        scaled = picked * self.coefficients
+        # one sample (a 0-d target): PyTorch subtracts from a zero total, so a zero loss is +0.0
+        losses = 0 - scaled if self.target_shape == () else -scaled
         if self.kept is not None:
             losses = np.where(self.kept, losses, losses.dtype.type(0))
         return losses if self.reduction == "none" else losses.sum()

@@ -96,7 +96,31 @@ class LayerNorm(Op):
         other_dims = tuple(range(ndim - ctx.ndim))
         x_hat, inverse_std = _standardized_tensor(input, dims, ctx.eps)
         shape = tuple(input.shape[ndim - ctx.ndim :])
-        return _grads(ctx, grad, x_hat, inverse_std, dims, other_dims, shape, through_stats=True)
+        _, grad_weight, grad_bias = _grads(
+            ctx, grad, x_hat, inverse_std, dims, other_dims, shape, through_stats=False
+        )
+        grad_input = None
+        if ctx.needs_input_grad[0]:
+            weight = ctx.saved_tensors[1]
+            grad_input = _layer_norm_input_grad(input, grad, weight, inverse_std, dims)
+        return grad_input, grad_weight, grad_bias
+
+
+def _layer_norm_input_grad(x, grad, weight, inverse_std, dims):
+    """The module docstring's grad_x, in the order PyTorch's kernel computes it (g = grad·weight,
+    N elements per row): in a constant row the terms cancel and what is left is rounding, which
+    another order would change (by thousands of times float32's epsilon, as 1/sqrt(eps) is big)
+
+        ds = sum(g·x)    db = sum(g)    b = (db·mean - ds)·inverse_std³/N    c = -b·mean - db·inverse_std/N
+        grad_x = inverse_std·grad·weight + b·x + c"""
+    n = int(np.prod([x.shape[d] for d in dims]))
+    g = grad if weight is None else grad * weight
+    mean = x.mean(dims, keepdim=True)
+    ds, db = (g * x).sum(dims, keepdim=True), g.sum(dims, keepdim=True)
+    b = (db * mean - ds) * inverse_std * inverse_std * inverse_std * (1 / n)
+    c = -b * mean - db * inverse_std * (1 / n)
+    first = inverse_std * grad if weight is None else inverse_std * grad * weight
+    return first + b * x + c
 
 
 def channel_shape(ndim, channels):

@@ -109,9 +109,11 @@ class VectorNorm(Op):
         if p == 2:  # x / norm, and 0 where the norm is 0 (PyTorch's subgradient at the kink)
             return grad * where(norm == 0, 0.0, x / norm)
         if abs(p) == math.inf:  # the entries that reach the max (min) share the gradient
-            hits = x.abs() == norm
+            # as PyTorch: where the norm is nan, the nan entries reach it (so count is not 0);
+            # sign(nan) is 0, so they get 0, and so does every other entry
+            hits = (x.abs() == norm) | (x.isnan() & norm.isnan())
             count = hits.sum(dim=ctx.dims, keepdim=True) if ctx.dims else hits
-            return grad * where(hits, x.sign(), 0.0) / count
+            return x.sign() * (grad / count * hits)
         if p < 1:  # |x|^(p-1) is infinite at x = 0: such entries get 0 (their power is of 1)
             zero = x == 0
             scaled = where(zero, 0.0, x.sign() * where(zero, 1.0, x.abs()) ** (p - 1))

@@ -121,7 +121,7 @@ class Prod(Op):
         # d(prod)/dx_i is the product of all the *other* elements. Without zeros that is
         # prod / x_i; with a zero, dividing would give 0/0, so each product is taken explicitly.
         x, result = ctx.saved_tensors
-        if x.ndim == 0:  # the product of one number is that number: PyTorch hands grad on
+        if x.ndim == 0:  # the product of one number is that number: slope 1, even at inf or nan
             return grad
         shape = x._data.shape
         grad = _unreduce(grad, shape, ctx.dims, ctx.keepdim)
@@ -207,7 +207,7 @@ def var_backward(grad, x, ctx):
     n = int(np.prod([shape[d] for d in ctx.dims])) if shape else 1
     dof = n - ctx.correction
     if ctx.every_dim and dof <= 0:
-        return grad * where(x == x.mean(), float("nan"), float("inf"))
+        return grad * where(x == x.mean(), float("nan"), float("inf")).to(x.dtype)
     grad = _unreduce(grad, shape, ctx.dims, ctx.keepdim)
     scale = 2.0 / dof if dof != 0 else float("inf")
     return scale * grad * (x - x.mean(dim=ctx.dims, keepdim=True))

@@ -91,7 +91,8 @@ class Cumprod(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        if x._data.size <= 1:  # one element (or none): PyTorch hands the gradient on as it is
+        if x.ndim == 0 or x.shape[ctx.axis] <= 1 or x._data.size == 0:
+            # y = x there (or nothing to differentiate): slope 1, even at inf or nan
             return grad
         # Without zeros, d y_j/d x_i = y_j / x_i, so the gradient is a reversed running total of
         # grad * y, divided by x. A zero would make that 0/0: then take each product explicitly.
@@ -142,7 +143,8 @@ class Logcumsumexp(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        if x.ndim == 0 or x._data.size == 0:  # PyTorch hands the gradient on as it is
+        if x.ndim == 0 or x.shape[ctx.axis] <= 1 or x._data.size == 0:
+            # y = x there (or nothing to differentiate): slope 1, even at inf or nan
             return grad
         # dx_i = sum over j >= i of grad_j exp(x_i - y_j). Summed as exponentials of logs, the
         # positive and the negative gradients apart (a log needs a positive number), so that no

@@ -34,7 +34,13 @@ def check(program, ours=None, theirs=None):
         }
     source = "\n".join(line.source for line in lines)
     accepted_nodes = {}  # (our node name, PyTorch's) of an accepted grad_fn divergence -> why
+    # After an accepted difference in values (which of tied elements kthvalue picks, say), later
+    # lines computed from it differ as its consequence: they are not findings either.
+    accepted_values_line = None
     for divergence in compare(*records, lines):
+        if accepted_values_line is not None and divergence.line > accepted_values_line:
+            result.consequences.append(divergence)
+            continue
         simplification = accepted_by(divergence, source)
         if simplification is None and divergence.what == "grad_fn":
             # an op that hands on its input (dropout in eval mode) shows the same accepted node
@@ -45,10 +51,12 @@ def check(program, ours=None, theirs=None):
             result.accepted.append((divergence, simplification))
             if divergence.what == "grad_fn":
                 accepted_nodes[(divergence.ours, divergence.theirs)] = simplification
+            elif divergence.what in ("values", "NaN/inf") and accepted_values_line is None:
+                accepted_values_line = divergence.line
     # Once the libraries part ways (one raised where the other changed a tensor in place, say),
     # later lines differ as a consequence: only the first diverging line is a finding.
     if result.divergences:
         first = result.divergences[0].line
-        result.consequences = [d for d in result.divergences if d.line != first]
+        result.consequences += [d for d in result.divergences if d.line != first]
         result.divergences = [d for d in result.divergences if d.line == first]
     return result

@@ -63,19 +63,23 @@ def compare(ours, theirs, lines):
             found.append(
                 replace(divergence, line=number, expression=expression, after_rounding=rounded)
             )
-        if _rounded(ours[key], seen):
+        rounded_dtypes = _rounded(ours[key], seen)
+        if rounded_dtypes:
             rounded = True
-            float32_rounded = float32_rounded or seen.dtype == "float32"
+            float32_rounded = float32_rounded or "float32" in rounded_dtypes
     return found
 
 
 def _rounded(ours, theirs):
-    """Equal within tolerance but not bit for bit (a float sum taken in another order)?"""
+    """The dtypes of the tensors (of a sequence too: std_mean's pair) that are equal within
+    tolerance but not bit for bit (a float sum taken in another order); empty if none."""
+    if ours.kind == theirs.kind == "sequence" and len(ours.values) == len(theirs.values):
+        return set().union(*[_rounded(a, b) for a, b in zip(ours.values, theirs.values)])
     if ours.kind != "tensor" or theirs.kind != "tensor" or ours.shape != theirs.shape:
-        return False
+        return set()
     if theirs.dtype not in TOLERANCE:
-        return False
-    return not np.array_equal(ours.values, theirs.values, equal_nan=True)
+        return set()
+    return set() if np.array_equal(ours.values, theirs.values, equal_nan=True) else {theirs.dtype}
 
 
 def _differences(ours, theirs, where, op, loosest=None):

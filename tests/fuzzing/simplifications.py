@@ -13,9 +13,14 @@ from dataclasses import dataclass
 class Simplification:
     readme: str  # the line in README's "Simplifications"
     matches: object  # Divergence -> bool
-    # program source -> bool, for a difference that shows up lines after its cause (a gradient):
-    # only programs that hold the cause
-    only_in: object = None
+    # A gradient's divergence shows at loss.backward(), far from the op that caused it: such an
+    # entry also names (a regular expression) the call the program must make.
+    in_program: str = ""
+
+
+def _gradient_differs(*whats):
+    """A gradient (backward's or grad's) differs in `whats`."""
+    return lambda d: d.op in ("backward", "grad") and d.what in whats
 
 
 def _node_name_of(*ops):
@@ -132,6 +137,16 @@ def _addcdiv_integer_divisor_backward(d):
     )
 
 
+def _tie_order_of_a_sort(d):
+    """sort's indices or argsort differ (without stable=True): which of several equal elements
+    comes first is an accident of PyTorch's unstable sort. (sort's values must still agree.)"""
+    line = d.where.split("  [")[0].rstrip()
+    op = d.op.removeprefix("Tensor.")
+    indices = op == "argsort" or d.where.endswith("][1]") or line.endswith(("[1]", ".indices"))
+    unstable = "stable=True" not in line
+    return d.what == "values" and op in ("sort", "argsort") and indices and unstable
+
+
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
@@ -204,8 +219,37 @@ SIMPLIFICATIONS = [
     Simplification(
         "`var`/`std` over `dim=()` have the true gradient (PyTorch divides by n − correction "
         "with n = 1 there)",
-        lambda d: d.op in ("backward", "grad") and d.what in ("values", "NaN/inf"),
-        only_in=lambda source: re.search(r"\b(var|std)(_mean)?\(.*\bdim=\(\)", source) is not None,
+        _gradient_differs("values", "NaN/inf"),
+        in_program=r"\b(var|std|var_mean|std_mean)\([^\n]*\bdim=\(\)",
+    ),
+    Simplification(
+        "the gradients of `prod`/`cumprod` on inputs that mix NaN or inf with zeros",
+        _gradient_differs("values", "NaN/inf"),
+        in_program=r"\b(cumprod|prod)\(",
+    ),
+    Simplification(
+        "`unique(dim=...)` may order slices that hold NaN differently",
+        lambda d: (
+            d.what == "NaN/inf"
+            and d.op in ("unique", "Tensor.unique")
+            and "dim=" in d.where.split("  [")[0]
+        ),
+    ),
+    Simplification(
+        "`logit`'s gradient at p = -0.0 and at a nan p is PyTorch's element-by-element rule "
+        "(+inf, nan), not that of its vectorized loop for long tensors (-inf, 0 with `eps`)",
+        _gradient_differs("NaN/inf"),
+        in_program=r"\blogit\(",
+    ),
+    Simplification(
+        "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",
+        _gradient_differs("values"),
+        in_program=r"\b(layer_norm|batch_norm)\(",
+    ),
+    Simplification(
+        "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
+        "reorder them",
+        _tie_order_of_a_sort,
     ),
     Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
@@ -230,9 +274,8 @@ SIMPLIFICATIONS = [
 
 
 def accepted_by(divergence, source=""):
-    """The simplification that explains `divergence` (in the program `source`), or None."""
+    """The simplification that explains `divergence` (in a program of that `source`), or None."""
     for simplification in SIMPLIFICATIONS:
-        cause_present = simplification.only_in is None or simplification.only_in(source)
-        if cause_present and simplification.matches(divergence):
+        if simplification.matches(divergence) and re.search(simplification.in_program, source):
             return simplification
     return None
