@@ -566,9 +566,7 @@ class Tensor:
             refusal = recording and self._inplace_refusal(True)
             if refusal:
                 raise refusal
-            _shape.check_masks(self, index)  # then the masks, then the memory the value shares
-            if _overlap.value_shares_memory(self, value):
-                raise RuntimeError(_overlap.SHARES)
+            _shape.check_masks(self, index)  # then the masks, then overlapping memory
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):

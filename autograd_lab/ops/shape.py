@@ -553,8 +553,14 @@ class IndexPut(Op):
             value = value._data
         else:
             promotion.check_value_fits(value, types.of_array(x._data))
-        part, index = _place(out, index)
-        part[index] = value
+        part, places = _place(out, index)
+        try:
+            part[places] = value
+        except IndexError:
+            nothing = _picks_nothing(out, index)  # no place to write: no index is checked
+            if nothing is None:
+                raise
+            np.broadcast_to(value, nothing.shape)  # (a value of the wrong shape is still refused)
         return out
 
     @staticmethod
@@ -847,7 +853,7 @@ def index_put(input, value, index):
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
         if not isinstance(value, Tensor):
             raise
-        target = list(_pick(input._data, index).shape)
+        target = _indexed_shape(input._data, index)
         extra = value.ndim - len(target)
         if extra > 0 and all(size == 1 for size in value.shape[:extra]):
             # PyTorch lets the value carry extra leading size-1 dims (x[0] = row[None])
@@ -857,6 +863,18 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def _indexed_shape(array, index):
+    """The shape of array[index], also where index tensors name places out of range but the
+    result has no elements (PyTorch checks no index then)."""
+    try:
+        return list(_pick(array, index).shape)
+    except IndexError:
+        nothing = _picks_nothing(array, index)
+        if nothing is None:
+            raise
+        return list(nothing.shape)
 
 
 def basic_part(index):

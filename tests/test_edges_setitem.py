@@ -1,0 +1,118 @@
+"""Issue 14, `x[index] = value`, index_add, the scatters and in-place refusals: where differential
+fuzzing found autograd_lab differing from PyTorch 2.13, each compared with PyTorch."""
+
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+
+def outcome(lib, change):
+    """What `change(lib)` does: the class of the error it raises, or the values it returns."""
+    try:
+        result = change(lib)
+    except Exception as error:  # noqa: BLE001 - any class: it is what is compared
+        return type(error).__name__
+    return values(result).tolist(), str(result.dtype).removeprefix("torch.")
+
+
+def same_outcome(torch, change):
+    assert outcome(ag, change) == outcome(torch, change)
+
+
+def assigned(x, index, value):
+    """x after `x[index] = value(x)` (the value is made from x, so it may share x's memory)."""
+    x[index] = value(x)
+    return x
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # index_put_ cannot tell for an expanded x or a value that is not dense: it lets them pass
+        lambda lib: assigned(
+            lib.tensor([0]).expand(2), (lib.tensor([-1, -1]), ...), lambda x: x[:1]
+        ),
+        lambda lib: assigned(lib.zeros(2, 2), ([-1],), lambda x: x[:, 1]),
+        lambda lib: assigned(lib.zeros(4)[::2], (lib.tensor([-1]), ...), lambda x: x[0]),
+        # the ints and slices come first: an empty view has no memory to share
+        lambda lib: assigned(lib.zeros(1, 1), (slice(None, -2, 2), [-2, 1]), lambda x: x[0]),
+        # one mask and a value of one element: PyTorch runs masked_fill_, which does not check
+        lambda lib: assigned(lib.zeros(1), lib.tensor([True]), lambda x: x),
+        lambda lib: assigned(lib.ones(3), lib.tensor([False, True, True]), lambda x: x[0]),
+        # otherwise a value in x's own memory is refused, even one in the same places
+        lambda lib: assigned(lib.arange(8.0), lib.tensor([2, 3]), lambda x: x[4:6]),
+        lambda lib: assigned(lib.ones(3, 2), lib.tensor([True, False, True]), lambda x: x[0]),
+        lambda lib: assigned(lib.arange(3.0), lib.tensor([2, 1, 0]), lambda x: x),
+    ],
+)
+def test_setitem_through_index_tensors_refuses_the_overlaps_pytorch_sees(torch, change):
+    same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # copy_ of the value onto itself has nothing to do, even into an expanded tensor
+        lambda lib: assigned(lib.zeros(1).expand(2), ..., lambda x: x),
+        lambda lib: assigned(lib.zeros(1, 3).expand(2, 3), slice(None), lambda x: x[0]),
+        # the value, broadcast to the view, covers the view's memory with other strides
+        lambda lib: assigned(lib.zeros(1, 1), None, lambda x: x[0]),
+        lambda lib: assigned(lib.arange(4.0), slice(1, None), lambda x: x[:3]),
+        # a number (or a 0-d value) is a fill: refused only where the view repeats elements
+        lambda lib: assigned(lib.zeros(1, 3).expand(2, 3), 0, lambda x: 1.0),
+        lambda lib: assigned(lib.arange(3.0), slice(None), lambda x: x[1]),
+    ],
+)
+def test_setitem_with_ints_and_slices_checks_as_copy_does(torch, change):
+    same_outcome(torch, change)
+
+
+def test_setitem_applies_ints_and_slices_before_looking_at_memory(torch):
+    # too many indices for a 1-d tensor is an IndexError, before any overlap is looked at
+    change = lambda lib: assigned(  # noqa: E731
+        lib.tensor([0]), ([-1, -1], slice(1, None), None, []), lambda x: x[0]
+    )
+    assert outcome(ag, change) == outcome(torch, change) == "IndexError"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: assigned(lib.zeros(0, 1), (slice(None), [5]), lambda x: 1.0),
+        lambda lib: assigned(lib.zeros(2, 0), [5], lambda x: 1.0),
+        lambda lib: assigned(lib.zeros(2, 1), ([5], slice(None, 0)), lambda x: 1.0),
+        lambda lib: assigned(lib.zeros(0, 1), (slice(None), [5]), lambda x: lib.ones(3)),
+    ],
+)
+def test_setitem_that_writes_nothing_checks_no_index(torch, change):
+    # PyTorch looks at an index value only to write there; a value must still fit the shape
+    same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: lib.zeros(1).expand(3).fill_(lib.tensor(2.0)),
+        lambda lib: lib.zeros(1).expand(3).fill_(2.0),
+        lambda lib: (lambda x: x.fill_(x[1]))(lib.arange(3.0)),
+        lambda lib: (lambda x: x.fill_(x[0]))(lib.zeros(1).expand(3)),
+    ],
+)
+def test_fill_with_a_tensor_refuses_an_expanded_tensor_as_copy_does(torch, change):
+    # fill_(number) writes one number however often; fill_(tensor) copies the value in (copy_)
+    same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib, x: x.index_add_(0, lib.tensor([], dtype=lib.int64), x),
+        lambda lib, x: x.scatter_(-1, lib.zeros(0, 3, dtype=lib.int64), x),
+        lambda lib, x: x.scatter_add_(-1, lib.zeros(0, 3, dtype=lib.int64), x),
+    ],
+)
+def test_scatter_ops_refuse_their_own_tensor_as_source_even_when_empty(torch, change):
+    # PyTorch sees the very same tensor as the written one before it counts elements
+    refusals = [outcome(lib, lambda lib: change(lib, lib.zeros(0, 3))) for lib in (ag, torch)]
+    assert refusals == ["RuntimeError", "RuntimeError"]
