@@ -3,6 +3,8 @@ fuzzing found autograd_lab differing from PyTorch 2.13, each compared with PyTor
 
 import pytest
 from conftest import values
+from fuzzing import check
+from fuzzing.program import Leaf, Program, Step
 
 import autograd_lab as ag
 
@@ -116,3 +118,34 @@ def test_scatter_ops_refuse_their_own_tensor_as_source_even_when_empty(torch, ch
     # PyTorch sees the very same tensor as the written one before it counts elements
     refusals = [outcome(lib, lambda lib: change(lib, lib.zeros(0, 3))) for lib in (ag, torch)]
     assert refusals == ["RuntimeError", "RuntimeError"]
+
+
+def test_an_integer_tensor_written_with_a_value_that_requires_grad_records_nothing(torch):
+    # README's Simplifications: PyTorch marks the integer tensor as requiring grad, with a node,
+    # and then refuses most ops on it; ours stays an ordinary integer tensor
+    def written(lib):
+        x = lib.tensor([0, 0, 0])
+        x[lib.tensor([False, True, True])] = lib.tensor(0.5, requires_grad=True)
+        return x
+
+    ours, theirs = written(ag), written(torch)
+    assert values(ours).tolist() == values(theirs).tolist() == [0, 0, 0]
+    assert not ours.requires_grad and ours.grad_fn is None and ours.sum().item() == 0
+    assert theirs.requires_grad and type(theirs.grad_fn).__name__ == "IndexPutBackward0"
+    with pytest.raises(RuntimeError, match="Autograd not support dtype"):
+        theirs.sum()
+
+
+@pytest.mark.parametrize("dtype, accepted", [("int64", True), ("float32", False)])
+def test_the_fuzzer_accepts_a_written_integer_tensors_history_only(torch, dtype, accepted):
+    program = Program(
+        (Leaf("x0", (3,), dtype, (0, 0, 0)), Leaf("x1", (), "float32", (0.5,), True)),
+        (Step("v0", "setitem", "{0}[{0} == 0] = {1}", ("x0", "x1"), statement=True),),
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    if accepted:  # requires_grad differs, as README's Simplifications say
+        readme = {d.what: s.readme for d, s in result.accepted}["requires_grad"]
+        assert "into an integer or bool tensor in place records nothing" in readme
+    else:  # a float tensor records the write in both
+        assert not result.accepted

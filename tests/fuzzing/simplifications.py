@@ -98,6 +98,20 @@ def _tie_order(d):
     return d.what == "values" and op in ("topk", "kthvalue") and picks_indices
 
 
+def _integer_tensor_written_with_grad(d):
+    """An integer or bool tensor written in place with a value that requires grad: PyTorch gives
+    it a grad_fn and requires_grad (and then refuses most ops on it: "Autograd not support
+    dtype"); ours records nothing. (compare.py names the dtype of such a tensor's history.)"""
+    in_place = d.op == "setitem" or d.op.endswith("_")
+    if d.what in ("grad_fn", "requires_grad"):
+        return in_place and d.ours.startswith(("None (", "False (")) and " tensor)" in d.theirs
+    return (
+        d.what == "raises"
+        and d.ours == "ran"
+        and d.theirs.startswith("raises RuntimeError: Autograd not support dtype")
+    )
+
+
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
@@ -147,6 +161,11 @@ SIMPLIFICATIONS = [
         "a gradient computed with `create_graph=True` records the nodes of our backward "
         "formulas (written with ordinary ops), not PyTorch's `...BackwardBackward0` nodes",
         lambda d: d.what == "grad_fn" and d.op == "grad",
+    ),
+    Simplification(
+        "writing a value that requires grad into an integer or bool tensor in place records "
+        "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`)",
+        _integer_tensor_written_with_grad,
     ),
     Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
