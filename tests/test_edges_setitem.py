@@ -149,3 +149,56 @@ def test_the_fuzzer_accepts_a_written_integer_tensors_history_only(torch, dtype,
         assert "into an integer or bool tensor in place records nothing" in readme
     else:  # a float tensor records the write in both
         assert not result.accepted
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # a 2-d+ tensor with no elements: PyTorch adds nothing, so it looks at no index value
+        lambda lib: lib.zeros(0, 1).index_add(0, lib.tensor([0, 0, 0]), lib.ones(3, 1)),
+        lambda lib: lib.zeros(0, 3).index_add_(-2, lib.tensor([0, 0]), lib.ones(2, 3)),
+        lambda lib: lib.zeros(2, 0).index_add(0, lib.tensor([5]), lib.ones(1, 0)),
+        # a vector has nothing to add to either, but PyTorch checks its indices
+        lambda lib: lib.zeros(0).index_add(0, lib.tensor([0]), lib.ones(1)),
+        # out of range along the first or last dim (int64, alpha 1): scatter_add's RuntimeError;
+        # along a middle dim, with alpha or with int32 indices: PyTorch's own IndexError
+        lambda lib: lib.zeros(3, 4).index_add(0, lib.tensor([5]), lib.ones(1, 4)),
+        lambda lib: lib.zeros(2, 3, 4).index_add(2, lib.tensor([5]), lib.ones(2, 3, 1)),
+        lambda lib: lib.zeros(2, 3, 4).index_add(1, lib.tensor([5]), lib.ones(2, 1, 4)),
+        lambda lib: lib.zeros(3, 4).index_add(0, lib.tensor([5]), lib.ones(1, 4), alpha=2),
+        lambda lib: lib.zeros(3, 4).index_add(0, lib.tensor([5], dtype=lib.int32), lib.ones(1, 4)),
+    ],
+)
+def test_index_add_checks_an_index_only_where_it_adds(torch, change):
+    same_outcome(torch, change)
+
+
+def test_index_add_into_an_empty_tensor_gives_its_source_a_zero_gradient(torch):
+    # README's Simplifications: PyTorch's backward raises there (its index_select finds no rows)
+    def backward(lib):
+        source = lib.ones(3, 1, requires_grad=True)
+        lib.zeros(0, 1).index_add(0, lib.tensor([0, 0, 0]), source).sum().backward()
+        return source.grad
+
+    assert values(backward(ag)).tolist() == [[0.0], [0.0], [0.0]]
+    with pytest.raises(RuntimeError, match="self indexing axis dim should be positive"):
+        backward(torch)
+
+
+def test_the_fuzzer_accepts_only_that_backward_difference_of_index_add(torch):
+    program = Program(
+        (Leaf("x0", (0, 1), "float32", ()), Leaf("x1", (3, 1), "float32", (1, 2, 3), True)),
+        (
+            Step(
+                "v0",
+                "index_add",
+                "torch.index_add({0}, 0, torch.tensor([0, 0, 0]), {1})",
+                ("x0", "x1"),
+            ),
+        ),
+        backward="backward",
+        loss_of="v0",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert [d.what for d, s in result.accepted if "index_add` into" in s.readme] == ["raises"]

@@ -168,6 +168,16 @@ SIMPLIFICATIONS = [
         _integer_tensor_written_with_grad,
     ),
     Simplification(
+        "`index_add` into a tensor with no elements gives its source a zero gradient (PyTorch's "
+        'backward raises there: "self indexing axis dim should be positive")',
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("backward", "grad")
+            and d.ours == "ran"
+            and "index_select(): self indexing axis dim should be positive" in d.theirs
+        ),
+    ),
+    Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
         "reproduced",
         lambda d: (
