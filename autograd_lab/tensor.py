@@ -555,6 +555,8 @@ class Tensor:
         return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
+        if not isinstance(value, Tensor):  # PyTorch first makes the value a tensor of x's dtype
+            _shape.check_assigned_number(value, self.dtype)
         recording = _state.enabled and self.requires_grad
         if recording:
             # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view

@@ -202,3 +202,52 @@ def test_the_fuzzer_accepts_only_that_backward_difference_of_index_add(torch):
     result = check(program, ag, torch)
     assert not result.divergences
     assert [d.what for d, s in result.accepted if "index_add` into" in s.readme] == ["raises"]
+
+
+def filled(dtype, index, value):
+    def change(lib):
+        x = lib.zeros(2, dtype=getattr(lib, dtype))
+        x[index] = value
+        return x
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the number is made a tensor of x's dtype before the index is looked at
+        filled("int64", (0, 0), -float("inf")),
+        filled("int64", 5, float("nan")),
+        filled("int8", 5, 300),
+        filled("float32", 5, 1e300),
+        filled("int64", 5, "a"),
+        filled("float32", slice(0, 2), [1, 2]),
+        # a whole number wraps into an unsigned dtype, a float does not
+        filled("uint8", 0, -1),
+        filled("uint8", 0, -255),
+        filled("uint8", 0, -256),
+        filled("uint8", 0, -1.0),
+        filled("int8", 0, 127.5),
+        # float16 rounds a number beyond its range to inf, float64 holds it, bool takes any
+        filled("float16", 0, 1e5),
+        filled("float64", 0, 1e300),
+        filled("bool", 0, float("nan")),
+        filled("float32", 0, -float("inf")),
+    ],
+)
+def test_setitem_converts_a_number_to_the_tensors_dtype_first(torch, change):
+    same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: lib.zeros(2).fill_(1e300),
+        lambda lib: lib.zeros(2, dtype=lib.uint8).fill_(-1.0),
+        lambda lib: lib.zeros(2, dtype=lib.int64).fill_(float("inf")),
+        lambda lib: lib.zeros(2).masked_fill(lib.tensor([True, False]), 1e300),
+    ],
+)
+def test_fill_and_masked_fill_refuse_a_number_their_dtype_cannot_hold(torch, change):
+    same_outcome(torch, change)

@@ -551,8 +551,10 @@ class IndexPut(Op):
         if isinstance(value, Tensor):
             storage.check_same_device(x._data, value._data)
             value = value._data
-        else:
+        else:  # a number, as a number of x's dtype (-1 wraps to 255 in a uint8 tensor)
             promotion.check_value_fits(value, types.of_array(x._data))
+            with np.errstate(over="ignore"):  # float16 rounds a number beyond its range to inf
+                value = np.asarray(value).astype(out.dtype).item()
         part, places = _place(out, index)
         try:
             part[places] = value
@@ -863,6 +865,18 @@ def index_put(input, value, index):
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
         ) from None
+
+
+def check_assigned_number(value, dtype):
+    """`x[index] = value` with a value that is not a tensor: it must be a number, and fit x's dtype
+    (checked before the index is looked at, as PyTorch converts the value first)."""
+    if not isinstance(value, (int, float, np.number, np.bool_)):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a {dtype} tensor: x[index] = value takes a "
+            "number or a tensor. Fix: make the value a tensor first, e.g. x[index] = "
+            "tensor(value, dtype=x.dtype)."
+        )
+    promotion.check_value_fits(value, dtype)
 
 
 def _indexed_shape(array, index):
