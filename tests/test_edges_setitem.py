@@ -251,3 +251,17 @@ def test_setitem_converts_a_number_to_the_tensors_dtype_first(torch, change):
 )
 def test_fill_and_masked_fill_refuse_a_number_their_dtype_cannot_hold(torch, change):
     same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.zeros(2).expand(3, 4, 2).roll(-2, 0),
+        lambda lib: lib.zeros(3, 1).expand(3, 2).roll(1, 1),
+        lambda lib: lib.arange(12.0).reshape(4, 3).t().roll(1, 0),
+    ],
+)
+def test_roll_gives_a_row_major_tensor_that_view_can_reshape(torch, make):
+    ours, theirs = make(ag), make(torch)
+    assert ours.stride() == theirs.stride()
+    assert values(ours.view(-1)).tolist() == values(theirs.view(-1)).tolist()
