@@ -618,6 +618,11 @@ class Tensor:
         return _ops.matmul(other, self)
 
     def __pos__(self):
+        if self._data.dtype == np.bool_:  # as PyTorch, which refuses bool arithmetic signs
+            raise RuntimeError(
+                "The `+` operator, on a bool tensor is not supported: +x is arithmetic, and a "
+                "bool tensor is a mask. Fix: leave the + out, or convert first (+x.long())."
+            )
         return self
 
     def __abs__(self):

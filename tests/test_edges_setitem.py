@@ -265,3 +265,11 @@ def test_roll_gives_a_row_major_tensor_that_view_can_reshape(torch, make):
     ours, theirs = make(ag), make(torch)
     assert ours.stride() == theirs.stride()
     assert values(ours.view(-1)).tolist() == values(theirs.view(-1)).tolist()
+
+
+def test_unary_plus_refuses_a_bool_tensor_and_hands_back_any_other(torch):
+    for lib in (ag, torch):
+        with pytest.raises(RuntimeError, match="The `\\+` operator, on a bool tensor"):
+            +lib.tensor(False)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        assert +x is x
