@@ -273,3 +273,18 @@ def test_unary_plus_refuses_a_bool_tensor_and_hands_back_any_other(torch):
             +lib.tensor(False)
         x = lib.tensor([1.0, 2.0], requires_grad=True)
         assert +x is x
+
+
+def test_the_fuzzer_counts_what_follows_an_accepted_tie_as_its_consequence(torch):
+    # kthvalue among three zeros picks another index than PyTorch (accepted); masked_select of
+    # that index then has another length: a consequence, not a finding of its own
+    program = Program(
+        (Leaf("x0", (3,), "float32", (0.0, 0.0, 0.0)),),
+        (
+            Step("v0", "kthvalue", "torch.kthvalue({0}, 1, -1, keepdim=True)", ("x0",)),
+            Step("v1", "masked_select", "{0}[1].masked_select({0}[1] > 0)", ("v0",)),
+        ),
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert [d.what for d in result.consequences] == ["shape"]

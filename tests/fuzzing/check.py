@@ -44,10 +44,16 @@ def check(program, ours=None, theirs=None):
             result.accepted.append((divergence, simplification))
             if divergence.what == "grad_fn":
                 accepted_nodes[(divergence.ours, divergence.theirs)] = simplification
+    # An accepted difference in values (tied elements picked in another order, say) parts the
+    # libraries' ways as a real one does: what later lines compute from it differs in turn.
+    parted = min((d.line for d, _ in result.accepted if d.what == "values"), default=None)
+    if parted is not None:
+        result.consequences = [d for d in result.divergences if d.line > parted]
+        result.divergences = [d for d in result.divergences if d.line <= parted]
     # Once the libraries part ways (one raised where the other changed a tensor in place, say),
     # later lines differ as a consequence: only the first diverging line is a finding.
     if result.divergences:
         first = result.divergences[0].line
-        result.consequences = [d for d in result.divergences if d.line != first]
+        result.consequences += [d for d in result.divergences if d.line != first]
         result.divergences = [d for d in result.divergences if d.line == first]
     return result
