@@ -288,3 +288,18 @@ def test_the_fuzzer_counts_what_follows_an_accepted_tie_as_its_consequence(torch
     result = check(program, ag, torch)
     assert not result.divergences
     assert [d.what for d in result.consequences] == ["shape"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # beside a number bound, a 0-d bound that needs no grad is read as a number: no memory
+        lambda lib: (lambda x: x[None].clip_(min=1.0, max=x))(lib.tensor(0.5)),
+        lambda lib: (lambda x: x[None].clamp_(x, 2.0))(lib.tensor(0.5)),
+        # two tensor bounds are tensors, and one in the written memory is refused
+        lambda lib: (lambda x: x[None].clip_(min=x))(lib.tensor(0.5)),
+        lambda lib: (lambda x: x[None].clamp_(x, x))(lib.tensor(0.5)),
+    ],
+)
+def test_clamp_in_place_reads_a_0d_bound_beside_a_number_as_a_number(torch, change):
+    same_outcome(torch, change)

@@ -54,6 +54,9 @@ def refusal(tensor, op, args, kwargs):
     if name == "index_put":
         return _setitem_refusal(tensor, kwargs["index"], args[0])
     inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    numbers = [a for a in (*args, *kwargs.values()) if a is not None and not isinstance(a, Tensor)]
+    if name == "clamp" and numbers:
+        inputs = []  # beside a number bound, a 0-d tensor bound is read as a number: no memory
     if name in REFUSE_ANY_OVERLAP and any(a is tensor for a in inputs):
         return RuntimeError(SHARES)  # x.scatter_(0, index, x), even when x is empty
     written = tensor._data
