@@ -303,3 +303,13 @@ def test_the_fuzzer_counts_what_follows_an_accepted_tie_as_its_consequence(torch
 )
 def test_clamp_in_place_reads_a_0d_bound_beside_a_number_as_a_number(torch, change):
     same_outcome(torch, change)
+
+
+def test_nonzero_lays_its_rows_out_column_by_column(torch):
+    # so a row of it is not dense, and x[mask] = x[0] on it passes PyTorch's overlap check
+    for make in (lambda lib: lib.ones(2, 4).nonzero(), lambda lib: lib.ones(3).argwhere()):
+        assert make(ag).stride() == make(torch).stride()
+    mask = [False, False, True, True, True, False, True, True]
+    same_outcome(
+        torch, lambda lib: assigned(lib.ones(2, 4).argwhere(), lib.tensor(mask), lambda x: x[0])
+    )

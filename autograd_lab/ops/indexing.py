@@ -480,7 +480,8 @@ def nonzero(input, *, as_tuple=False):
         return tuple(_make(p.astype(np.int64, copy=False)) for p in places)
     if data.ndim == 0:  # PyTorch: shape (1, 0) for a non-zero number, (0, 0) for zero
         return _make(np.zeros_like(places[0], dtype=np.int64, shape=(places[0].shape[0], 0)))
-    return _make(np.stack(places, axis=1).astype(np.int64, copy=False))
+    # one row per element, laid out column by column (strides (1, n)), as PyTorch's result is
+    return _make(np.stack(places).astype(np.int64, copy=False).T)
 
 
 @public("argwhere", method=True)
