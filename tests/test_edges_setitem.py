@@ -58,6 +58,10 @@ def test_setitem_through_index_tensors_refuses_the_overlaps_pytorch_sees(torch, 
         # copy_ of the value onto itself has nothing to do, even into an expanded tensor
         lambda lib: assigned(lib.zeros(1).expand(2), ..., lambda x: x),
         lambda lib: assigned(lib.zeros(1, 3).expand(2, 3), slice(None), lambda x: x[0]),
+        # None is an unsqueeze and the value is expanded with PyTorch's strides: the same view
+        lambda lib: assigned(lib.zeros(3, 1), None, lambda x: x),
+        lambda lib: assigned(lib.zeros(1, 2), ..., lambda x: x[0]),
+        lambda lib: assigned(lib.zeros(1, 2, 1), (None, None, 0), lambda x: x[0]),
         # the value, broadcast to the view, covers the view's memory with other strides
         lambda lib: assigned(lib.zeros(1, 1), None, lambda x: x[0]),
         lambda lib: assigned(lib.arange(4.0), slice(1, None), lambda x: x[:3]),

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import storage
 from ..tensor import Tensor
-from .shape import basic_part, is_index_tensor
+from .shape import _dims_taken, basic_part, is_index_tensor
 from .views import geometry, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -77,7 +77,7 @@ def _setitem_refusal(tensor, index, value):
     """PyTorch's refusal of `x[index] = value`, or None. PyTorch first takes the view
     x[ints, slices, None, ...]; without index tensors it copies the value into that view (copy_'s
     checks), with them it writes through them (index_put_'s checks)."""
-    view = tensor.detach()[basic_part(index)]._data
+    view = _written_view(tensor, basic_part(index))
     parts = index if isinstance(index, tuple) else (index,)
     index_tensors = [part for part in parts if is_index_tensor(part)]
     if not index_tensors:
@@ -102,9 +102,8 @@ def _copy_into_view_refusal(view, value):
         data = value._data
         while data.ndim and data.shape[0] == 1:
             data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
-        try:
-            source = np.broadcast_to(data, view.shape)
-        except ValueError:
+        source = _expanded(data, view.shape)
+        if source is None:
             return None  # the shapes do not fit: index_put says so itself
     if source is not None and same_places(view, source):
         return None  # the value already is the view: PyTorch has nothing to copy
@@ -113,6 +112,49 @@ def _copy_into_view_refusal(view, value):
     if source is not None and overlaps_in_part(view, source):
         return RuntimeError(SHARES)
     return None
+
+
+def _written_view(tensor, parts):
+    """The view x[ints, slices, None, ...] that `x[index] = value` writes into, with PyTorch's
+    strides: exact strides decide whether a value is that very view, and PyTorch applies the
+    parts one by one, a None as an unsqueeze (numpy gives its new dim stride 0, PyTorch the
+    stride that keeps the view dense)."""
+    tensor.detach()[parts]  # its checks and errors: an int out of range, too many indices, ...
+    array, dim = tensor._data, 0
+    for position, part in enumerate(parts):
+        if part is None or isinstance(part, bool):
+            array = np.expand_dims(array, dim)
+            if part is False:  # x[False] picks nothing
+                array = array[(slice(None),) * dim + (slice(0, 0),)]
+            dim += 1
+        elif part is Ellipsis:
+            dim = array.ndim - sum(_dims_taken(p) for p in parts[position + 1 :])
+        elif isinstance(part, slice):
+            array = array[(slice(None),) * dim + (part,)]
+            dim += 1
+        else:  # an int selects: the dim goes
+            array = array[(slice(None),) * dim + (part, Ellipsis)]
+    return array
+
+
+def _expanded(array, shape):
+    """array.expand(shape) with PyTorch's strides, or None where the shapes do not fit: a
+    repeated dim gets stride 0, a new leading dim of size 1 the stride that keeps it dense (numpy's
+    broadcast_to gives 0 to every dim of size 1), a 0-d array 0 in every dim."""
+    size, stride, offset = geometry(array)
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        j = i - (len(shape) - len(size))  # the dim of `array` that becomes dim i, if any
+        if j >= 0:
+            length, step = size[j], stride[j]
+        else:
+            length, step = 1, (shape[i + 1] * strides[i + 1] if size else 0)
+        if length != shape[i]:
+            if length != 1:
+                return None
+            step = 0
+        strides[i] = step
+    return strided(array, tuple(shape), tuple(strides), offset)
 
 
 def _is_masked_fill(index_tensors, value):
