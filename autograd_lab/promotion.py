@@ -117,8 +117,8 @@ def check_alpha(alpha, dtype):
 def check_value_fits(value, dtype):
     """A number written into a tensor (x[i] = value, masked_fill, fill_) must fit its dtype:
     PyTorch refuses nan, inf and too large numbers rather than wrap them. A whole number may wrap
-    into an unsigned dtype (-1 becomes 255), a float may not (-1.0 is refused); float32 refuses a
-    finite float beyond its range (float16 rounds it to inf, float64 holds it; bool takes any)."""
+    into an unsigned dtype (-1 becomes 255), a float may not (-1.0 is refused); float16 and float32
+    refuse a finite float beyond their range (float64 holds any; bool takes any number)."""
     if dtype is types.bool_ or dtype.is_complex or isinstance(value, (bool, np.bool_)):
         return
     if isinstance(value, (int, np.integer)) and not dtype.is_floating_point:
@@ -127,8 +127,8 @@ def check_value_fits(value, dtype):
         limits = np.iinfo(dtype.numpy)
         if not limits.min <= value <= limits.max:  # (nan compares False)
             _refuse_overflow("value", value, dtype, limits.min, limits.max)
-    elif isinstance(value, (float, np.floating)) and dtype == types.float32:
-        largest = float(np.finfo(np.float32).max)
+    elif isinstance(value, (float, np.floating)) and dtype in (types.float16, types.float32):
+        largest = float(np.finfo(dtype.numpy).max)
         if np.isfinite(value) and abs(value) > largest:
             _refuse_overflow("value", value, dtype, -largest, largest)
 

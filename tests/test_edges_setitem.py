@@ -317,3 +317,18 @@ def test_nonzero_lays_its_rows_out_column_by_column(torch):
     same_outcome(
         torch, lambda lib: assigned(lib.ones(2, 4).argwhere(), lib.tensor(mask), lambda x: x[0])
     )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: lib.zeros(2, dtype=lib.float16).fill_(1e5),
+        lambda lib: lib.zeros(2, dtype=lib.float16).masked_fill(lib.tensor([True, False]), 1e5),
+        lambda lib: lib.full((2,), 1e5, dtype=lib.float16),
+        lambda lib: lib.full((2,), 1e300),
+        lambda lib: lib.full((2,), -1.0, dtype=lib.uint8),
+    ],
+)
+def test_fill_masked_fill_and_full_refuse_a_float_beyond_float16_or_float32(torch, change):
+    # (x[index] = 1e5 into float16 rounds to inf instead: the setitem test above)
+    same_outcome(torch, change)

@@ -551,8 +551,7 @@ class IndexPut(Op):
         if isinstance(value, Tensor):
             storage.check_same_device(x._data, value._data)
             value = value._data
-        else:  # a number, as a number of x's dtype (-1 wraps to 255 in a uint8 tensor)
-            promotion.check_value_fits(value, types.of_array(x._data))
+        else:  # a number (checked by check_assigned_number), as a number of x's dtype
             with np.errstate(over="ignore"):  # float16 rounds a number beyond its range to inf
                 value = np.asarray(value).astype(out.dtype).item()
         part, places = _place(out, index)
@@ -876,7 +875,8 @@ def check_assigned_number(value, dtype):
             "number or a tensor. Fix: make the value a tensor first, e.g. x[index] = "
             "tensor(value, dtype=x.dtype)."
         )
-    promotion.check_value_fits(value, dtype)
+    if dtype != types.float16:  # (here PyTorch rounds a number beyond float16's range to inf)
+        promotion.check_value_fits(value, dtype)
 
 
 def _indexed_shape(array, index):
