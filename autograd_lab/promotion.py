@@ -115,11 +115,22 @@ def check_alpha(alpha, dtype):
 
 
 def check_value_fits(value, dtype):
-    """A number written into a tensor (x[i] = value, masked_fill) must fit an integer tensor's
-    dtype: PyTorch refuses inf, nan and too large numbers rather than wrap them."""
-    integer_tensor = dtype is not types.bool_ and not dtype.is_floating_point
-    if integer_tensor and not dtype.is_complex and isinstance(value, (int, float, np.number)):
+    """A number written into a tensor (x[i] = value, masked_fill, fill_) must fit its dtype:
+    PyTorch refuses nan, inf and too large numbers rather than wrap them. A whole number may wrap
+    into an unsigned dtype (-1 becomes 255), a float may not (-1.0 is refused); float16 and float32
+    refuse a finite float beyond their range (float64 holds any; bool takes any number)."""
+    if dtype is types.bool_ or dtype.is_complex or isinstance(value, (bool, np.bool_)):
+        return
+    if isinstance(value, (int, np.integer)) and not dtype.is_floating_point:
         check_fits("value", value, dtype)
+    elif isinstance(value, (float, np.floating)) and not dtype.is_floating_point:
+        limits = np.iinfo(dtype.numpy)
+        if not limits.min <= value <= limits.max:  # (nan compares False)
+            _refuse_overflow("value", value, dtype, limits.min, limits.max)
+    elif isinstance(value, (float, np.floating)) and dtype in (types.float16, types.float32):
+        largest = float(np.finfo(dtype.numpy).max)
+        if np.isfinite(value) and abs(value) > largest:
+            _refuse_overflow("value", value, dtype, -largest, largest)
 
 
 def check_fits(name, value, dtype):
@@ -129,8 +140,12 @@ def check_fits(name, value, dtype):
     # an unsigned dtype takes negative numbers down to -max, and wraps them (-1 becomes 255)
     lowest = -limits.max if limits.min == 0 else limits.min
     if not lowest <= value <= limits.max:
-        raise RuntimeError(
-            f"value cannot be converted to type {dtype.name} without overflow: {name}={value} is "
-            f"outside {dtype}'s range [{limits.min}, {limits.max}]. Fix: use a smaller {name} or "
-            "a wider dtype (x.long())."
-        )
+        _refuse_overflow(name, value, dtype, limits.min, limits.max)
+
+
+def _refuse_overflow(name, value, dtype, lowest, highest):
+    raise RuntimeError(
+        f"value cannot be converted to type {dtype.name} without overflow: {name}={value} is "
+        f"outside {dtype}'s range [{lowest}, {highest}]. Fix: use a smaller {name} or a wider "
+        "dtype (x.long(), x.double())."
+    )

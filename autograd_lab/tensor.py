@@ -578,6 +578,8 @@ class Tensor:
         return self._inplace(_elementwise.fill, value)
 
     def __setitem__(self, index, value):
+        if not isinstance(value, Tensor):  # PyTorch first makes the value a tensor of x's dtype
+            _shape.check_assigned_number(value, self.dtype)
         recording = _state.enabled and self.requires_grad
         if recording:
             # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view
@@ -593,9 +595,7 @@ class Tensor:
             refusal = recording and self._inplace_refusal(True)
             if refusal:
                 raise refusal
-            _shape.check_masks(self, index)  # then the masks, then the memory the value shares
-            if _overlap.value_shares_memory(self, value):
-                raise RuntimeError(_overlap.SHARES)
+            _shape.check_masks(self, index)  # then the masks, then overlapping memory
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):
@@ -645,6 +645,11 @@ class Tensor:
         return _ops.matmul(other, self)
 
     def __pos__(self):
+        if self._data.dtype == np.bool_:  # as PyTorch, which refuses bool arithmetic signs
+            raise RuntimeError(
+                "The `+` operator, on a bool tensor is not supported: +x is arithmetic, and a "
+                "bool tensor is a mask. Fix: leave the + out, or convert first (+x.long())."
+            )
         return self
 
     def __abs__(self):

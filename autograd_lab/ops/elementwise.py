@@ -1488,6 +1488,7 @@ def copy_from(input, src):
 def fill(input, value):
     if isinstance(value, Tensor):
         return FillWithTensor.apply(input, value)
+    promotion.check_value_fits(value, input.dtype)
     return Fill.apply(input, value=value)
 
 

@@ -527,9 +527,15 @@ def index_add(input, dim, index, source, *, alpha=1):
             f"{list(source.shape)}: each slice of source is added to a slice of self."
         )
     size = input._data.shape[dim] if input.ndim else 1
-    if source.numel() and (int(np.min(places)) < 0 or int(np.max(places)) >= size):
+    # PyTorch looks at the index values only where it adds something: a 2-d+ tensor with no
+    # elements (an empty dim, say) takes any index
+    adds_something = places.size and (input.ndim <= 1 or input.numel())
+    if adds_something and (int(np.min(places)) < 0 or int(np.max(places)) >= size):
         bad = int(np.min(places)) if int(np.min(places)) < 0 else int(np.max(places))
-        if input.ndim > 1:  # PyTorch checks a 2-d+ tensor as scatter_add does
+        # along the first or last dim of a 2-d+ tensor, with int64 indices and alpha 1, PyTorch's
+        # CPU kernel hands the work to scatter_add, whose check is a RuntimeError
+        as_scatter_add = dim in (0, input.ndim - 1) and alpha == 1 and places.dtype == np.int64
+        if input.ndim > 1 and as_scatter_add:
             raise RuntimeError(
                 f"index_add(): index {bad} is out of bounds for dimension {dim} with size {size}. "
                 f"Index values must lie in 0..{size - 1}."
@@ -546,4 +552,6 @@ def index_add(input, dim, index, source, *, alpha=1):
         spread = index.reshape(shape).expand(*source.shape)
     else:  # a 0-d source: one number, added at the one index
         spread = index.reshape(())
+    if places.size and not adds_something:  # no element to add to: nothing of source is used
+        spread, source = spread.narrow(dim, 0, 0), source.narrow(dim, 0, 0)
     return scatter_add(input, dim, spread, source if alpha == 1 else source * alpha)

@@ -12,19 +12,21 @@ read while it is being written, and is refused too. An input in exactly the same
 (`x.add_(x)`) is fine: each element reads its own old value before writing it.
 
 PyTorch checks in the machinery most element-wise kernels share (TensorIterator): add_, exp_,
-copy_, clamp_, the random fills. Some ops write without it (fill_, zero_, masked_fill_, tril_,
-triu_, and `x[index] = v` through index tensors), and some refuse any input in the written-to
-memory, even one in the same places (index_add_, scatter_, scatter_add_).
+copy_, clamp_, the random fills. Some ops write without it (fill_ with a number, zero_,
+masked_fill_, tril_, triu_), and some refuse any input in the written-to memory, even one in the
+same places (index_add_, scatter_, scatter_add_, and `x[index] = v` through index tensors).
 """
 
 import numpy as np
 
 from .. import storage
 from ..tensor import Tensor
+from .shape import _dims_taken, basic_part, is_index_tensor
 from .views import geometry, places, strided
 
-# the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_)
-WRITE_WITHOUT_CHECK = {"fill", "zero", "masked_fill", "tril", "triu"}
+# the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
+# fill_ with a tensor as the value copies it in, and checks as copy_ does
+WRITE_WITHOUT_CHECK = {"zero", "masked_fill", "tril", "triu"}
 # the ones that refuse an input in the written-to memory even where it lines up exactly
 REFUSE_ANY_OVERLAP = {"index_add", "scatter", "scatter_add"}
 # ops whose own checks (dim, index) PyTorch runs before it looks at overlapping memory
@@ -53,40 +55,138 @@ def refusal(tensor, op, args, kwargs):
     name = op.__name__
     if name in WRITE_WITHOUT_CHECK or (name == "nan_to_num" and not tensor.is_floating_point()):
         return None  # (an integer has no nan or inf, so nan_to_num_ writes nothing)
+    if name == "fill" and not isinstance(args[0], Tensor):
+        return None  # filling with one number gives the same result however often it is written
+    if name == "index_put":
+        return _setitem_refusal(tensor, kwargs["index"], args[0])
     inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
-    if name in REFUSE_ANY_OVERLAP and tensor._data.size and any(a is tensor for a in inputs):
-        return RuntimeError(SHARES)  # x.scatter_(0, index, x)
+    numbers = [a for a in (*args, *kwargs.values()) if a is not None and not isinstance(a, Tensor)]
+    if name == "clamp" and numbers:
+        inputs = []  # beside a number bound, a 0-d tensor bound is read as a number: no memory
+    if name in REFUSE_ANY_OVERLAP and any(a is tensor for a in inputs):
+        return RuntimeError(SHARES)  # x.scatter_(0, index, x), even when x is empty
     written = tensor._data
     sources = [a._data for a in inputs if a is not tensor]
-    if name == "index_put":
-        # x[i] = v writes into the view x[i] for ints and slices, which must not repeat elements;
-        # PyTorch writes through index tensors without the check (an index tensor's x[i] is a
-        # copy here). Whether v may overlap x[i] depends on how PyTorch reshapes and copies v
-        # first; that is not modelled: v is not checked
-        written = tensor.detach()[kwargs["index"]]._data
-        sources = []
+    if name == "fill":
+        sources = []  # fill_ copies a value that shares x's memory before writing it
     if name == "copy_from" and all(same_places(written, source) for source in sources):
         return None  # copying a tensor onto itself: PyTorch has nothing to do
     if repeats_elements(written):
         return RuntimeError(REPEATS)
     if overlaps_itself(written):
         return RuntimeError(OVERLAPS_ITSELF)
-    for source in sources:
-        if overlaps_in_part(written, source) or (
-            name in REFUSE_ANY_OVERLAP and same_places(written, source) and source.size
-        ):
+    shares = _overlaps if name in REFUSE_ANY_OVERLAP else overlaps_in_part
+    if any(shares(written, source) for source in sources):
+        return RuntimeError(SHARES)
+    return None
+
+
+def _setitem_refusal(tensor, index, value):
+    """PyTorch's refusal of `x[index] = value`, or None. PyTorch first takes the view
+    x[ints, slices, None, ...]; without index tensors it copies the value into that view (copy_'s
+    checks), with them it writes through them (index_put_'s checks)."""
+    view = _written_view(tensor, basic_part(index))
+    parts = index if isinstance(index, tuple) else (index,)
+    index_tensors = [part for part in parts if is_index_tensor(part)]
+    if not index_tensors:
+        return _copy_into_view_refusal(view, value)
+    if _is_masked_fill(index_tensors, value):
+        return None  # one mask and one number: PyTorch runs masked_fill_, which has no check
+    # index_put_ writes the places in any order, so it refuses a value or an index tensor that
+    # shares any of the view's memory; a view that repeats elements is only warned about
+    for other in (value, *index_tensors):
+        if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)
     return None
 
 
-def value_shares_memory(tensor, value):
-    """Whether `x[index tensors] = value` would read `value` from x's own memory: PyTorch's
-    index_put_ refuses that (it gathers no copy of the value first)."""
-    if not isinstance(value, Tensor) or not (value._data.size and tensor._data.size):
+def _copy_into_view_refusal(view, value):
+    """copy_'s checks for `view[...] = value` (value a number or a tensor broadcast to the view's
+    shape, after dropping its leading dims of size 1, as PyTorch's copy_to does)."""
+    source = None
+    if isinstance(value, Tensor) and value.shape == view.shape:
+        source = value._data
+    elif isinstance(value, Tensor) and value.ndim:  # (a 0-d value is a fill_: no overlap check)
+        data = value._data
+        while data.ndim and data.shape[0] == 1:
+            data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
+        source = _expanded(data, view.shape)
+        if source is None:
+            return None  # the shapes do not fit: index_put says so itself
+    if source is not None and same_places(view, source):
+        return None  # the value already is the view: PyTorch has nothing to copy
+    if repeats_elements(view):
+        return RuntimeError(REPEATS)
+    if source is not None and overlaps_in_part(view, source):
+        return RuntimeError(SHARES)
+    return None
+
+
+def _written_view(tensor, parts):
+    """The view x[ints, slices, None, ...] that `x[index] = value` writes into, with PyTorch's
+    strides: exact strides decide whether a value is that very view, and PyTorch applies the
+    parts one by one, a None as an unsqueeze (numpy gives its new dim stride 0, PyTorch the
+    stride that keeps the view dense)."""
+    tensor.detach()[parts]  # its checks and errors: an int out of range, too many indices, ...
+    array, dim = tensor._data, 0
+    for position, part in enumerate(parts):
+        if part is None or isinstance(part, bool):
+            array = np.expand_dims(array, dim)
+            if part is False:  # x[False] picks nothing
+                array = array[(slice(None),) * dim + (slice(0, 0),)]
+            dim += 1
+        elif part is Ellipsis:
+            dim = array.ndim - sum(_dims_taken(p) for p in parts[position + 1 :])
+        elif isinstance(part, slice):
+            array = array[(slice(None),) * dim + (part,)]
+            dim += 1
+        else:  # an int selects: the dim goes
+            array = array[(slice(None),) * dim + (part, Ellipsis)]
+    return array
+
+
+def _expanded(array, shape):
+    """array.expand(shape) with PyTorch's strides, or None where the shapes do not fit: a
+    repeated dim gets stride 0, a new leading dim of size 1 the stride that keeps it dense (numpy's
+    broadcast_to gives 0 to every dim of size 1), a 0-d array 0 in every dim."""
+    size, stride, offset = geometry(array)
+    strides = [0] * len(shape)
+    for i in reversed(range(len(shape))):
+        j = i - (len(shape) - len(size))  # the dim of `array` that becomes dim i, if any
+        if j >= 0:
+            length, step = size[j], stride[j]
+        else:
+            length, step = 1, (shape[i + 1] * strides[i + 1] if size else 0)
+        if length != shape[i]:
+            if length != 1:
+                return None
+            step = 0
+        strides[i] = step
+    return strided(array, tuple(shape), tuple(strides), offset)
+
+
+def _is_masked_fill(index_tensors, value):
+    """Whether PyTorch's index_put_ hands `x[mask] = value` to masked_fill_: one bool mask as the
+    only index tensor, and a value of one element on the CPU (a number becomes one)."""
+    if len(index_tensors) != 1 or not _is_mask(index_tensors[0]):
         return False
-    return _same_storage(value._data, tensor._data) and np.may_share_memory(
-        value._data, tensor._data
-    )
+    if not isinstance(value, Tensor):
+        return True
+    return value.numel() == 1 and not storage.is_device_array(value._data)
+
+
+def _is_mask(part):
+    if isinstance(part, Tensor):
+        return part._data.dtype in (np.bool_, np.uint8)
+    return np.asarray(part).dtype == np.bool_  # a list of True and False
+
+
+def _overlaps(written, source):
+    """PyTorch's full or partial overlap: both dense, in one storage, and their memory ranges
+    meet (where either is not dense PyTorch finds it "too hard" to tell, and lets it pass)."""
+    if not (written.size and source.size and dense(written) and dense(source)):
+        return False
+    return _same_storage(written, source) and _ranges_meet(written, source)
 
 
 def repeats_elements(array):
@@ -124,6 +224,10 @@ def overlaps_in_part(written, source):
         return False
     if not _same_storage(written, source) or same_places(written, source):
         return False
+    return _ranges_meet(written, source)
+
+
+def _ranges_meet(written, source):
     start, end = _memory_range(written)
     source_start, source_end = _memory_range(source)
     return start < source_end and source_start < end

@@ -16,7 +16,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import contiguous
+from .elementwise import contiguous, row_major
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -119,7 +119,8 @@ class Roll(Op):
                 # element i of the result is element (i - shift) of the input, wrapping around
                 source = (np.arange(size) - shift) % size
                 data = data[(slice(None),) * dim + (source,)]
-        return data if data is not input._data else data.copy()
+        # a new row-major tensor, as PyTorch's roll gives (numpy's picks follow the input's layout)
+        return row_major(data) if data is not input._data else data.copy()
 
     @staticmethod
     def backward(ctx, grad):

@@ -601,10 +601,17 @@ class IndexPut(Op):
             storage.check_same_device(x._data, value._data)
             ctx.value_ndim = value.ndim
             value = value._data
-        else:
-            promotion.check_value_fits(value, types.of_array(x._data))
-        part, index = _place(out, index)
-        part[index] = value
+        else:  # a number (checked by check_assigned_number), as a number of x's dtype
+            with np.errstate(over="ignore"):  # float16 rounds a number beyond its range to inf
+                value = np.asarray(value).astype(out.dtype).item()
+        part, places = _place(out, index)
+        try:
+            part[places] = value
+        except IndexError:
+            nothing = _picks_nothing(out, index)  # no place to write: no index is checked
+            if nothing is None:
+                raise
+            np.broadcast_to(value, nothing.shape)  # (a value of the wrong shape is still refused)
         return out
 
     @staticmethod
@@ -901,7 +908,7 @@ def index_put(input, value, index):
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
         if not isinstance(value, Tensor):
             raise
-        target = list(_pick(input._data, index).shape)
+        target = _indexed_shape(input._data, index)
         extra = value.ndim - len(target)
         if extra > 0 and all(size == 1 for size in value.shape[:extra]):
             # PyTorch lets the value carry extra leading size-1 dims (x[0] = row[None])
@@ -942,8 +949,9 @@ def assign_all(x, value):
     number (made a one-number tensor of x's dtype) or a one-number tensor, else a copy_ of the
     value, its extra leading size-1 dims dropped; a 0-d x is always copied into. So x records
     FillBackward3 or CopyBackwards, and the gradient flowing back to x's old values is zeros."""
-    if not isinstance(value, Tensor):
-        promotion.check_value_fits(value, types.of_array(x._data))
+    if not isinstance(value, Tensor):  # (already checked by check_assigned_number)
+        with np.errstate(over="ignore"):  # float16 rounds a number beyond its range to inf
+            value = np.asarray(value).astype(x._data.dtype).item()
         value = _make(storage.new(np.full, (), value, dtype=x._data.dtype, device=x.device))
     extra = value.ndim - x.ndim
     if extra > 0 and all(size == 1 for size in value.shape[:extra]):
@@ -952,6 +960,31 @@ def assign_all(x, value):
         x.fill_(value)
     else:
         x.copy_(value)
+
+
+def check_assigned_number(value, dtype):
+    """`x[index] = value` with a value that is not a tensor: it must be a number, and fit x's dtype
+    (checked before the index is looked at, as PyTorch converts the value first)."""
+    if not isinstance(value, (int, float, np.number, np.bool_)):
+        raise TypeError(
+            f"can't assign a {type(value).__name__} to a {dtype} tensor: x[index] = value takes a "
+            "number or a tensor. Fix: make the value a tensor first, e.g. x[index] = "
+            "tensor(value, dtype=x.dtype)."
+        )
+    if dtype != types.float16:  # (here PyTorch rounds a number beyond float16's range to inf)
+        promotion.check_value_fits(value, dtype)
+
+
+def _indexed_shape(array, index):
+    """The shape of array[index], also where index tensors name places out of range but the
+    result has no elements (PyTorch checks no index then)."""
+    try:
+        return list(_pick(array, index).shape)
+    except IndexError:
+        nothing = _picks_nothing(array, index)
+        if nothing is None:
+            raise
+        return list(nothing.shape)
 
 
 def basic_part(index):

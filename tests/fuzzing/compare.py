@@ -137,10 +137,16 @@ def _tensor_differences(ours, theirs, differ, loosest=None):
             equal_nan=True,
         )
         found += differ("values" if same_specials else "NaN/inf")
+    # the history of an integer or bool tensor names its dtype: README's Simplifications list
+    # what differs there (simplifications.py matches it by this)
+    of_dtype = "" if theirs.dtype.startswith("float") else f" ({theirs.dtype} tensor)"
     if ours.node != theirs.node:
-        found += differ("grad_fn", ours.node or "None", theirs.node or "None")
+        found += differ(
+            "grad_fn", (ours.node or "None") + of_dtype, (theirs.node or "None") + of_dtype
+        )
     if ours.requires_grad != theirs.requires_grad:
-        found += differ("requires_grad", str(ours.requires_grad), str(theirs.requires_grad))
+        mine, other = str(ours.requires_grad), str(theirs.requires_grad)
+        found += differ("requires_grad", mine + of_dtype, other + of_dtype)
     return found
 
 

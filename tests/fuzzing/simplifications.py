@@ -147,6 +147,20 @@ def _tie_order_of_a_sort(d):
     return d.what == "values" and op in ("sort", "argsort") and indices and unstable
 
 
+def _integer_tensor_written_with_grad(d):
+    """An integer or bool tensor written in place with a value that requires grad: PyTorch gives
+    it a grad_fn and requires_grad (and then refuses most ops on it: "Autograd not support
+    dtype"); ours records nothing. (compare.py names the dtype of such a tensor's history.)"""
+    in_place = d.op == "setitem" or d.op.endswith("_")
+    if d.what in ("grad_fn", "requires_grad"):
+        return in_place and d.ours.startswith(("None (", "False (")) and " tensor)" in d.theirs
+    return (
+        d.what == "raises"
+        and d.ours == "ran"
+        and d.theirs.startswith("raises RuntimeError: Autograd not support dtype")
+    )
+
+
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
@@ -191,16 +205,6 @@ SIMPLIFICATIONS = [
             d.what == "raises"
             and d.ours.startswith("raises RuntimeError")
             and "an as_strided view whose elements overlap" in d.ours
-        ),
-    ),
-    Simplification(
-        "`masked_fill_` of an integer or bool tensor with a value that requires grad records no "
-        "history (PyTorch 2.13 records `MaskedFillBackward1`, whose backward then fails an "
-        "internal assert)",
-        lambda d: (
-            d.op.removeprefix("Tensor.") == "masked_fill_"
-            and (d.what, d.ours, d.theirs)
-            in (("grad_fn", "None", "MaskedFillBackward1"), ("requires_grad", "False", "True"))
         ),
     ),
     Simplification(
@@ -250,6 +254,21 @@ SIMPLIFICATIONS = [
         "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
         "reorder them",
         _tie_order_of_a_sort,
+    ),
+    Simplification(
+        "writing a value that requires grad into an integer or bool tensor in place records "
+        "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`)",
+        _integer_tensor_written_with_grad,
+    ),
+    Simplification(
+        "`index_add` into a tensor with no elements gives its source a zero gradient (PyTorch's "
+        'backward raises there: "self indexing axis dim should be positive")',
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("backward", "grad")
+            and d.ours == "ran"
+            and "index_select(): self indexing axis dim should be positive" in d.theirs
+        ),
     ),
     Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
