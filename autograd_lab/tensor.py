@@ -586,9 +586,7 @@ class Tensor:
             # of one), and the index tensors after: an int out of range is an IndexError, a
             # wrong mask is not
             self.detach()[_shape.basic_part(index)]
-        if _shape.selects_all(index, self._data.shape) and isinstance(
-            value, (Tensor, bool, int, float)
-        ):
+        if _shape.assigns_all(index, value, self._data.shape):
             return _shape.assign_all(self, value)  # x[...] = v: a fill_ or copy_ of x itself
         parts = index if isinstance(index, tuple) else (index,)
         if any(_shape.is_index_tensor(part) for part in parts):  # PyTorch's index_put_

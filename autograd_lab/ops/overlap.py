@@ -69,8 +69,8 @@ def refusal(tensor, op, args, kwargs):
     sources = [a._data for a in inputs if a is not tensor]
     if name == "fill":
         sources = []  # fill_ copies a value that shares x's memory before writing it
-    if name == "copy_from" and all(same_places(written, source) for source in sources):
-        return None  # copying a tensor onto itself: PyTorch has nothing to do
+    if name == "copy_from":
+        return _copy_into_view_refusal(written, args[0])
     if repeats_elements(written):
         return RuntimeError(REPEATS)
     if overlaps_itself(written):
@@ -89,6 +89,8 @@ def _setitem_refusal(tensor, index, value):
     parts = index if isinstance(index, tuple) else (index,)
     index_tensors = [part for part in parts if is_index_tensor(part)]
     if not index_tensors:
+        if not isinstance(value, Tensor) or value.ndim == 0:
+            value = None  # a number or a 0-d value is a fill_ of the view: no overlap check
         return _copy_into_view_refusal(view, value)
     if _is_masked_fill(index_tensors, value):
         return None  # one mask and one number: PyTorch runs masked_fill_, which has no check
@@ -101,22 +103,25 @@ def _setitem_refusal(tensor, index, value):
 
 
 def _copy_into_view_refusal(view, value):
-    """copy_'s checks for `view[...] = value` (value a number or a tensor broadcast to the view's
-    shape, after dropping its leading dims of size 1, as PyTorch's copy_to does)."""
+    """copy_'s checks for `view.copy_(value)` and `view[...] = value`: value is a tensor, broadcast
+    to the view's shape after dropping its leading dims of size 1 (as PyTorch's copy_to does), or
+    None for a number."""
     source = None
     if isinstance(value, Tensor) and value.shape == view.shape:
         source = value._data
-    elif isinstance(value, Tensor) and value.ndim:  # (a 0-d value is a fill_: no overlap check)
+    elif isinstance(value, Tensor):
         data = value._data
         while data.ndim and data.shape[0] == 1:
             data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
         source = _expanded(data, view.shape)
         if source is None:
-            return None  # the shapes do not fit: index_put says so itself
+            return None  # the shapes do not fit: index_put (or copy_) says so itself
     if source is not None and same_places(view, source):
         return None  # the value already is the view: PyTorch has nothing to copy
     if repeats_elements(view):
         return RuntimeError(REPEATS)
+    if overlaps_itself(view):
+        return RuntimeError(OVERLAPS_ITSELF)
     if source is not None and overlaps_in_part(view, source):
         return RuntimeError(SHARES)
     return None

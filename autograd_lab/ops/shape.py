@@ -920,6 +920,21 @@ def index_put(input, value, index):
         ) from None
 
 
+def assigns_all(index, value, shape):
+    """Whether `x[index] = value` is PyTorch's assignment to all of x (see selects_all): with a
+    number, or a tensor that fits x (for one that does not, index_put gives setitem's error)."""
+    if not selects_all(index, shape):
+        return False
+    if not isinstance(value, Tensor):
+        return isinstance(value, (bool, int, float))
+    value_shape = value.shape[max(value.ndim - len(shape), 0) :]
+    extra = value.shape[: value.ndim - len(value_shape)]
+    try:
+        return all(size == 1 for size in extra) and np.broadcast_shapes(value_shape, shape) == shape
+    except ValueError:
+        return False
+
+
 def selects_all(index, shape):
     """Whether `x[index] = value` writes all of x as PyTorch's setitem sees it: an index made of
     `...` and slices over whole dims only (start 0 or none, stop none or past the end, step 1
