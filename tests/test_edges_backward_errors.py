@@ -291,3 +291,17 @@ def test_gather_saves_its_input_and_index(lib, change):
         index[0, 0] = 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         picked.sum().backward()
+
+
+@pytest.mark.parametrize("change", ["squeeze_(1)", "unsqueeze_(0)", "t_()", "transpose_(0, 1)"])
+def test_a_shape_changed_in_place_on_a_piece_of_chunk_is_refused(torch, change):
+    # like any in-place op on one of several views that one node returned, while recording
+    def pieces(lib, recording=True):
+        x = lib.zeros(2, 1, requires_grad=True)
+        with lib.set_grad_enabled(recording):
+            return lib.chunk(lib.maximum(x, x), 2, 0)
+
+    for lib in (torch, ag):
+        with pytest.raises(RuntimeError, match="Output 1 of Split is a view"):
+            eval(f"pieces(lib)[1].{change}")
+        eval(f"pieces(lib, recording=False)[1].{change}")  # without recording it is allowed

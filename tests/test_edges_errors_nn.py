@@ -1,8 +1,7 @@
 """Edge cases issue 14's differential fuzzing found in exception classes (which check PyTorch makes
 first), nn functions and their values, each compared with PyTorch 2.13."""
 
-from conftest import both
-from test_edges_reductions import raises_like
+from conftest import both, raises_alike
 
 
 def test_sigmoid_far_below_zero_is_zero_in_float32_as_in_pytorch(torch):
@@ -34,16 +33,16 @@ def test_an_inplace_result_of_another_shape_is_refused_before_the_dtype(torch):
         lambda lib: flag(lib).fmod_(flags(lib)),
         lambda lib: flag(lib).remainder_(flags(lib)),
     ):
-        raises_like(torch, RuntimeError, "doesn't match the broadcast shape", call)
+        raises_alike(torch, call, RuntimeError, "doesn't match the broadcast shape")
     for name in ("cumsum_", "cumprod_"):
-        raises_like(
+        raises_alike(
             torch,
+            lambda lib: getattr(flags(lib), name)(0, dtype=lib.float64),
             RuntimeError,
             "Bad in-place call",
-            lambda lib: getattr(flags(lib), name)(0, dtype=lib.float64),
         )
     # a bool self of the right shape is still refused for its dtype
-    raises_like(torch, NotImplementedError, "lerp", lambda lib: flags(lib).lerp_(flags(lib), 0.5))
+    raises_alike(torch, lambda lib: flags(lib).lerp_(flags(lib), 0.5), NotImplementedError, "lerp")
 
 
 def test_nll_loss_of_integer_scores_is_not_implemented_after_the_shape_checks(torch):
@@ -63,21 +62,21 @@ def test_nll_loss_of_integer_scores_is_not_implemented_after_the_shape_checks(to
             lib.zeros(0, 1, 2, dtype=lib.int64), lib.zeros(0, 2, dtype=lib.int64)
         ),
     ):
-        raises_like(torch, NotImplementedError, "nll_loss.*not implemented for 'Long'", make)
-    raises_like(
+        raises_alike(torch, make, NotImplementedError, "nll_loss.*not implemented for 'Long'")
+    raises_alike(
         torch,
+        lambda lib: nll(lib, lib.zeros(2, 3, dtype=lib.int64), lib.tensor([0, 1, 1])),
         ValueError,
         "batch_size",
-        lambda lib: nll(lib, lib.zeros(2, 3, dtype=lib.int64), lib.tensor([0, 1, 1])),
     )
     # an input of no classes in 3-D is refused for its view's size before any target is checked
-    raises_like(
+    raises_alike(
         torch,
-        RuntimeError,
-        "size mismatch",
         lambda lib: lib.nn.functional.cross_entropy(
             lib.zeros(4, 0, 2), lib.zeros(4, 2, dtype=lib.int64)
         ),
+        RuntimeError,
+        "size mismatch",
     )
 
 
@@ -93,32 +92,32 @@ def test_losses_check_shapes_and_their_parameter_before_the_dtype(torch):
         def loss(lib, *args, name=name, **kwargs):
             return getattr(lib.nn.functional, name)(*args, **kwargs)
 
-        raises_like(
-            torch, RuntimeError, "broadcast", lambda lib: loss(lib, ints(lib, 2), ints(lib, 3))
+        raises_alike(
+            torch, lambda lib: loss(lib, ints(lib, 2), ints(lib, 3)), RuntimeError, "broadcast"
         )
-        raises_like(
+        raises_alike(
             torch,
+            lambda lib: loss(lib, ints(lib, 2), ints(lib, 2)),
             NotImplementedError,
             "not implemented for 'Long'",
-            lambda lib: loss(lib, ints(lib, 2), ints(lib, 2)),
         )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: lib.nn.functional.smooth_l1_loss(ints(lib, 2), ints(lib, 3), beta=-1.0),
         RuntimeError,
         "broadcast",
-        lambda lib: lib.nn.functional.smooth_l1_loss(ints(lib, 2), ints(lib, 3), beta=-1.0),
     )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: lib.nn.functional.smooth_l1_loss(ints(lib, 2), ints(lib, 2), beta=-1.0),
         RuntimeError,
         "negative values for beta",
-        lambda lib: lib.nn.functional.smooth_l1_loss(ints(lib, 2), ints(lib, 2), beta=-1.0),
     )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: lib.nn.functional.huber_loss(ints(lib, 2), ints(lib, 3), delta=-1.0),
         RuntimeError,
         "non-positive values for delta",
-        lambda lib: lib.nn.functional.huber_loss(ints(lib, 2), ints(lib, 3), delta=-1.0),
     )
 
 
@@ -138,8 +137,8 @@ def test_batch_norm_checks_sizes_and_running_statistics_before_the_dtype(torch):
         ((3,), 0, False, NotImplementedError, "batch_norm"),  # evaluation picks the kernel first
         ((3, 2), 2, True, NotImplementedError, "not implemented for 'Long'"),
     ):
-        raises_like(
-            torch, error, words, lambda lib: batch_norm(lib, shape, stats, training=training)
+        raises_alike(
+            torch, lambda lib: batch_norm(lib, shape, stats, training=training), error, words
         )
     # training on a batch laid out otherwise (expanded, transposed), PyTorch's kernel starts with
     # mean(), which refuses integers with a RuntimeError; evaluation picks the kernel first
@@ -150,7 +149,7 @@ def test_batch_norm_checks_sizes_and_running_statistics_before_the_dtype(torch):
             stats = lib.zeros(2, dtype=lib.int64)
             return lib.nn.functional.batch_norm(input, stats, stats, training=training)
 
-        raises_like(torch, error, "mean|batch_norm", expanded)
+        raises_alike(torch, expanded, error, "mean|batch_norm")
     # an empty batch has nothing to normalize: no kernel is picked, the dtype does not matter,
     # and the running statistics stay as they were
     both(torch, lambda lib: batch_norm(lib, (0, 2), 2, training=True))
@@ -164,28 +163,30 @@ def test_batch_norm_checks_sizes_and_running_statistics_before_the_dtype(torch):
 
 
 def test_a_dim_out_of_range_is_reported_before_the_dtype(torch):
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: lib.logcumsumexp(lib.zeros(1, dtype=lib.bool), -3),
         IndexError,
         "out of range",
-        lambda lib: lib.logcumsumexp(lib.zeros(1, dtype=lib.bool), -3),
     )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: lib.zeros(1, dtype=lib.bool).logcumsumexp(0),
         NotImplementedError,
         "logcumsumexp",
-        lambda lib: lib.zeros(1, dtype=lib.bool).logcumsumexp(0),
     )
 
 
 def test_amax_of_an_empty_tensor_checks_each_dim_for_elements_before_repeats(torch):
     empty = lambda lib: lib.zeros(1, 0)  # noqa: E731
     for dims in ((0, 0, 1), (1, 0, 0)):
-        raises_like(torch, IndexError, "non-zero size", lambda lib: empty(lib).amax(dim=dims))
-        raises_like(torch, IndexError, "non-zero size", lambda lib: empty(lib).amin(dim=dims))
-    raises_like(torch, IndexError, "out of range", lambda lib: empty(lib).amax(dim=(0, 5)))
-    raises_like(torch, RuntimeError, "multiple times", lambda lib: empty(lib).sum(dim=(0, 1, 0)))
-    raises_like(torch, RuntimeError, "multiple times", lambda lib: lib.zeros(1, 2).amax(dim=(0, 0)))
+        raises_alike(torch, lambda lib: empty(lib).amax(dim=dims), IndexError, "non-zero size")
+        raises_alike(torch, lambda lib: empty(lib).amin(dim=dims), IndexError, "non-zero size")
+    raises_alike(torch, lambda lib: empty(lib).amax(dim=(0, 5)), IndexError, "out of range")
+    raises_alike(torch, lambda lib: empty(lib).sum(dim=(0, 1, 0)), RuntimeError, "multiple times")
+    raises_alike(
+        torch, lambda lib: lib.zeros(1, 2).amax(dim=(0, 0)), RuntimeError, "multiple times"
+    )
 
 
 def test_pooling_kernels_refuse_the_dtypes_pytorch_has_none_for(torch):
@@ -197,9 +198,9 @@ def test_pooling_kernels_refuse_the_dtypes_pytorch_has_none_for(torch):
         ("avg_pool2d", ["bool", "uint8", "int32"], ["int64", "float32"]),
     ):
         for dtype in refused:
-            raises_like(torch, NotImplementedError, name, lambda lib: pool(lib, name, dtype))
+            raises_alike(torch, lambda lib: pool(lib, name, dtype), NotImplementedError, name)
             # a window bigger than the input is refused for its size first
-            raises_like(torch, RuntimeError, "too small", lambda lib: pool(lib, name, dtype, 3))
+            raises_alike(torch, lambda lib: pool(lib, name, dtype, 3), RuntimeError, "too small")
         for dtype in taken:
             both(torch, lambda lib: pool(lib, name, dtype))
 
@@ -209,30 +210,30 @@ def test_matrix_products_check_batch_dims_then_dtypes_as_pytorchs_kernels_do(tor
         return lib.zeros(*shape, dtype=getattr(lib, dtype))
 
     # the batch dims must broadcast before any dtype is looked at
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: zeros(lib, 3, 1, 3) @ zeros(lib, 2, 3, 2, dtype="float64"),
         RuntimeError,
         "broadcast",
-        lambda lib: zeros(lib, 3, 1, 3) @ zeros(lib, 2, 3, 2, dtype="float64"),
     )
     # bmm picks its kernel by the first operand's dtype (bool has none), then compares dtypes
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: zeros(lib, 3, 1, 1).bmm(zeros(lib, 3, 1, 2, dtype="float64")),
         NotImplementedError,
         "bmm",
-        lambda lib: zeros(lib, 3, 1, 1).bmm(zeros(lib, 3, 1, 2, dtype="float64")),
     )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: zeros(lib, 1, 1, 1, dtype="float64").bmm(zeros(lib, 1, 1, 1)),
         RuntimeError,
         "same dtype",
-        lambda lib: zeros(lib, 1, 1, 1, dtype="float64").bmm(zeros(lib, 1, 1, 1)),
     )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: zeros(lib, 1, 1, 1).bmm(zeros(lib, 1, 2, 1, dtype="float64")),
         RuntimeError,
         "batch2",
-        lambda lib: zeros(lib, 1, 1, 1).bmm(zeros(lib, 1, 2, 1, dtype="float64")),
     )
     # nothing to multiply: a batched product returns zeros without its kernel, dtypes unchecked
     both(torch, lambda lib: zeros(lib, 0, 3) @ zeros(lib, 0, 3, 3))
@@ -244,20 +245,67 @@ def test_matrix_products_check_batch_dims_then_dtypes_as_pytorchs_kernels_do(tor
     # kernel only when there is nothing to multiply; dot never skips it
     both(torch, lambda lib: zeros(lib, 2, 0) @ zeros(lib, 0, 2))
     both(torch, lambda lib: zeros(lib, 2, 0) @ zeros(lib, 0))
-    raises_like(torch, NotImplementedError, "dot", lambda lib: zeros(lib, 0) @ zeros(lib, 0))
-    raises_like(
-        torch, NotImplementedError, "Bool", lambda lib: zeros(lib, 2, 3, 2) @ zeros(lib, 2, 2)
+    raises_alike(torch, lambda lib: zeros(lib, 0) @ zeros(lib, 0), NotImplementedError, "dot")
+    raises_alike(
+        torch, lambda lib: zeros(lib, 2, 3, 2) @ zeros(lib, 2, 2), NotImplementedError, "Bool"
     )
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: zeros(lib, 2, 0, 1, dtype="float32") @ zeros(lib, 1, 1, dtype="float64"),
         RuntimeError,
         "same dtype",
-        lambda lib: zeros(lib, 2, 0, 1, dtype="float32") @ zeros(lib, 1, 1, dtype="float64"),
     )
     # a batch that cannot be folded without a copy (leading dims out of order) is a bmm
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: zeros(lib, 3, 2, 4).transpose(0, 1) @ zeros(lib, 4, 2),
         NotImplementedError,
         "bmm",
-        lambda lib: zeros(lib, 3, 2, 4).transpose(0, 1) @ zeros(lib, 4, 2),
+    )
+
+
+def test_a_batch_that_cannot_fold_times_a_vector_multiplies(torch):
+    # a (1, 1, 4) slice with a gap between batches is multiplied as a batch (bmm); the vector is
+    # its column: its length is checked as a matrix's rows
+    def product(lib):
+        batch = lib.arange(12.0).reshape(3, 1, 4)[0::3]
+        return batch.matmul(lib.tensor([1.0, -1.0, 2.0, 0.5]))
+
+    both(torch, product)
+    raises_alike(
+        torch,
+        lambda lib: lib.arange(12.0).reshape(3, 1, 4)[0::3].matmul(lib.ones(3)),
+        RuntimeError,
+        "sizes do not fit",
+    )
+
+
+def test_an_infinite_value_or_alpha_for_an_integer_tensor_overflows_as_a_runtime_error(torch):
+    zero = lambda lib: lib.tensor(0)  # noqa: E731
+    raises_alike(
+        torch,
+        lambda lib: lib.addcmul(zero(lib), zero(lib), zero(lib), value=-float("inf")),
+        RuntimeError,
+        "cannot be converted to type int64 without overflow",
+    )
+    raises_alike(
+        torch,
+        lambda lib: lib.index_add(
+            lib.zeros(3, dtype=lib.int64),
+            0,
+            lib.tensor([2, 0]),
+            lib.tensor([1, 2]),
+            alpha=float("inf"),
+        ),
+        RuntimeError,
+        "without overflow",
+    )
+    # PyTorch compares the dtypes first
+    raises_alike(
+        torch,
+        lambda lib: lib.index_add(
+            lib.tensor([False, False]), 0, lib.tensor([1]), lib.tensor([0.5]), alpha=-float("inf")
+        ),
+        RuntimeError,
+        "dtype",
     )

@@ -186,3 +186,27 @@ def test_masked_fill_of_an_integer_tensor_with_a_value_that_requires_grad_record
         theirs.float().sum().backward()
     ours = filled(ag)
     assert ours.grad_fn is None and not ours.requires_grad
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda x: x.float(),
+        lambda x: x / x,
+        lambda x: x / 2,
+        lambda x: x * 1.5,
+        lambda x: x + x.double(),
+        lambda x: x.exp(),
+    ],
+)
+def test_converting_an_expanded_or_transposed_integer_tensor_lays_it_out_as_pytorch(torch, convert):
+    # PyTorch's conversions keep the input's memory order, and a broadcast dim (stride 0) does
+    # not count: the result is row-major, so view(-1) works on it
+    for make in (
+        lambda lib: lib.tensor([1, 2]).reshape(1, 2).expand(3, 2),
+        lambda lib: lib.arange(6).reshape(2, 3).t(),
+    ):
+        ours, theirs = convert(make(ag)), convert(make(torch))
+        assert ours.stride() == theirs.stride()
+        np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)  # (exp: last bits)
+    both(torch, lambda lib: (lib.tensor([1, 2]).reshape(1, 2).expand(3, 2) / 2).view(-1))

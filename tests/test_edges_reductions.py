@@ -4,19 +4,11 @@ words)."""
 
 import numpy as np
 import pytest
-from conftest import both, values
+from conftest import both, raises_alike, values
 
 import autograd_lab as ag
 
 inf, nan = float("inf"), float("nan")
-
-
-def raises_like(torch, error, words, call):
-    """call(lib) raises `error` in both libraries, and ours says `words`."""
-    with pytest.raises(error):
-        call(torch)
-    with pytest.raises(error, match=words):
-        call(ag)
 
 
 def test_prod_takes_a_result_dtype_and_one_int_dim(torch):
@@ -30,16 +22,16 @@ def test_prod_takes_a_result_dtype_and_one_int_dim(torch):
         return x.grad
 
     both(torch, grad)
-    raises_like(torch, TypeError, "single int", lambda lib: lib.tensor([1.0]).prod(dim=(0,)))
-    raises_like(
-        torch, IndexError, "out of range", lambda lib: lib.tensor(1.0).prod(1, dtype=lib.int64)
+    raises_alike(torch, lambda lib: lib.tensor([1.0]).prod(dim=(0,)), TypeError, "single int")
+    raises_alike(
+        torch, lambda lib: lib.tensor(1.0).prod(1, dtype=lib.int64), IndexError, "out of range"
     )
     x = lambda lib: lib.tensor(1.0).requires_grad_()  # noqa: E731
-    raises_like(
+    raises_alike(
         torch,
+        lambda lib: x(lib).prod(0, dtype=lib.int64),
         RuntimeError,
         "Autograd not support dtype",
-        lambda lib: x(lib).prod(0, dtype=lib.int64),
     )
 
 
@@ -64,11 +56,11 @@ def test_topk_of_a_zero_dim_tensor_is_the_tensor_itself(torch, k):
 
 def test_kthvalue_checks_k_before_refusing_bool_and_takes_a_zero_dim_bool(torch):
     both(torch, lambda lib: lib.kthvalue(lib.tensor(False), 1))
-    raises_like(
-        torch, RuntimeError, "k out of range", lambda lib: lib.kthvalue(lib.tensor(False), 4)
+    raises_alike(
+        torch, lambda lib: lib.kthvalue(lib.tensor(False), 4), RuntimeError, "k out of range"
     )
-    raises_like(
-        torch, NotImplementedError, "Bool", lambda lib: lib.kthvalue(lib.tensor([False]), 1)
+    raises_alike(
+        torch, lambda lib: lib.kthvalue(lib.tensor([False]), 1), NotImplementedError, "Bool"
     )
 
 
@@ -77,11 +69,11 @@ def test_unique_along_a_dim_is_refused_as_pytorch_refuses_it(torch, name):
     def along(shape, dim):
         return lambda lib: getattr(lib, name)(lib.zeros(shape), dim=dim, return_counts=True)
 
-    raises_like(torch, IndexError, "has no dimensions", along((), 0))
-    raises_like(torch, IndexError, "has no dimensions", along((), -1))
-    raises_like(torch, RuntimeError, "aren't selected", along((2, 0), 0))
-    raises_like(torch, RuntimeError, "aren't selected", along((0, 1, 1), 2))
-    raises_like(torch, RuntimeError, "more than one", along((0, 0), 0))
+    raises_alike(torch, along((), 0), IndexError, "has no dimensions")
+    raises_alike(torch, along((), -1), IndexError, "has no dimensions")
+    raises_alike(torch, along((2, 0), 0), RuntimeError, "aren't selected")
+    raises_alike(torch, along((0, 1, 1), 2), RuntimeError, "aren't selected")
+    raises_alike(torch, along((0, 0), 0), RuntimeError, "more than one")
     both(torch, along((0, 2), 0))
 
 
@@ -105,7 +97,7 @@ def test_logsumexp_over_an_empty_dim_tuple_works_where_pytorch_s_does(torch):
         rtol=1e-6,
     )
     words = "doesn't match the broadcast shape"
-    raises_like(torch, RuntimeError, words, lambda lib: lib.zeros(2, 3).logsumexp(dim=()))
+    raises_alike(torch, lambda lib: lib.zeros(2, 3).logsumexp(dim=()), RuntimeError, words)
 
 
 @pytest.mark.parametrize("name", ["isclose", "allclose"])
@@ -113,36 +105,36 @@ def test_isclose_and_allclose_refuse_mixed_dtypes_and_numbers(torch, name):
     def compare(dtype, other):
         return lambda lib: getattr(lib.tensor([1.0]).to(getattr(lib, dtype)), name)(other(lib))
 
-    raises_like(
+    raises_alike(
         torch,
+        compare("float64", lambda lib: lib.tensor([1.0])),
         RuntimeError,
         "Double did not match Float",
-        compare("float64", lambda lib: lib.tensor([1.0])),
     )
-    raises_like(
+    raises_alike(
         torch,
+        compare("int64", lambda lib: lib.tensor([1.0])),
         RuntimeError,
         "Long did not match Float",
-        compare("int64", lambda lib: lib.tensor([1.0])),
     )
-    raises_like(torch, TypeError, "must be Tensor", compare("float32", lambda lib: 1.0))
+    raises_alike(torch, compare("float32", lambda lib: 1.0), TypeError, "must be Tensor")
     both(torch, lambda lib: lib.isclose(lib.tensor([1, 2]), lib.tensor([1, 3])))  # one dtype: fine
 
 
 def test_trace_refuses_bool_before_checking_the_shape(torch):
-    raises_like(
+    raises_alike(
         torch,
-        NotImplementedError,
-        "not implemented for 'Bool'",
         lambda lib: lib.tensor([[True]]).trace(),
-    )
-    raises_like(
-        torch,
         NotImplementedError,
         "not implemented for 'Bool'",
-        lambda lib: lib.tensor(False).trace(),
     )
-    raises_like(torch, RuntimeError, "expected a matrix", lambda lib: lib.zeros(2).trace())
+    raises_alike(
+        torch,
+        lambda lib: lib.tensor(False).trace(),
+        NotImplementedError,
+        "not implemented for 'Bool'",
+    )
+    raises_alike(torch, lambda lib: lib.zeros(2).trace(), RuntimeError, "expected a matrix")
     both(torch, lambda lib: lib.tensor([[1, 2], [3, 4]], dtype=lib.uint8).trace())
 
 
@@ -159,10 +151,10 @@ def test_var_mean_of_no_elements_is_nan(torch, shape, dim):
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_checks_the_dim_first_and_passes_an_empty_int_tensor(torch, name):
-    raises_like(
-        torch, IndexError, "out of range", lambda lib: getattr(lib, name)(lib.tensor(0), -4)
+    raises_alike(
+        torch, lambda lib: getattr(lib, name)(lib.tensor(0), -4), IndexError, "out of range"
     )
     both(torch, lambda lib: getattr(lib, name)(lib.zeros(1, 0, dtype=lib.int64), 0))
-    raises_like(
-        torch, NotImplementedError, "Long", lambda lib: getattr(lib, name)(lib.tensor([1]), 0)
+    raises_alike(
+        torch, lambda lib: getattr(lib, name)(lib.tensor([1]), 0), NotImplementedError, "Long"
     )

@@ -142,7 +142,7 @@ def _value_in(dtype, value):
     """`value` as the result's dtype takes it: an integer result truncates 2.5 to 2, as PyTorch."""
     if dtype.is_floating_point:
         return value
-    promotion.check_fits("value", int(value), dtype)
+    promotion.check_fits("value", value, dtype)  # (before int(): inf does not fit either)
     return int(value)
 
 

@@ -30,7 +30,7 @@ def operands(a, b, elementwise=True):
     elif isinstance(a, Tensor):
         x = a._data
         if type(b) is float:  # int tensor * 1.5 is float32 in PyTorch (numpy would say float64)
-            return (x if x.dtype.kind == "f" else x.astype(types.default_float())), b
+            return _float(x), b
         if type(b) is int:
             return x, _wrapped_int(b, x.dtype)
     x = a._data if isinstance(a, Tensor) else _scalar_or_array(a)
@@ -39,18 +39,19 @@ def operands(a, b, elementwise=True):
     if x_is_array and y_is_array:
         if x.dtype != y.dtype:
             dtype = types.result_type(x, y)
-            x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
+            x = x if x.dtype == dtype else convert(x, dtype)
+            y = y if y.dtype == dtype else convert(y, dtype)
         if elementwise and x.shape != y.shape:
             check_broadcastable(x.shape, y.shape)
     elif x_is_array:
         if type(y) is int:
             y = _wrapped_int(y, x.dtype)
         if type(y) is float and x.dtype.kind != "f":
-            x = x.astype(types.default_float())  # int tensor * 1.5: float32 (numpy: float64)
+            x = _float(x)  # int tensor * 1.5: float32 (numpy: float64)
     elif y_is_array and type(x) is int:
         x = _wrapped_int(x, y.dtype)
     elif y_is_array and type(x) is float and y.dtype.kind != "f":
-        y = y.astype(types.default_float())
+        y = _float(y)
     return x, y
 
 
@@ -202,8 +203,8 @@ class Div(Op):
         ctx.b = None if isinstance(b, Tensor) else b
         x, y = operands(a, b)
         if x.dtype.kind != "f" and _kind(y) != "f":
-            x = x.astype(types.default_float())  # int / int is a float (float32), as in PyTorch
-            y = y if _is_number(y) else y.astype(types.default_float())
+            x = _float(x)  # int / int is a float (float32), as in PyTorch
+            y = y if _is_number(y) else _float(y)
         with np.errstate(divide="ignore", invalid="ignore"):  # x/0 = inf, 0/0 = nan, silently
             return x / y
 
@@ -1131,16 +1132,22 @@ class Contiguous(Clone):
         return input._data.copy()
 
 
-def copy_keeping_layout(array, like=None):
-    """A copy of `array` laid out in memory as `like` is (by default array itself): PyTorch's
-    preserve_format, as in clone or sort. The clone of a transposed matrix is transposed in memory
-    too, `ones(2, 3).t().clone().stride()` is (1, 3). Copy with the dims put outermost-first, then
-    permute them back; when `like` has no gaps, the copy also takes its strides exactly."""
+def copy_keeping_layout(array, like=None, dtype=None):
+    """A copy of `array` (converted to `dtype`, if given) laid out in memory as `like` is (by
+    default array itself): PyTorch's preserve_format, as in clone, sort or x.float(). The clone of
+    a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()` is (1, 3).
+    Copy with the dims put outermost-first, then permute them back; when `like` has no gaps, the
+    copy also takes its strides exactly. (numpy's own astype keeps the input's order, but for a
+    broadcast dim, stride 0, it picks another one than PyTorch.)"""
     like = array if like is None else like
     order = memory_order(like)
     back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
-    copy = np.transpose(np.transpose(array, order).copy(), back)
-    return _with_strides_of(like, copy)
+    outermost_first = np.transpose(array, order)
+    if dtype is None:
+        copy = outermost_first.copy()
+    else:
+        copy = outermost_first.astype(dtype, order="C")
+    return _with_strides_of(like, np.transpose(copy, back))
 
 
 def _with_strides_of(like, copy):
@@ -1223,7 +1230,7 @@ class ToCopy(Op):
 
     @staticmethod
     def forward(ctx, x, dtype, device=None):
-        data = x._data if dtype is None else x._data.astype(dtype)
+        data = x._data if dtype is None else convert(x._data, dtype)
         ctx.device = None if device is None else x.device
         return data if device is None else storage.move(data, device)
 
@@ -1307,7 +1314,16 @@ def _zeros(shape, like):
 
 def _float(data):
     """Math functions of integer tensors give the default dtype, float32 (numpy: float64)."""
-    return data if data.dtype.kind == "f" else data.astype(types.default_float())
+    if data.dtype.kind == "f":
+        return data
+    return convert(data, types.default_float())
+
+
+def convert(array, dtype):
+    """`array` as `dtype`, laid out in memory as PyTorch's conversions lay it out."""
+    if storage.is_device_array(array):
+        return array.astype(dtype)
+    return copy_keeping_layout(array, dtype=dtype)
 
 
 # ---- the public functions that choose among records (the others are made from `function`) ------

@@ -15,7 +15,7 @@ and the index's value along `dim`: out[i][j] = input[i][index[i][j]] for dim=1.
 
 import numpy as np
 
-from .. import promotion, storage
+from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..tensor import Tensor, _make
 from .elementwise import _zeros, check_broadcastable
@@ -544,7 +544,9 @@ def index_add(input, dim, index, source, *, alpha=1):
             f"index out of range in self: index_add() along dim {dim} of size {size} got index "
             f"{bad}; each must be at least 0 and below {size}."
         )
-    if not input.is_floating_point() and not input.is_complex():
+    if not input.is_floating_point() and not input.is_complex() and source.dtype == input.dtype:
+        if input.dtype is not types.bool_:  # (inf does not fit: PyTorch's overflow error)
+            promotion.check_fits("alpha", alpha, input.dtype)
         alpha = int(alpha)  # PyTorch converts alpha to the input's integer dtype: 0.25 becomes 0
     if source.ndim:
         shape = [1] * source.ndim

@@ -56,7 +56,10 @@ def _become(tensor, result):
 
 
 def _check_not_a_leaf_that_requires_grad(tensor, name):
-    if is_grad_enabled() and tensor.requires_grad and tensor.grad_fn is None:
+    recording = is_grad_enabled() and tensor.requires_grad
+    if recording and tensor._base is not None and tensor._one_of_several_views is not None:
+        raise tensor._inplace_refusal(True)  # a piece of split/chunk/unbind: as any in-place op
+    if recording and tensor.grad_fn is None:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
             f"({name}): autograd needs the leaf as it was. Fix: use the out-of-place "

@@ -92,10 +92,11 @@ def matmul(input, other):
         # PyTorch's batched product (bmm) checks the batch dims and the sizes, then (when there
         # is something to multiply) the first operand's dtype, then compares the dtypes
         check_broadcastable(input.shape[:-2], other.shape[:-2] if other.ndim > 1 else ())
-        if input.shape[-1] != other.shape[-2]:
+        rows = other.shape[-2] if other.ndim > 1 else other.shape[0]  # (a vector is a column)
+        if input.shape[-1] != rows:
             raise RuntimeError(
                 f"matmul(): the sizes do not fit: input's last dim is {input.shape[-1]}, other's "
-                f"second-to-last is {other.shape[-2]} (shapes {list(input.shape)} and "
+                f"second-to-last is {rows} (shapes {list(input.shape)} and "
                 f"{list(other.shape)}). Expected size for first two dimensions of batch2 tensor "
                 "to match. Fix: transpose or reshape one of them."
             )
