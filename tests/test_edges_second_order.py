@@ -249,3 +249,13 @@ def test_a_norm_below_one_has_a_nan_second_derivative_at_zero(torch, p):
     # PyTorch sets |x|^(p-1) (infinite at 0) to 0 after taking the power: differentiating that
     # again multiplies 0 by inf there, so nan
     agree(torch, lambda lib: lib.tensor([0.0, 1.0, -2.0]), lambda lib, x: x.norm(p=p))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")  # inf - inf in the formula, as in PyTorch
+@pytest.mark.parametrize(
+    "x", [[0.0], [[1.0, 2.0]], [[1.0, float("inf")]], [float("nan")], [-float("inf")]]
+)
+def test_logcumsumexp_along_a_dim_of_one_uses_pytorchs_formula(torch, x):
+    # PyTorch passes grad on unchanged only for a 0-d or empty input; along a dim of size 1 its
+    # formula exp(x - y) still runs: the gradient requires grad, and is nan at x = ±inf or nan
+    agree(torch, lambda lib: lib.tensor(x), lambda lib, x: x.logcumsumexp(0))
