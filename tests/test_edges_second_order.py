@@ -259,3 +259,14 @@ def test_logcumsumexp_along_a_dim_of_one_uses_pytorchs_formula(torch, x):
     # PyTorch passes grad on unchanged only for a 0-d or empty input; along a dim of size 1 its
     # formula exp(x - y) still runs: the gradient requires grad, and is nan at x = ±inf or nan
     agree(torch, lambda lib: lib.tensor(x), lambda lib, x: x.logcumsumexp(0))
+
+
+@pytest.mark.parametrize("then", ["atan", "masked_fill_"])
+def test_an_empty_as_strided_view_has_a_constant_zero_gradient(torch, then):
+    # PyTorch's as_strided backward returns zeros of the input's shape for an empty view: a
+    # constant, so the first gradient does not require grad
+    def f(lib, x):
+        view = lib.as_strided(x.clone(), (0,), (0,), 1)
+        return view.atan() if then == "atan" else view.masked_fill_(view.bool(), 1.5) * view
+
+    agree(torch, lambda lib: lib.tensor([0.99]), f)
