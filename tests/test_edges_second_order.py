@@ -270,3 +270,12 @@ def test_an_empty_as_strided_view_has_a_constant_zero_gradient(torch, then):
         return view.atan() if then == "atan" else view.masked_fill_(view.bool(), 1.5) * view
 
     agree(torch, lambda lib: lib.tensor([0.99]), f)
+
+
+@pytest.mark.parametrize("x", [[0.0, 0.0, 0.0], [0.0, 3.0, 4.0]])
+@pytest.mark.parametrize("p", [2.0, 3.0])
+def test_normalize_divides_by_the_clamped_norm_as_pytorch(torch, x, p):
+    # x / max(‖x‖, eps) with the norm op: a slice of zeros has the first gradient 1/eps and a nan
+    # second one; the 2-norm's gradients round as PyTorch's (p = 3: to the last bit or so)
+    f = lambda lib, x: lib.nn.functional.normalize(x, p, 0)  # noqa: E731
+    agree(torch, lambda lib: lib.tensor(x), f, exact=p == 2.0)
