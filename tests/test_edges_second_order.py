@@ -216,3 +216,66 @@ def test_var_over_no_dims_keeps_the_true_gradient_and_the_fuzzer_accepts_only_th
     assert accepted_by(differ, "v4 = torch.std_mean(x0, dim=())") is not None
     assert accepted_by(differ, "v4 = x0.var(dim=0)") is None
     assert accepted_by(differ, "v4 = x0.sum(dim=())") is None
+
+
+def test_softplus_second_derivative_keeps_a_nan_input_nan(torch):
+    # PyTorch multiplies σ'(βx) by the mask βx < threshold: NaN · 0 stays NaN, inf gives 0
+    nan, inf = float("nan"), float("inf")
+    x = [0.0, nan, -inf, inf, 30.0, 5.0]
+    agree(torch, lambda lib: lib.tensor(x), lambda lib, x: lib.nn.functional.softplus(x, beta=2.0))
+
+
+@pytest.mark.parametrize("loss", ["huber_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+@pytest.mark.parametrize("side", ["input", "target"])
+def test_huber_and_smooth_l1_second_derivatives_keep_nan_and_stop_at_the_threshold(
+    torch, loss, reduction, side
+):
+    # PyTorch's double backward is grad · (|input - target| < delta): a NaN error stays NaN, and
+    # the threshold itself (|d| = delta) already counts as the linear piece (0)
+    nan, inf = float("nan"), float("inf")
+    x = [0.0, nan, inf, -inf, 0.5, 2.0, 1.5, -0.5]
+
+    def f(lib, x):
+        other = lib.full((8,), 1.0)
+        pair = (x, other) if side == "input" else (other, x)
+        return getattr(lib.nn.functional, loss)(*pair, reduction=reduction)
+
+    agree(torch, lambda lib: lib.tensor(x), f)
+
+
+@pytest.mark.parametrize("p", [0.5, 0.25])
+def test_a_norm_below_one_has_a_nan_second_derivative_at_zero(torch, p):
+    # PyTorch sets |x|^(p-1) (infinite at 0) to 0 after taking the power: differentiating that
+    # again multiplies 0 by inf there, so nan
+    agree(torch, lambda lib: lib.tensor([0.0, 1.0, -2.0]), lambda lib, x: x.norm(p=p))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")  # inf - inf in the formula, as in PyTorch
+@pytest.mark.parametrize(
+    "x", [[0.0], [[1.0, 2.0]], [[1.0, float("inf")]], [float("nan")], [-float("inf")]]
+)
+def test_logcumsumexp_along_a_dim_of_one_uses_pytorchs_formula(torch, x):
+    # PyTorch passes grad on unchanged only for a 0-d or empty input; along a dim of size 1 its
+    # formula exp(x - y) still runs: the gradient requires grad, and is nan at x = ±inf or nan
+    agree(torch, lambda lib: lib.tensor(x), lambda lib, x: x.logcumsumexp(0))
+
+
+@pytest.mark.parametrize("then", ["atan", "masked_fill_"])
+def test_an_empty_as_strided_view_has_a_constant_zero_gradient(torch, then):
+    # PyTorch's as_strided backward returns zeros of the input's shape for an empty view: a
+    # constant, so the first gradient does not require grad
+    def f(lib, x):
+        view = lib.as_strided(x.clone(), (0,), (0,), 1)
+        return view.atan() if then == "atan" else view.masked_fill_(view.bool(), 1.5) * view
+
+    agree(torch, lambda lib: lib.tensor([0.99]), f)
+
+
+@pytest.mark.parametrize("x", [[0.0, 0.0, 0.0], [0.0, 3.0, 4.0]])
+@pytest.mark.parametrize("p", [2.0, 3.0])
+def test_normalize_divides_by_the_clamped_norm_as_pytorch(torch, x, p):
+    # x / max(‖x‖, eps) with the norm op: a slice of zeros has the first gradient 1/eps and a nan
+    # second one; the 2-norm's gradients round as PyTorch's (p = 3: to the last bit or so)
+    f = lambda lib, x: lib.nn.functional.normalize(x, p, 0)  # noqa: E731
+    agree(torch, lambda lib: lib.tensor(x), f, exact=p == 2.0)

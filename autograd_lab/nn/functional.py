@@ -1084,7 +1084,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
         )
     if p == 1:
         return input / input.abs().sum(dim, keepdim=True).clamp(min=eps)
-    powers = input * input if p == 2 else input.abs() ** p
-    # max(‖x‖, eps) as max(Σ|x|^p, eps^p)^(1/p): the same number, but the root is never taken
-    # of 0, so a slice of zeros gets PyTorch's finite gradient 1/eps instead of nan
-    return input / powers.sum(dim, keepdim=True).clamp(min=eps**p) ** (1 / p)
+    # PyTorch's formula: the norm's gradient is 0 where the norm is 0, so a slice of zeros gets
+    # the finite gradient 1/eps (and nan when differentiated again, as in PyTorch)
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)

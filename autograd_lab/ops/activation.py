@@ -142,8 +142,10 @@ class SoftplusGrad(Op):
         beta, threshold = ctx.beta, ctx.threshold
         d_grad = SoftplusGrad.apply(grad2, x, beta=beta, threshold=threshold)
         s = (x * beta).sigmoid()  # the slope's own slope, β·σ(1 - σ), only where βx < threshold
-        # (PyTorch's second derivative is 0 on the linear piece and at the threshold itself)
-        d_x = where(x * beta < threshold, grad2 * grad * s * (1 - s) * beta, 0.0)
+        # PyTorch multiplies by the mask βx < threshold (0 on the linear piece and at the threshold
+        # itself) rather than choosing, so a NaN input keeps its NaN: NaN · 0 is NaN
+        smooth_piece = (x * beta < threshold).to(grad.dtype)
+        d_x = (grad2 * grad) * (1 - s) * s * smooth_piece * beta
         return d_grad, d_x
 
 

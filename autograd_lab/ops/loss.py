@@ -113,11 +113,41 @@ def _huber_grads(ctx, grad, scale):
         input = input.to(target.dtype)
     if target._data.dtype == np.bool_:
         target = target.to(input.dtype)
-    slope = (input - target).clamp(-ctx.delta, ctx.delta)
-    if scale != 1.0:
-        slope = slope * scale
-    grad_input = _spread(grad, ctx.reduction, input._data.size) * slope
-    return grad_input, -grad_input if ctx.needs_input_grad[1] else None
+    spread = _spread(grad, ctx.reduction, input._data.size)
+    grad_input = HuberLossGrad.apply(spread, input, target, ctx.delta, scale)
+    # PyTorch computes the target's gradient with the roles swapped (so +0.0 where d = 0, not -0.0)
+    grad_target = HuberLossGrad.apply(spread, target, input, ctx.delta, scale)
+    return grad_input, grad_target if ctx.needs_input_grad[1] else None
+
+
+class HuberLossGrad(Op):
+    """huber_loss's (and smooth_l1_loss's) backward as one op, PyTorch's `huber_loss_backward`:
+    grad·clamp(input - target, -delta, delta)·scale. Its own derivative is grad·scale where
+    |input - target| < delta and 0 elsewhere, a mask multiplied in (not chosen with where), so a
+    NaN in the incoming gradient stays NaN as in PyTorch."""
+
+    node_name = "HuberLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input, target, delta, scale):
+        ctx.save_for_backward(grad, input, target)
+        ctx.delta, ctx.scale = delta, scale
+        g = grad._data
+        slope = np.clip(input._data - target._data, -delta, delta)
+        if scale != 1.0:
+            slope = slope * scale
+        return (g * slope).astype(np.result_type(g, slope), copy=False)
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, input, target = ctx.saved_tensors
+        delta, scale = ctx.delta, ctx.scale
+        d_grad = HuberLossGrad.apply(grad2, input, target, delta, scale)
+        inside = ((input - target).abs() < delta).to(grad.dtype)  # 0 on the linear pieces
+        d_input = grad2 * grad * inside
+        if scale != 1.0:
+            d_input = d_input * scale
+        return d_grad, d_input, -d_input, None, None
 
 
 class HuberLoss(Op):

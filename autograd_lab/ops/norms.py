@@ -114,9 +114,9 @@ class VectorNorm(Op):
             hits = (x.abs() == norm) | (x.isnan() & norm.isnan())
             count = hits.sum(dim=ctx.dims, keepdim=True) if ctx.dims else hits
             return x.sign() * (grad / count * hits)
-        if p < 1:  # |x|^(p-1) is infinite at x = 0: such entries get 0 (their power is of 1)
-            zero = x == 0
-            scaled = where(zero, 0.0, x.sign() * where(zero, 1.0, x.abs()) ** (p - 1))
+        if p < 1:  # |x|^(p-1) is infinite at x = 0: PyTorch fills those entries with 0 after
+            # the power, so differentiating again there gives 0 · inf = nan, as in PyTorch
+            scaled = x.sign() * (x.abs() ** (p - 1)).masked_fill(x == 0, 0.0)
             return scaled * grad * norm ** (1 - p)
         scaled = x * x.abs() ** (p - 2) if p >= 2 else x.sign() * x.abs() ** (p - 1)
         return scaled * where(norm == 0, 0.0, grad / norm ** (p - 1))

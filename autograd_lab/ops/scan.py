@@ -143,8 +143,10 @@ class Logcumsumexp(Op):
     @staticmethod
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
-        if x.ndim == 0 or x.shape[ctx.axis] <= 1 or x._data.size == 0:
-            # y = x there (or nothing to differentiate): slope 1, even at inf or nan
+        if x.ndim == 0 or x._data.size == 0:
+            # y = x for a 0-d tensor (or nothing to differentiate): PyTorch passes grad on as it
+            # is. A dim of size 1 goes through the formula below, as in PyTorch: its gradient
+            # requires grad with create_graph=True, and is nan at x = ±inf or nan
             return grad
         # dx_i = sum over j >= i of grad_j exp(x_i - y_j). Summed as exponentials of logs, the
         # positive and the negative gradients apart (a log needs a positive number), so that no
