@@ -305,3 +305,24 @@ def test_a_shape_changed_in_place_on_a_piece_of_chunk_is_refused(torch, change):
         with pytest.raises(RuntimeError, match="Output 1 of Split is a view"):
             eval(f"pieces(lib)[1].{change}")
         eval(f"pieces(lib, recording=False)[1].{change}")  # without recording it is allowed
+
+
+@pytest.mark.parametrize("rounding_mode", ["trunc", "floor"])
+def test_div_with_rounding_mode_saves_its_operands_as_true_division_does(lib, rounding_mode):
+    # DivBackward2's gradient is zero, yet PyTorch keeps other (and self when other needs a
+    # gradient): changing them in place before backward is refused
+    for a_needs, b_needs, changed, refused in [
+        (True, False, "a", False),
+        (True, False, "b", True),
+        (False, True, "a", True),
+    ]:
+        a = lib.tensor([5.0, -7.0], requires_grad=a_needs) * 1
+        b = lib.tensor([2.0, 3.0], requires_grad=b_needs) * 1
+        quotient = lib.div(a, b, rounding_mode=rounding_mode)
+        with lib.no_grad():
+            (a if changed == "a" else b).add_(1)
+        if refused:
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                quotient.sum().backward()
+        else:
+            quotient.sum().backward()
