@@ -247,7 +247,7 @@ class DivFloor(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        ctx.saved_tensors  # unpacking them refuses a saved tensor changed in place (_save_as_div)
+        _ = ctx.saved_tensors  # unpacking refuses a saved tensor changed in place (_save_as_div)
         needs_a, needs_b = ctx.needs_input_grad
         # exact zeros (grad * 0 is nan for an inf gradient), one array for each input
         grad_a = _zeros(grad.shape, grad) if needs_a else None
@@ -273,7 +273,7 @@ class DivTrunc(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        ctx.saved_tensors  # unpacking them refuses a saved tensor changed in place (_save_as_div)
+        _ = ctx.saved_tensors  # unpacking refuses a saved tensor changed in place (_save_as_div)
         needs_a, needs_b = ctx.needs_input_grad
         # exact zeros (grad * 0 is nan for an inf gradient), one array for each input
         grad_a = _zeros(grad.shape, grad) if needs_a else None
