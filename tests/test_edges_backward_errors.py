@@ -326,3 +326,26 @@ def test_div_with_rounding_mode_saves_its_operands_as_true_division_does(lib, ro
                 quotient.sum().backward()
         else:
             quotient.sum().backward()
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_addcmul_and_addcdiv_save_a_factor_only_for_the_gradient_that_reads_it(torch, op):
+    # addcmul keeps tensor1 only for tensor2's gradient and the other way round; addcdiv always
+    # keeps tensor2 (both gradients read it). Which in-place change is refused follows from that.
+    def outcomes(lib):
+        seen = []
+        for needs in [(True, False, False), (False, True, False), (False, False, True)]:
+            for changed in (1, 2):
+                made = [lib.tensor([1.0, 2.0], requires_grad=need) * 1 for need in needs]
+                result = getattr(lib, op)(*made)
+                with lib.no_grad():
+                    made[changed].add_(1)
+                try:
+                    result.sum().backward()
+                    seen.append("ran")
+                except RuntimeError as error:
+                    assert "modified by an inplace operation" in str(error)
+                    seen.append("refused")
+        return seen
+
+    assert outcomes(ag) == outcomes(torch)

@@ -30,14 +30,18 @@ class Addcmul(Op):
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value=1):
         ctx.value = value
-        ctx.save_for_backward(tensor1, tensor2)
+        # each is saved only for the other's gradient, so only where that one is needed (as in
+        # PyTorch: changing tensor1 in place is then allowed when tensor2 needs no gradient)
+        _, needs_t1, needs_t2 = ctx.needs_input_grad
+        ctx.save_for_backward(tensor1 if needs_t2 else None, tensor2 if needs_t1 else None)
         return input._data + value * (tensor1._data * tensor2._data)
 
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         # grouped as PyTorch groups them (derivatives.yaml), so the same rounding comes out
-        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value)
+        grad_t1 = grad * (t2 * ctx.value) if t2 is not None else None
+        return grad, grad_t1, grad * (t1 * ctx.value) if t1 is not None else None
 
 
 class Addcdiv(Op):
@@ -53,17 +57,20 @@ class Addcdiv(Op):
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value=1):
         ctx.value = value
-        ctx.save_for_backward(tensor1, tensor2)
+        # tensor1 is needed only for tensor2's gradient; tensor2 for both, so PyTorch always keeps
+        # it (changing it in place before backward is refused even when only input needs a grad)
+        ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
         return input._data + value * (tensor1._data / tensor2._data)
 
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
+        _, needs_t1, needs_t2 = ctx.needs_input_grad
         value = ctx.value
         # grouped as PyTorch groups them (derivatives.yaml), so the same rounding (and, where
         # tensor2 is 0 or huge, the same nan and inf) comes out: d(t1/t2)/dt2 = -t1/t2²
-        value_over_t2 = NumberOverTensor.apply(t2, number=value)
-        return grad, grad * value_over_t2, -grad * (value * t1 / (t2 * t2))
+        grad_t1 = grad * NumberOverTensor.apply(t2, number=value) if needs_t1 else None
+        return grad, grad_t1, -grad * (value * t1 / (t2 * t2)) if needs_t2 else None
 
 
 def _lerp(input, end, weight):
