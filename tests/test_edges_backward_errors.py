@@ -349,3 +349,20 @@ def test_addcmul_and_addcdiv_save_a_factor_only_for_the_gradient_that_reads_it(t
         return seen
 
     assert outcomes(ag) == outcomes(torch)
+
+
+def test_a_view_whose_base_was_detached_in_place_and_then_changed_leads_nowhere(torch):
+    # after base.detach_() and an in-place change of the base, PyTorch gives the view a new
+    # AsStridedBackward0 whose edge goes nowhere: the leaf behind the old history gets no .grad
+    def run(lib):
+        x = lib.tensor([1.0, -1.0], requires_grad=True)
+        base = x * 2
+        view = base.view(2, 1)
+        base.detach_()
+        base.mul_(3)
+        assert type(view.grad_fn).__name__ == "AsStridedBackward0" and view.requires_grad
+        assert view.grad_fn.next_functions == ((None, 0),)
+        (view * 2).sum().backward()
+        return x.grad
+
+    assert run(ag) is None and run(torch) is None
