@@ -5,7 +5,7 @@ compares gradients, or error classes and key words."""
 
 import numpy as np
 import pytest
-from conftest import both
+from conftest import both, raises_alike
 from fuzzing import check
 from fuzzing.compare import Divergence
 from fuzzing.program import Leaf, Program, Step
@@ -366,3 +366,25 @@ def test_a_view_whose_base_was_detached_in_place_and_then_changed_leads_nowhere(
         return x.grad
 
     assert run(ag) is None and run(torch) is None
+
+
+@pytest.mark.parametrize("change", ["fill_", "zero_", "masked_fill_", "setitem"])
+def test_backward_through_an_in_place_change_of_an_expanded_view_is_refused(torch, change):
+    # the forward pass allows these on an expanded tensor; PyTorch's backward then writes the
+    # view's gradient into memory its elements share, and refuses that before going further
+    # (so before a node without derivative, such as unique's, further back)
+    def run(lib):
+        x = lib.zeros(3, requires_grad=True)
+        unique = x.unique_consecutive()
+        expanded = unique.expand(2, 4)
+        if change == "fill_":
+            expanded.fill_(2.0)
+        elif change == "zero_":
+            expanded.zero_()
+        elif change == "masked_fill_":
+            expanded.masked_fill_(expanded == 0, 0.25)
+        else:
+            expanded[expanded == 0] = 0.25
+        expanded.prod(dim=0).sum().backward()
+
+    raises_alike(torch, run, RuntimeError, "more than one element of the written-to tensor")
