@@ -388,3 +388,15 @@ def test_backward_through_an_in_place_change_of_an_expanded_view_is_refused(torc
         expanded.prod(dim=0).sum().backward()
 
     raises_alike(torch, run, RuntimeError, "more than one element of the written-to tensor")
+
+
+def test_scatter_with_reduce_records_a_src_that_requires_grad(torch):
+    # only the src needs a gradient: PyTorch still records its NotImplemented node, whose
+    # backward raises (not "does not require grad")
+    def run(lib):
+        src = lib.tensor([1.0, 2.0], requires_grad=True)
+        result = lib.zeros(3).scatter(0, lib.tensor([0, 2]), src, reduce="add")
+        assert result.requires_grad and type(result.grad_fn).__name__ == "NotImplemented"
+        result.sum().backward()
+
+    raises_alike(torch, run, RuntimeError, "derivative for scatter with reduce= is not implemented")
