@@ -309,8 +309,14 @@ class Tensor:
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in `.grad` after backward (leaves always do)."""
         if not self.requires_grad:
+            why = (
+                ""
+                if self._data.dtype.kind == "f"
+                else f" ({self.dtype} is an integer or bool type)"
+            )
             raise RuntimeError(
-                "retain_grad() on a tensor that does not require grad: no gradient will ever reach it"
+                f"retain_grad() on a tensor that does not require grad{why}: no gradient will ever "
+                "reach it"
             )
         node = self.grad_fn  # (a view changed in place gets its new history first)
         if node is not None:

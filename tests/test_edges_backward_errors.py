@@ -400,3 +400,27 @@ def test_scatter_with_reduce_records_a_src_that_requires_grad(torch):
         result.sum().backward()
 
     raises_alike(torch, run, RuntimeError, "derivative for scatter with reduce= is not implemented")
+
+
+def test_retain_grad_on_an_integer_tensor_written_with_a_grad_value_is_refused_here(torch):
+    # a README simplification: PyTorch gives the bool tensor a history when a value that
+    # requires grad is written into it, so its retain_grad() runs; ours records nothing
+    def write(lib):
+        flags = lib.tensor(False)
+        flags[None] = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        return flags
+
+    write(torch).retain_grad()
+    with pytest.raises(RuntimeError, match="does not require grad .torch.bool is an integer") as e:
+        write(ag).retain_grad()
+    where = "x0.retain_grad(); v3 = x0"
+    accepted = Divergence(
+        where, "Tensor.retain_grad", "raises", f"raises RuntimeError: {e.value}", "ran"
+    )
+    assert accepted_by(accepted) is not None
+    with pytest.raises(RuntimeError, match="does not require grad: no gradient") as e:
+        ag.tensor(1.0).retain_grad()  # a float tensor: no simplification covers this
+    float_case = Divergence(
+        where, "Tensor.retain_grad", "raises", f"raises RuntimeError: {e.value}", "ran"
+    )
+    assert accepted_by(float_case) is None
