@@ -424,3 +424,20 @@ def test_retain_grad_on_an_integer_tensor_written_with_a_grad_value_is_refused_h
         where, "Tensor.retain_grad", "raises", f"raises RuntimeError: {e.value}", "ran"
     )
     assert accepted_by(float_case) is None
+
+
+def test_lerp_with_a_zero_dim_bool_weight_refuses_the_inputs_gradient(torch):
+    # PyTorch takes a 0-d bool weight in the forward pass, keeps it bool, and its backward's
+    # `1 - weight` fails for input's gradient; end's gradient (grad * weight) is computed
+    def input_grad(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.lerp(x * 2, lib.tensor(True)).sum().backward()
+
+    raises_alike(torch, input_grad, RuntimeError, "Subtraction, the `-` operator, with two bool")
+
+    def end_grad(lib):
+        end = lib.tensor(3.0, requires_grad=True)
+        lib.tensor(1.0).lerp(end, lib.tensor(True)).backward()
+        return end.grad
+
+    both(torch, end_grad)

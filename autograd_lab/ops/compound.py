@@ -108,7 +108,8 @@ class LerpTensor(Op):
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight,  d/d(weight) = end - input"
 
     @staticmethod
-    def forward(ctx, input, end, weight):
+    def forward(ctx, input, end, weight, bool_weight=False):
+        ctx.bool_weight = bool_weight
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
         # as PyTorch, save only what the needed gradients use: an in-place change of a tensor
         # that no gradient reads is then no error
@@ -124,6 +125,13 @@ class LerpTensor(Op):
     def backward(ctx, grad):
         input, end, weight = ctx.saved_tensors
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
+        if needs_input and ctx.bool_weight:
+            # PyTorch keeps a 0-d bool weight as it is, and its `1 - weight` fails on bools
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported: the "
+                "gradient of lerp for input is grad * (1 - weight), and this weight is a bool "
+                "tensor. Fix: give lerp a float weight, e.g. weight.float()."
+            )
         grad_input = grad * (1 - weight) if needs_input else None
         grad_end = grad * weight if needs_end else None
         grad_weight = grad * (end - input) if needs_weight else None
@@ -189,7 +197,7 @@ def lerp(input, end, weight):
         dtype = promotion.common_dtype(input, end, weight)
         types.floating_point_only("lerp", dtype)
         tensors = [t if t.dtype is dtype else t.to(dtype) for t in (input, end, weight)]
-        return LerpTensor.apply(*tensors)
+        return LerpTensor.apply(*tensors, bool_weight=weight.dtype is types.bool_)
     if isinstance(weight, Tensor):
         _check_same_dtype("weight", weight, input)
     types.floating_point_only("lerp", input.dtype)
