@@ -239,15 +239,21 @@ class Tensor:
                 "use an out-of-place op (y = y * 2) instead of the in-place one."
             )
         self._view_version = self._version_counter[0]
-        if not base._requires_grad:
+        cut_off = not base._requires_grad  # the base's history was cut since (base.detach_())
+        if cut_off and self._grad_fn is None:
             return
         recording = _state.enabled
         _state.enabled = True  # also inside no_grad() and backward(), as PyTorch does
         try:
             size, stride, offset = _views.geometry(self._data)
-            rebuilt = _views.as_strided(base, size, stride, offset)
+            # a cut-off base: PyTorch still gives the view the new node, leading nowhere, so no
+            # gradient reaches the leaves of the history the base had
+            source = base.detach().requires_grad_() if cut_off else base
+            rebuilt = _views.as_strided(source, size, stride, offset)
         finally:
             _state.enabled = recording
+        if cut_off:
+            rebuilt._grad_fn.next_functions = ((None, 0),)
         self._take_history(rebuilt._grad_fn)
 
     def _take_history(self, node):
@@ -303,8 +309,14 @@ class Tensor:
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in `.grad` after backward (leaves always do)."""
         if not self.requires_grad:
+            why = (
+                ""
+                if self._data.dtype.kind == "f"
+                else f" ({self.dtype} is an integer or bool type)"
+            )
             raise RuntimeError(
-                "retain_grad() on a tensor that does not require grad: no gradient will ever reach it"
+                f"retain_grad() on a tensor that does not require grad{why}: no gradient will ever "
+                "reach it"
             )
         node = self.grad_fn  # (a view changed in place gets its new history first)
         if node is not None:

@@ -5,7 +5,7 @@ compares gradients, or error classes and key words."""
 
 import numpy as np
 import pytest
-from conftest import both
+from conftest import both, raises_alike
 from fuzzing import check
 from fuzzing.compare import Divergence
 from fuzzing.program import Leaf, Program, Step
@@ -305,3 +305,139 @@ def test_a_shape_changed_in_place_on_a_piece_of_chunk_is_refused(torch, change):
         with pytest.raises(RuntimeError, match="Output 1 of Split is a view"):
             eval(f"pieces(lib)[1].{change}")
         eval(f"pieces(lib, recording=False)[1].{change}")  # without recording it is allowed
+
+
+@pytest.mark.parametrize("rounding_mode", ["trunc", "floor"])
+def test_div_with_rounding_mode_saves_its_operands_as_true_division_does(lib, rounding_mode):
+    # DivBackward2's gradient is zero, yet PyTorch keeps other (and self when other needs a
+    # gradient): changing them in place before backward is refused
+    for a_needs, b_needs, changed, refused in [
+        (True, False, "a", False),
+        (True, False, "b", True),
+        (False, True, "a", True),
+    ]:
+        a = lib.tensor([5.0, -7.0], requires_grad=a_needs) * 1
+        b = lib.tensor([2.0, 3.0], requires_grad=b_needs) * 1
+        quotient = lib.div(a, b, rounding_mode=rounding_mode)
+        with lib.no_grad():
+            (a if changed == "a" else b).add_(1)
+        if refused:
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                quotient.sum().backward()
+        else:
+            quotient.sum().backward()
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_addcmul_and_addcdiv_save_a_factor_only_for_the_gradient_that_reads_it(torch, op):
+    # addcmul keeps tensor1 only for tensor2's gradient and the other way round; addcdiv always
+    # keeps tensor2 (both gradients read it). Which in-place change is refused follows from that.
+    def outcomes(lib):
+        seen = []
+        for needs in [(True, False, False), (False, True, False), (False, False, True)]:
+            for changed in (1, 2):
+                made = [lib.tensor([1.0, 2.0], requires_grad=need) * 1 for need in needs]
+                result = getattr(lib, op)(*made)
+                with lib.no_grad():
+                    made[changed].add_(1)
+                try:
+                    result.sum().backward()
+                    seen.append("ran")
+                except RuntimeError as error:
+                    assert "modified by an inplace operation" in str(error)
+                    seen.append("refused")
+        return seen
+
+    assert outcomes(ag) == outcomes(torch)
+
+
+def test_a_view_whose_base_was_detached_in_place_and_then_changed_leads_nowhere(torch):
+    # after base.detach_() and an in-place change of the base, PyTorch gives the view a new
+    # AsStridedBackward0 whose edge goes nowhere: the leaf behind the old history gets no .grad
+    def run(lib):
+        x = lib.tensor([1.0, -1.0], requires_grad=True)
+        base = x * 2
+        view = base.view(2, 1)
+        base.detach_()
+        base.mul_(3)
+        assert type(view.grad_fn).__name__ == "AsStridedBackward0" and view.requires_grad
+        assert view.grad_fn.next_functions == ((None, 0),)
+        (view * 2).sum().backward()
+        return x.grad
+
+    assert run(ag) is None and run(torch) is None
+
+
+@pytest.mark.parametrize("change", ["fill_", "zero_", "masked_fill_", "setitem"])
+def test_backward_through_an_in_place_change_of_an_expanded_view_is_refused(torch, change):
+    # the forward pass allows these on an expanded tensor; PyTorch's backward then writes the
+    # view's gradient into memory its elements share, and refuses that before going further
+    # (so before a node without derivative, such as unique's, further back)
+    def run(lib):
+        x = lib.zeros(3, requires_grad=True)
+        unique = x.unique_consecutive()
+        expanded = unique.expand(2, 4)
+        if change == "fill_":
+            expanded.fill_(2.0)
+        elif change == "zero_":
+            expanded.zero_()
+        elif change == "masked_fill_":
+            expanded.masked_fill_(expanded == 0, 0.25)
+        else:
+            expanded[expanded == 0] = 0.25
+        expanded.prod(dim=0).sum().backward()
+
+    raises_alike(torch, run, RuntimeError, "more than one element of the written-to tensor")
+
+
+def test_scatter_with_reduce_records_a_src_that_requires_grad(torch):
+    # only the src needs a gradient: PyTorch still records its NotImplemented node, whose
+    # backward raises (not "does not require grad")
+    def run(lib):
+        src = lib.tensor([1.0, 2.0], requires_grad=True)
+        result = lib.zeros(3).scatter(0, lib.tensor([0, 2]), src, reduce="add")
+        assert result.requires_grad and type(result.grad_fn).__name__ == "NotImplemented"
+        result.sum().backward()
+
+    raises_alike(torch, run, RuntimeError, "derivative for scatter with reduce= is not implemented")
+
+
+def test_retain_grad_on_an_integer_tensor_written_with_a_grad_value_is_refused_here(torch):
+    # a README simplification: PyTorch gives the bool tensor a history when a value that
+    # requires grad is written into it, so its retain_grad() runs; ours records nothing
+    def write(lib):
+        flags = lib.tensor(False)
+        flags[None] = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        return flags
+
+    write(torch).retain_grad()
+    with pytest.raises(RuntimeError, match="does not require grad .torch.bool is an integer") as e:
+        write(ag).retain_grad()
+    where = "x0.retain_grad(); v3 = x0"
+    accepted = Divergence(
+        where, "Tensor.retain_grad", "raises", f"raises RuntimeError: {e.value}", "ran"
+    )
+    assert accepted_by(accepted) is not None
+    with pytest.raises(RuntimeError, match="does not require grad: no gradient") as e:
+        ag.tensor(1.0).retain_grad()  # a float tensor: no simplification covers this
+    float_case = Divergence(
+        where, "Tensor.retain_grad", "raises", f"raises RuntimeError: {e.value}", "ran"
+    )
+    assert accepted_by(float_case) is None
+
+
+def test_lerp_with_a_zero_dim_bool_weight_refuses_the_inputs_gradient(torch):
+    # PyTorch takes a 0-d bool weight in the forward pass, keeps it bool, and its backward's
+    # `1 - weight` fails for input's gradient; end's gradient (grad * weight) is computed
+    def input_grad(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.lerp(x * 2, lib.tensor(True)).sum().backward()
+
+    raises_alike(torch, input_grad, RuntimeError, "Subtraction, the `-` operator, with two bool")
+
+    def end_grad(lib):
+        end = lib.tensor(3.0, requires_grad=True)
+        lib.tensor(1.0).lerp(end, lib.tensor(True)).backward()
+        return end.grad
+
+    both(torch, end_grad)

@@ -30,14 +30,18 @@ class Addcmul(Op):
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value=1):
         ctx.value = value
-        ctx.save_for_backward(tensor1, tensor2)
+        # each is saved only for the other's gradient, so only where that one is needed (as in
+        # PyTorch: changing tensor1 in place is then allowed when tensor2 needs no gradient)
+        _, needs_t1, needs_t2 = ctx.needs_input_grad
+        ctx.save_for_backward(tensor1 if needs_t2 else None, tensor2 if needs_t1 else None)
         return input._data + value * (tensor1._data * tensor2._data)
 
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         # grouped as PyTorch groups them (derivatives.yaml), so the same rounding comes out
-        return grad, grad * (t2 * ctx.value), grad * (t1 * ctx.value)
+        grad_t1 = grad * (t2 * ctx.value) if t2 is not None else None
+        return grad, grad_t1, grad * (t1 * ctx.value) if t1 is not None else None
 
 
 class Addcdiv(Op):
@@ -53,17 +57,20 @@ class Addcdiv(Op):
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value=1):
         ctx.value = value
-        ctx.save_for_backward(tensor1, tensor2)
+        # tensor1 is needed only for tensor2's gradient; tensor2 for both, so PyTorch always keeps
+        # it (changing it in place before backward is refused even when only input needs a grad)
+        ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
         return input._data + value * (tensor1._data / tensor2._data)
 
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
+        _, needs_t1, needs_t2 = ctx.needs_input_grad
         value = ctx.value
         # grouped as PyTorch groups them (derivatives.yaml), so the same rounding (and, where
         # tensor2 is 0 or huge, the same nan and inf) comes out: d(t1/t2)/dt2 = -t1/t2²
-        value_over_t2 = NumberOverTensor.apply(t2, number=value)
-        return grad, grad * value_over_t2, -grad * (value * t1 / (t2 * t2))
+        grad_t1 = grad * NumberOverTensor.apply(t2, number=value) if needs_t1 else None
+        return grad, grad_t1, -grad * (value * t1 / (t2 * t2)) if needs_t2 else None
 
 
 def _lerp(input, end, weight):
@@ -101,7 +108,8 @@ class LerpTensor(Op):
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight,  d/d(weight) = end - input"
 
     @staticmethod
-    def forward(ctx, input, end, weight):
+    def forward(ctx, input, end, weight, bool_weight=False):
+        ctx.bool_weight = bool_weight
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
         # as PyTorch, save only what the needed gradients use: an in-place change of a tensor
         # that no gradient reads is then no error
@@ -117,6 +125,13 @@ class LerpTensor(Op):
     def backward(ctx, grad):
         input, end, weight = ctx.saved_tensors
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
+        if needs_input and ctx.bool_weight:
+            # PyTorch keeps a 0-d bool weight as it is, and its `1 - weight` fails on bools
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported: the "
+                "gradient of lerp for input is grad * (1 - weight), and this weight is a bool "
+                "tensor. Fix: give lerp a float weight, e.g. weight.float()."
+            )
         grad_input = grad * (1 - weight) if needs_input else None
         grad_end = grad * weight if needs_end else None
         grad_weight = grad * (end - input) if needs_weight else None
@@ -182,7 +197,7 @@ def lerp(input, end, weight):
         dtype = promotion.common_dtype(input, end, weight)
         types.floating_point_only("lerp", dtype)
         tensors = [t if t.dtype is dtype else t.to(dtype) for t in (input, end, weight)]
-        return LerpTensor.apply(*tensors)
+        return LerpTensor.apply(*tensors, bool_weight=weight.dtype is types.bool_)
     if isinstance(weight, Tensor):
         _check_same_dtype("weight", weight, input)
     types.floating_point_only("lerp", input.dtype)

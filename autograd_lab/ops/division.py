@@ -219,10 +219,20 @@ ROUNDED_QUOTIENT = (
 )
 
 
+def _save_as_div(ctx, a, b):
+    """Save what PyTorch's DivBackward2 saves, though the zero gradient needs neither: it shares
+    its formula with a / b, so it keeps other (and self, where other needs a gradient). Changing
+    one of them in place before backward is then refused, as in PyTorch."""
+    ctx.save_for_backward(
+        a if ctx.needs_input_grad[1] else None, b if isinstance(b, Tensor) else None
+    )
+
+
 class DivFloor(Op):
     """div(a, b, rounding_mode='floor'): the quotient rounded down; flat, so its gradient is 0."""
 
     node_name = "DivBackward2"
+    saved_names = ("self", "other")
     kernel = staticmethod(lambda input, other: scalar.floor(input / other))
     derivative = ROUNDED_QUOTIENT
     domain, piecewise = "nonzero", True
@@ -230,12 +240,14 @@ class DivFloor(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.rounding_mode = "floor"  # grad_fn._saved_rounding_mode, as in PyTorch
+        _save_as_div(ctx, a, b)
         x, y = _divide_operands("div", a, b)
         with np.errstate(divide="ignore", invalid="ignore"):  # 7.0 // 0 = inf
             return np.floor_divide(x, y)
 
     @staticmethod
     def backward(ctx, grad):
+        _ = ctx.saved_tensors  # unpacking refuses a saved tensor changed in place (_save_as_div)
         needs_a, needs_b = ctx.needs_input_grad
         # exact zeros (grad * 0 is nan for an inf gradient), one array for each input
         grad_a = _zeros(grad.shape, grad) if needs_a else None
@@ -246,6 +258,7 @@ class DivTrunc(Op):
     """div(a, b, rounding_mode='trunc'): the quotient rounded toward zero; its gradient is 0."""
 
     node_name = "DivBackward2"
+    saved_names = ("self", "other")
     kernel = staticmethod(lambda input, other: scalar.trunc(input / other))
     derivative = ROUNDED_QUOTIENT
     domain, piecewise = "nonzero", True
@@ -253,12 +266,14 @@ class DivTrunc(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.rounding_mode = "trunc"
+        _save_as_div(ctx, a, b)
         x, y = _divide_operands("div", a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return _trunc_divide(x, y)
 
     @staticmethod
     def backward(ctx, grad):
+        _ = ctx.saved_tensors  # unpacking refuses a saved tensor changed in place (_save_as_div)
         needs_a, needs_b = ctx.needs_input_grad
         # exact zeros (grad * 0 is nan for an inf gradient), one array for each input
         grad_a = _zeros(grad.shape, grad) if needs_a else None

@@ -197,11 +197,11 @@ class ScatterReduce(Op):
     no_derivative = True
 
     @staticmethod
-    def forward(ctx, input, dim, index, src, reduce):
+    def forward(ctx, input, src=None, *, dim, index, value=None, reduce):
         out = input._data.copy()
         index = index._data.reshape(-1) if index.ndim == 0 else index._data
         flat = out.reshape(1) if out.ndim == 0 else out
-        values = _leading(src._data, index.shape) if isinstance(src, Tensor) else src
+        values = _leading(src._data, index.shape) if src is not None else value
         combine = np.add if reduce == "add" else np.multiply
         combine.at(flat, _positions(index, dim), values)
         return out
@@ -254,9 +254,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}.")
-        return ScatterReduce.apply(
-            input, dim=dim, index=index, src=src if src is not None else value, reduce=reduce
-        )
+        if src is None:
+            return ScatterReduce.apply(input, dim=dim, index=index, value=value, reduce=reduce)
+        # src positional: an input of the graph, so a src that requires grad is recorded too
+        return ScatterReduce.apply(input, src, dim=dim, index=index, reduce=reduce)
     if src is None:
         return ScatterValue.apply(input, dim=dim, index=index, value=value)
     return Scatter.apply(input, src, dim=dim, index=index)

@@ -158,6 +158,16 @@ class CopySlices(Op):
     def backward(ctx, grad):
         flat = grad.reshape(-1)
         replaced = ctx.where.reshape(-1)
+        if np.unique(replaced).size < replaced.size:
+            # an expanded view (fill_, zero_, masked_fill_ run on one): PyTorch writes the view's
+            # gradient into a tensor laid out as the view, whose elements share memory, and
+            # refuses that write here, at backward
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location: this backward pass goes through an in-place change "
+                "of an expanded view, whose elements share memory. Fix: clone() the expanded "
+                "tensor before changing it in place (x.expand(...).clone().fill_(...))."
+            )
         grad_base = CopySlices.apply(grad, _zeros(replaced.shape, grad), where=ctx.where)
         return grad_base, flat[replaced].reshape(ctx.where.shape)
 
