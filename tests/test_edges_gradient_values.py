@@ -182,3 +182,14 @@ def test_tanh_near_saturation_has_pytorchs_last_bit_and_so_its_slope(torch):
     entries = [-9.30225, 8.5, -0.31, 2.2, 0.7]
     same_gradients(torch, lambda lib, x: lib.tanh(x), entries, upstream=40.0)
     same_gradients(torch, lambda lib, x: lib.nn.functional.tanh(x), entries, upstream=1.0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("exponent_shape", [(), (1,), (4,)])
+def test_a_tensor_exponent_of_a_half_is_pow_not_sqrt(torch, exponent_shape):
+    # tensor ** tensor is C's pow for every element: pow(-inf, 0.5) = inf and pow(-0.0, 0.5) =
+    # 0.0, where sqrt gives nan and -0.0 (numpy's shortcut for a single exponent of 0.5)
+    # (log(1) = 0 is exact: no float32 rounding of log in the exponent's gradient)
+    entries = [-INF, -0.0, 0.0, 1.0]
+    half = np.full(exponent_shape, 0.5).tolist()
+    same_gradients(torch, lambda lib, x, y: x**y, entries, half, upstream=3.0)
