@@ -215,3 +215,21 @@ def test_the_fuzzer_accepts_only_layer_norms_overflowed_variance(torch):
     assert accepted_by(replace(overflowed, op="F.batch_norm")) is None
     assert accepted_by(replace(overflowed, what="values")) is None
     assert accepted_by(replace(overflowed, ours=repr(theirs))) is None
+
+
+@pytest.mark.parametrize("pos_weight", [INF, -INF, 0.0, 2.5])
+def test_an_infinite_pos_weight_gives_pytorchs_nan_gradient(torch, pos_weight):
+    # PyTorch's input gradient is (p·t + 1 - t)·sigmoid(x) - p·t: at p = inf that is inf - inf
+    # (or inf · 0 where t = 0), nan everywhere
+    logits = [0.0, -0.37, 2.0, -30.0, 5.0, 0.0]
+    targets = [0.0, 0.0, 1.0, 1.0, 0.5, 1.0]
+
+    def loss(lib, x):
+        weight = lib.tensor(pos_weight)
+        return lib.nn.functional.binary_cross_entropy_with_logits(
+            x, lib.tensor(targets), reduction="none", pos_weight=weight
+        )
+
+    # (a finite pos_weight's loss is a last float32 bit apart: log1p(e^-|x|) is not PyTorch's
+    # log_sigmoid)
+    same_gradients(torch, loss, logits, upstream=3.0, close=bool(np.isfinite(pos_weight)))
