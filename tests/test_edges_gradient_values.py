@@ -233,3 +233,15 @@ def test_an_infinite_pos_weight_gives_pytorchs_nan_gradient(torch, pos_weight):
     # (a finite pos_weight's loss is a last float32 bit apart: log1p(e^-|x|) is not PyTorch's
     # log_sigmoid)
     same_gradients(torch, loss, logits, upstream=3.0, close=bool(np.isfinite(pos_weight)))
+
+
+def test_an_in_place_power_reads_an_overlapping_exponent_before_writing(torch):
+    # the exponent is x's diagonal, broadcast: PyTorch cannot check that overlap (a diagonal is not
+    # dense), writes element after element and so reads exponents it has already overwritten;
+    # ours computes as if the exponent were copied first (README "Simplifications")
+    def raise_in_place(lib):
+        x = lib.zeros((3, 2), dtype=lib.int64)
+        return x.pow_(lib.diagonal(x))
+
+    assert values(raise_in_place(ag)).tolist() == [[1, 1], [1, 1], [1, 1]]  # 0 ** 0 everywhere
+    assert values(raise_in_place(torch)).tolist() == [[1, 1], [0, 1], [0, 0]]
