@@ -11,7 +11,7 @@ from fuzzing import check
 from fuzzing.compare import Divergence
 from fuzzing.program import Leaf, Program, Step
 from fuzzing.simplifications import accepted_by
-from test_edges_gradients import INF, NAN, same_gradients
+from test_edges_gradients import INF, NAN, identical, same_gradients
 
 import autograd_lab as ag
 
@@ -245,3 +245,22 @@ def test_an_in_place_power_reads_an_overlapping_exponent_before_writing(torch):
 
     assert values(raise_in_place(ag)).tolist() == [[1, 1], [1, 1], [1, 1]]  # 0 ** 0 everywhere
     assert values(raise_in_place(torch)).tolist() == [[1, 1], [0, 1], [0, 0]]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+@pytest.mark.parametrize("value", [1.5e19, 1e20, 3.4028234663852886e38])
+def test_batch_norm_whose_float32_sum_of_squares_overflows_is_zero(torch, layout, value):
+    # PyTorch's fast kernel (a densely laid out input) keeps a channel's sum of squared
+    # deviations in float32: beyond its range (4 · 1.5e19² already) that is inf, 1/sqrt(inf) = 0,
+    # and the channel's output 0.0 (no bias: 0 - mean·0, not -0.0); an expanded input takes the
+    # float64 path and gives ±1
+    def normalized(lib):
+        column = lib.tensor([[value], [-value], [value], [-value]])
+        x = {
+            "contiguous": column,
+            "transposed": column.t().contiguous().t(),
+            "expanded": column.expand(4, 2),
+        }[layout]
+        return lib.nn.functional.batch_norm(x, None, None, training=True)
+
+    identical(normalized(ag), normalized(torch))
