@@ -344,8 +344,9 @@ def _float_power(base, exponent):
     sqrt(-0.0) is -0.0 where pow(-0.0, 0.5) is 0.0."""
     powers = base**exponent
     at_half = exponent == 0.5
-    powers = np.where(at_half & (base == -np.inf), np.inf, powers)
-    return np.where(at_half & (base == 0), 0.0, powers).astype(powers.dtype)
+    as_pow = np.where(at_half & (base == -np.inf), np.inf, powers)
+    as_pow = np.where(at_half & (base == 0), 0.0, as_pow)
+    return as_pow.astype(powers.dtype)  # (2 ** a bool tensor stays int64)
 
 
 class RPow(Op):
