@@ -332,9 +332,21 @@ def _power(base, exponent):
     """base ** exponent, element by element; for integers as PyTorch computes it, where numpy
     refuses negative exponents: 1 / base**k rounded toward zero is 0, except for bases 1 and -1."""
     if _kind(base) not in "iub" or _kind(exponent) not in "iu":
-        return base**exponent
+        return _float_power(base, exponent)
     powers = base ** np.abs(exponent)  # (-1) ** -k == (-1) ** k, and 1 ** -k == 1
     return np.where((exponent < 0) & (np.abs(base) != 1), 0, powers).astype(powers.dtype)
+
+
+def _float_power(base, exponent):
+    """base ** exponent as C's pow, which PyTorch uses for every element of a tensor exponent.
+    numpy takes sqrt(x) for an exponent of 0.5 given once (a number, a 0-d or broadcast array),
+    and sqrt differs from pow at two points: sqrt(-inf) is nan where pow(-inf, 0.5) is inf, and
+    sqrt(-0.0) is -0.0 where pow(-0.0, 0.5) is 0.0."""
+    powers = base**exponent
+    at_half = exponent == 0.5
+    as_pow = np.where(at_half & (base == -np.inf), np.inf, powers)
+    as_pow = np.where(at_half & (base == 0), 0.0, as_pow)
+    return as_pow.astype(powers.dtype)  # (2 ** a bool tensor stays int64)
 
 
 class RPow(Op):

@@ -267,9 +267,11 @@ class BinaryCrossEntropyWithLogits(Op):
         if ctx.needs_input_grad[0]:
             if pos_weight is None:
                 slope = input.sigmoid() - target
-            else:  # d/dx of (1 - t)·x + c·softplus(-x), c = 1 + (pos_weight - 1)·t
-                c = (pos_weight - 1) * target + 1
-                slope = c * (input.sigmoid() - 1) + 1 - target
+            else:  # d/dx of (1 - t)·x + c·softplus(-x), c = 1 + (pos_weight - 1)·t, written
+                # as PyTorch does: (p·t + 1 - t)·sigmoid(x) - p·t, so an infinite pos_weight
+                # gives its nan (inf - inf, or inf · 0 where t = 0) as PyTorch's
+                weighted_target = pos_weight * target
+                slope = (weighted_target + 1 - target) * input.sigmoid() - weighted_target
             grad_input = _weighted_mean(slope * grad, ctx)
         if ctx.needs_input_grad[1]:
             if pos_weight is None:

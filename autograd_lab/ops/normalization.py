@@ -142,7 +142,8 @@ def _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape):
     if not densely_laid_out(data):
         return _scale_and_shift((data - mean) * inverse_std, weight, bias, shape)
     scale = inverse_std if weight is None else inverse_std * weight._data.reshape(shape)
-    shift = -mean * scale if bias is None else bias._data.reshape(shape) - mean * scale
+    # (a missing bias is 0: 0 - mean·scale, so a shift of 0 is 0.0, never -0.0)
+    shift = (0 if bias is None else bias._data.reshape(shape)) - mean * scale
     return (data.astype(np.float64) * scale + shift).astype(data.dtype)
 
 
@@ -154,6 +155,12 @@ def _batch_statistics(data, dims, eps):
     mean = (wide if densely_laid_out(data) else data).mean(axis=dims, keepdims=True)
     centered = wide - mean
     variance = (centered * centered).mean(axis=dims, keepdims=True)
+    if densely_laid_out(data) and data.dtype != np.float64:
+        # the fast kernel keeps the sum of the squares in float32: a sum beyond float32's range
+        # is inf there, so the variance is inf and the channel's output 1/sqrt(inf)·(x - mean) 0
+        squares = variance * (data.size // mean.size)
+        with np.errstate(over="ignore"):
+            variance = np.where(np.isinf(squares.astype(np.float32)), np.inf, variance)
     return mean, 1 / np.sqrt(variance + eps)
 
 
