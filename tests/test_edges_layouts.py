@@ -3,7 +3,7 @@ differential fuzzer found them differing from PyTorch (issue 14): each compares 
 
 import numpy as np
 import pytest
-from conftest import both, values
+from conftest import both, raises_alike, values
 from fuzzing.generator import _shares_places
 
 import autograd_lab as ag
@@ -210,3 +210,14 @@ def test_converting_an_expanded_or_transposed_integer_tensor_lays_it_out_as_pyto
         assert ours.stride() == theirs.stride()
         np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)  # (exp: last bits)
     both(torch, lambda lib: (lib.tensor([1, 2]).reshape(1, 2).expand(3, 2) / 2).view(-1))
+
+
+def test_linear_of_a_bool_batch_raises_bmms_not_implemented_before_comparing_dtypes(torch):
+    # the fuzzer's: a 3-D bool input whose batch cannot be folded (sliced with [::2]) goes to
+    # bmm, which has no bool kernel; PyTorch says so before comparing the dtypes
+    def linear(lib):
+        x = lib.zeros(2, 1, 3, dtype=lib.bool)[::2]
+        weight = lib.ones(1, 3, dtype=lib.float64)
+        return lib.nn.functional.linear(x, weight)
+
+    raises_alike(torch, linear, NotImplementedError, "bmm.*Bool")
