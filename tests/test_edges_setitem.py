@@ -2,7 +2,7 @@
 fuzzing found autograd_lab differing from PyTorch 2.13, each compared with PyTorch."""
 
 import pytest
-from conftest import values
+from conftest import raises_alike, values
 from fuzzing import check
 from fuzzing.program import Leaf, Program, Step
 
@@ -332,3 +332,25 @@ def test_nonzero_lays_its_rows_out_column_by_column(torch):
 def test_fill_masked_fill_and_full_refuse_a_float_beyond_float16_or_float32(torch, change):
     # (x[index] = 1e5 into float16 rounds to inf instead: the setitem test above)
     same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: (lambda b: b.clip_(min=b, max=b))(lib.tensor(False)),  # the fuzzer's
+        lambda lib: (lambda b: b.clamp(b, b))(lib.tensor([False, True])),
+        lambda lib: (lambda b: b.clamp(b, b))(lib.zeros(0, dtype=lib.bool)),
+    ],
+)
+def test_clamp_of_bools_between_two_bool_tensors_is_not_implemented(torch, change):
+    raises_alike(torch, change, NotImplementedError, "clamp_cpu.*Bool")
+
+
+def test_clamp_of_bools_with_one_tensor_bound_or_a_long_bound_runs(torch):
+    # one tensor bound is maximum or minimum, which compare bools; a long bound promotes
+    for change in (
+        lambda lib: (lambda b: b.clamp(min=b))(lib.tensor([False, True])),
+        lambda lib: (lambda b: b.clamp(b, lib.tensor([1])))(lib.tensor([True])),
+    ):
+        assert outcome(torch, change) != "NotImplementedError"
+        same_outcome(torch, change)
