@@ -354,3 +354,17 @@ def test_clamp_of_bools_with_one_tensor_bound_or_a_long_bound_runs(torch):
     ):
         assert outcome(torch, change) != "NotImplementedError"
         same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "shape, dim",
+    [((1, 0), 0), ((2, 0, 3), 0), ((2, 3, 0), 0), ((2, 0, 3), 2), ((2, 3), 0), ((0,), 0)],
+)
+def test_index_select_out_of_range_on_an_empty_tensor_raises_pytorchs_class(torch, shape, dim):
+    # a 2-d+ tensor with no elements has its own bounds check in PyTorch (RuntimeError, "INDICES
+    # element is out of DATA bounds"); a tensor with elements, or a 1-d one, raises IndexError
+    def select(lib):
+        return lib.zeros(shape).index_select(dim, lib.tensor([3, 2, 1]))
+
+    error = RuntimeError if len(shape) > 1 and 0 in shape else IndexError
+    raises_alike(torch, select, error, "out of range")
