@@ -368,3 +368,24 @@ def test_index_select_out_of_range_on_an_empty_tensor_raises_pytorchs_class(torc
 
     error = RuntimeError if len(shape) > 1 and 0 in shape else IndexError
     raises_alike(torch, select, error, "out of range")
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda lib: ([2, 0], lib.tensor([False]), -3),  # the fuzzer's: a mask picking nothing
+        lambda lib: ([2, 0], [0, 1, 2]),
+        lambda lib: (
+            lib.tensor([[True, False, False], [False] * 3, [False, True, False]]),
+            [0, 1, 2],
+        ),
+    ],
+)
+def test_setitem_checks_index_tensors_broadcast_before_the_values_dtype(torch, index):
+    # PyTorch's index_put_ lines up its index tensors first, so a float64 value written into a
+    # float32 tensor is not what it complains about
+    def write(lib):
+        x = lib.zeros(3, 1, 3) if len(index(lib)) == 3 else lib.zeros(3, 3, 3)
+        x[index(lib)] = lib.zeros(1, dtype=lib.float64)
+
+    raises_alike(torch, write, IndexError, "could not be broadcast together")

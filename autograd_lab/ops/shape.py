@@ -899,6 +899,7 @@ def index(input, index):
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
     _check_masks(index, input._data.shape)
+    _check_index_tensors_broadcast(index)
     if isinstance(value, Tensor) and value.dtype != input.dtype:
         _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
@@ -917,6 +918,29 @@ def index_put(input, value, index):
             f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
+        ) from None
+
+
+def _check_index_tensors_broadcast(index):
+    """index_put_ checks that its index tensors broadcast together (they name the places in step)
+    before it looks at the value: a mask counts as the 1-d tensor of the places it picks."""
+    shapes = []
+    for part in index:
+        if not isinstance(part, np.ndarray) or part.ndim == 0:
+            continue  # ints, slices, None, ...; a 0-d index adds no dim to line up
+        if part.dtype == np.bool_:
+            shapes.append([int(np.count_nonzero(part))])
+        else:
+            shapes.append(list(part.shape))
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = ", ".join(str(shape) for shape in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{listed}. Each index tensor names one coordinate of the places written, so their "
+            "shapes must broadcast. Fix: give index tensors of the same length (a mask counts "
+            "as its number of True elements)."
         ) from None
 
 
