@@ -221,3 +221,23 @@ def test_linear_of_a_bool_batch_raises_bmms_not_implemented_before_comparing_dty
         return lib.nn.functional.linear(x, weight)
 
     raises_alike(torch, linear, NotImplementedError, "bmm.*Bool")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.zeros(3, 3, dtype=lib.float64).t(),  # the fuzzer's
+        lambda lib: lib.zeros(3, 1).expand(3, 4),
+        lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1),
+        lambda lib: lib.zeros(3, 1, 2).transpose(0, 2),
+    ],
+)
+def test_flip_lays_its_result_out_as_its_input(torch, make):
+    # PyTorch's flip writes into empty_like(input): a flipped transposed matrix stays transposed
+    # in memory, so .contiguous() of it copies (CloneBackward0)
+    def flipped(lib):
+        return lib.flip(make(lib).requires_grad_(), (0, -1))
+
+    ours, theirs = flipped(ag), flipped(torch)
+    assert ours.stride() == theirs.stride()
+    assert node_name(ours.contiguous()) == node_name(theirs.contiguous())
