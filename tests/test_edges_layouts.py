@@ -241,3 +241,23 @@ def test_flip_lays_its_result_out_as_its_input(torch, make):
     ours, theirs = flipped(ag), flipped(torch)
     assert ours.stride() == theirs.stride()
     assert node_name(ours.contiguous()) == node_name(theirs.contiguous())
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda lib: ([-2, -1], None),  # the fuzzer's: the new dim's stride
+        lambda lib: (slice(None), [0, 1], None),  # numpy lays these out transposed
+        lambda lib: ([0, 1], slice(None), [0, 1]),
+        lambda lib: (slice(None), lib.tensor([[0, 1], [1, 0], [0, 0]])),
+        lambda lib: (slice(None), lib.tensor([True, False])),
+        lambda lib: (0, [0, 1], None),
+    ],
+)
+def test_indexing_a_row_major_tensor_with_index_tensors_gives_a_row_major_result(torch, index):
+    def picked(lib):
+        return lib.zeros(2, 2, 3)[index(lib)]
+
+    ours, theirs = picked(ag), picked(torch)
+    assert ours.shape == theirs.shape
+    assert ours.stride() == theirs.stride()

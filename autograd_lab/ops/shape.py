@@ -13,7 +13,7 @@ from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from .elementwise import contiguous, in_suggested_layout
+from .elementwise import contiguous, in_suggested_layout, row_major
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -455,6 +455,20 @@ def _new_dims_strided(array, x, index):
     return _with_strides(array, strides)
 
 
+def _advanced_laid_out(array, x, index):
+    """The result of indexing with index tensors, laid out as PyTorch lays it out when x and the
+    index tensors are row-major: row-major (its size-1 dims' strides too). numpy may order the
+    picked dims otherwise in memory (x[:, [0, 1], None] comes out transposed). For other layouts
+    PyTorch follows the memory order of x and of the index tensors, which numpy's own order is
+    kept as an approximation of."""
+    if not _is_advanced(index) or storage.is_device_array(array):
+        return array
+    tensors = [part for part in index if isinstance(part, np.ndarray)]
+    if not all(part.flags.c_contiguous for part in [x._data, *tensors]):
+        return array
+    return row_major(array)
+
+
 def _ints_first(index, ndim):
     """PyTorch's reading of an index that mixes ints with index tensors, as two numpy steps.
 
@@ -528,7 +542,9 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(x, _new_dims_strided(_pick(x._data, index), x, index))
+            return _view(
+                x, _new_dims_strided(_advanced_laid_out(_pick(x._data, index), x, index), x, index)
+            )
         except IndexError as error:
             nothing = _picks_nothing(x._data, index)
             if nothing is not None:
