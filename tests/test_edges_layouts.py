@@ -261,3 +261,22 @@ def test_indexing_a_row_major_tensor_with_index_tensors_gives_a_row_major_result
     ours, theirs = picked(ag), picked(torch)
     assert ours.shape == theirs.shape
     assert ours.stride() == theirs.stride()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the fuzzer's: `...` stands for no dims, so the two masks sit side by side
+        lambda lib: lib.zeros(1, 0, 1)[
+            -1:2, lib.tensor([], dtype=lib.bool), ..., lib.tensor([True])
+        ],
+        lambda lib: lib.arange(24.0).reshape(2, 3, 4)[:, [0, 1], ..., [1, 2]],
+        lambda lib: (lambda z: z.__setitem__((slice(None), [0, 1], ..., [1, 2]), 1.0) or z)(
+            lib.zeros(2, 3, 4)
+        ),
+    ],
+)
+def test_an_ellipsis_standing_for_no_dims_keeps_index_tensors_side_by_side(torch, change):
+    ours, theirs = change(ag), change(torch)
+    assert ours.shape == theirs.shape
+    assert values(ours).tolist() == values(theirs).tolist()

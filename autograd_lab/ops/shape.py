@@ -499,8 +499,20 @@ def _ints_first(index, ndim):
     return tuple(first), tuple(then)
 
 
+def _without_empty_ellipsis(index, ndim):
+    """The index without a `...` that stands for no dims, when it holds index tensors: PyTorch
+    then sees the tensors on either side of it as side by side (their picked dims stay in
+    place), where numpy counts the `...` as a part between them (and moves those dims first)."""
+    if not _is_advanced(index) or not any(part is Ellipsis for part in index):
+        return index
+    if ndim - sum(_dims_taken(part) for part in index) > 0:
+        return index
+    return tuple(part for part in index if part is not Ellipsis)
+
+
 def _pick(array, index):
     """array[index] as PyTorch reads it (see _ints_first)."""
+    index = _without_empty_ellipsis(index, array.ndim)
     steps = _ints_first(index, array.ndim)
     if steps is None:
         return array[index]
@@ -510,6 +522,7 @@ def _pick(array, index):
 
 def _place(array, index):
     """(part, index) such that writing part[index] writes array[index] as PyTorch reads it."""
+    index = _without_empty_ellipsis(index, array.ndim)
     steps = _ints_first(index, array.ndim)
     return (array, index) if steps is None else (array[steps[0]], steps[1])
 
