@@ -389,3 +389,15 @@ def test_setitem_checks_index_tensors_broadcast_before_the_values_dtype(torch, i
         x[index(lib)] = lib.zeros(1, dtype=lib.float64)
 
     raises_alike(torch, write, IndexError, "could not be broadcast together")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: assigned(lib.zeros(1, 2, 1, 0), ([0, -1, -1], -1, 0), lambda x: x),  # fuzzer's
+        lambda lib: assigned(lib.zeros(2, 0), (slice(None),), lambda x: lib.zeros(3, 0)),
+        lambda lib: assigned(lib.zeros(2, 0), ([0, 1],), lambda x: lib.zeros(1, 1, 0)),  # runs
+    ],
+)
+def test_setitem_into_no_elements_still_checks_the_values_shape(torch, change):
+    same_outcome(torch, change)

@@ -641,6 +641,8 @@ class IndexPut(Op):
             if nothing is None:
                 raise
             np.broadcast_to(value, nothing.shape)  # (a value of the wrong shape is still refused)
+        if out.size == 0 and np.ndim(value):  # numpy checks no shape when nothing is written
+            np.broadcast_to(value, _indexed_shape(out, index))  # (index_put explains a misfit)
         return out
 
     @staticmethod
