@@ -3,7 +3,7 @@ differential fuzzer found them differing from PyTorch (issue 14): each compares 
 
 import numpy as np
 import pytest
-from conftest import both, values
+from conftest import both, raises_alike, values
 from fuzzing.generator import _shares_places
 
 import autograd_lab as ag
@@ -210,3 +210,73 @@ def test_converting_an_expanded_or_transposed_integer_tensor_lays_it_out_as_pyto
         assert ours.stride() == theirs.stride()
         np.testing.assert_allclose(values(ours), values(theirs), rtol=1e-6)  # (exp: last bits)
     both(torch, lambda lib: (lib.tensor([1, 2]).reshape(1, 2).expand(3, 2) / 2).view(-1))
+
+
+def test_linear_of_a_bool_batch_raises_bmms_not_implemented_before_comparing_dtypes(torch):
+    # the fuzzer's: a 3-D bool input whose batch cannot be folded (sliced with [::2]) goes to
+    # bmm, which has no bool kernel; PyTorch says so before comparing the dtypes
+    def linear(lib):
+        x = lib.zeros(2, 1, 3, dtype=lib.bool)[::2]
+        weight = lib.ones(1, 3, dtype=lib.float64)
+        return lib.nn.functional.linear(x, weight)
+
+    raises_alike(torch, linear, NotImplementedError, "bmm.*Bool")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.zeros(3, 3, dtype=lib.float64).t(),  # the fuzzer's
+        lambda lib: lib.zeros(3, 1).expand(3, 4),
+        lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1),
+        lambda lib: lib.zeros(3, 1, 2).transpose(0, 2),
+    ],
+)
+def test_flip_lays_its_result_out_as_its_input(torch, make):
+    # PyTorch's flip writes into empty_like(input): a flipped transposed matrix stays transposed
+    # in memory, so .contiguous() of it copies (CloneBackward0)
+    def flipped(lib):
+        return lib.flip(make(lib).requires_grad_(), (0, -1))
+
+    ours, theirs = flipped(ag), flipped(torch)
+    assert ours.stride() == theirs.stride()
+    assert node_name(ours.contiguous()) == node_name(theirs.contiguous())
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda lib: ([-2, -1], None),  # the fuzzer's: the new dim's stride
+        lambda lib: (slice(None), [0, 1], None),  # numpy lays these out transposed
+        lambda lib: ([0, 1], slice(None), [0, 1]),
+        lambda lib: (slice(None), lib.tensor([[0, 1], [1, 0], [0, 0]])),
+        lambda lib: (slice(None), lib.tensor([True, False])),
+        lambda lib: (0, [0, 1], None),
+    ],
+)
+def test_indexing_a_row_major_tensor_with_index_tensors_gives_a_row_major_result(torch, index):
+    def picked(lib):
+        return lib.zeros(2, 2, 3)[index(lib)]
+
+    ours, theirs = picked(ag), picked(torch)
+    assert ours.shape == theirs.shape
+    assert ours.stride() == theirs.stride()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the fuzzer's: `...` stands for no dims, so the two masks sit side by side
+        lambda lib: lib.zeros(1, 0, 1)[
+            -1:2, lib.tensor([], dtype=lib.bool), ..., lib.tensor([True])
+        ],
+        lambda lib: lib.arange(24.0).reshape(2, 3, 4)[:, [0, 1], ..., [1, 2]],
+        lambda lib: (lambda z: z.__setitem__((slice(None), [0, 1], ..., [1, 2]), 1.0) or z)(
+            lib.zeros(2, 3, 4)
+        ),
+    ],
+)
+def test_an_ellipsis_standing_for_no_dims_keeps_index_tensors_side_by_side(torch, change):
+    ours, theirs = change(ag), change(torch)
+    assert ours.shape == theirs.shape
+    assert values(ours).tolist() == values(theirs).tolist()

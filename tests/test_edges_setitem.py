@@ -2,7 +2,7 @@
 fuzzing found autograd_lab differing from PyTorch 2.13, each compared with PyTorch."""
 
 import pytest
-from conftest import values
+from conftest import raises_alike, values
 from fuzzing import check
 from fuzzing.program import Leaf, Program, Step
 
@@ -331,4 +331,73 @@ def test_nonzero_lays_its_rows_out_column_by_column(torch):
 )
 def test_fill_masked_fill_and_full_refuse_a_float_beyond_float16_or_float32(torch, change):
     # (x[index] = 1e5 into float16 rounds to inf instead: the setitem test above)
+    same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: (lambda b: b.clip_(min=b, max=b))(lib.tensor(False)),  # the fuzzer's
+        lambda lib: (lambda b: b.clamp(b, b))(lib.tensor([False, True])),
+        lambda lib: (lambda b: b.clamp(b, b))(lib.zeros(0, dtype=lib.bool)),
+    ],
+)
+def test_clamp_of_bools_between_two_bool_tensors_is_not_implemented(torch, change):
+    raises_alike(torch, change, NotImplementedError, "clamp_cpu.*Bool")
+
+
+def test_clamp_of_bools_with_one_tensor_bound_or_a_long_bound_runs(torch):
+    # one tensor bound is maximum or minimum, which compare bools; a long bound promotes
+    for change in (
+        lambda lib: (lambda b: b.clamp(min=b))(lib.tensor([False, True])),
+        lambda lib: (lambda b: b.clamp(b, lib.tensor([1])))(lib.tensor([True])),
+    ):
+        assert outcome(torch, change) != "NotImplementedError"
+        same_outcome(torch, change)
+
+
+@pytest.mark.parametrize(
+    "shape, dim",
+    [((1, 0), 0), ((2, 0, 3), 0), ((2, 3, 0), 0), ((2, 0, 3), 2), ((2, 3), 0), ((0,), 0)],
+)
+def test_index_select_out_of_range_on_an_empty_tensor_raises_pytorchs_class(torch, shape, dim):
+    # a 2-d+ tensor with no elements has its own bounds check in PyTorch (RuntimeError, "INDICES
+    # element is out of DATA bounds"); a tensor with elements, or a 1-d one, raises IndexError
+    def select(lib):
+        return lib.zeros(shape).index_select(dim, lib.tensor([3, 2, 1]))
+
+    error = RuntimeError if len(shape) > 1 and 0 in shape else IndexError
+    raises_alike(torch, select, error, "out of range")
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda lib: ([2, 0], lib.tensor([False]), -3),  # the fuzzer's: a mask picking nothing
+        lambda lib: ([2, 0], [0, 1, 2]),
+        lambda lib: (
+            lib.tensor([[True, False, False], [False] * 3, [False, True, False]]),
+            [0, 1, 2],
+        ),
+    ],
+)
+def test_setitem_checks_index_tensors_broadcast_before_the_values_dtype(torch, index):
+    # PyTorch's index_put_ lines up its index tensors first, so a float64 value written into a
+    # float32 tensor is not what it complains about
+    def write(lib):
+        x = lib.zeros(3, 1, 3) if len(index(lib)) == 3 else lib.zeros(3, 3, 3)
+        x[index(lib)] = lib.zeros(1, dtype=lib.float64)
+
+    raises_alike(torch, write, IndexError, "could not be broadcast together")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda lib: assigned(lib.zeros(1, 2, 1, 0), ([0, -1, -1], -1, 0), lambda x: x),  # fuzzer's
+        lambda lib: assigned(lib.zeros(2, 0), (slice(None),), lambda x: lib.zeros(3, 0)),
+        lambda lib: assigned(lib.zeros(2, 0), ([0, 1],), lambda x: lib.zeros(1, 1, 0)),  # runs
+    ],
+)
+def test_setitem_into_no_elements_still_checks_the_values_shape(torch, change):
     same_outcome(torch, change)

@@ -27,6 +27,7 @@ from ..ops.activation import Elu, LeakyRelu, Silu, Softplus
 from ..ops.conv import Convolution, Geometry
 from ..ops.elementwise import check_broadcastable, mul, where
 from ..ops.embedding import Embedding
+from ..ops.linalg import _multiplies_as_a_batch, check_batch_dtypes
 from ..ops.loss import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
@@ -224,6 +225,10 @@ def _linear_any_rank(input, weight, bias):
         if vector and input._data.flags.c_contiguous and _adds_to_rows(bias, rows, out_features):
             flat = View.apply(input, shape=(rows, in_features))
             return View.apply(Addmm.apply(bias, flat, weight), shape=batch + (out_features,))
+    # otherwise PyTorch computes matmul(input, weight.t()), and where that multiplies as a batch
+    # (bmm) its errors are bmm's: bool has no bmm kernel, before the dtypes are compared
+    if input.numel() and weight.numel() and _multiplies_as_a_batch(input, weight.mT):
+        check_batch_dtypes(input, weight.mT, names=("input", "weight"))
     if input.ndim == 1:
         # squeezed in place, as PyTorch does: the result is a tensor of its own, not a view
         out = LinearMm.apply(unsqueeze(input, 0), weight).squeeze_(0)

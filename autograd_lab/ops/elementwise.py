@@ -1451,6 +1451,11 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp() needs at least one of min= or max=")
     min, max = _clamp_bounds(min, max)
+    both_tensors = isinstance(min, Tensor) and isinstance(max, Tensor)
+    if both_tensors and promotion.common_dtype(input, min, max) is types.bool_:
+        # with one tensor bound PyTorch takes maximum or minimum, which compare bools; with two
+        # it runs its clamp kernel, which has no bool version
+        raise types.not_implemented_for("clamp_cpu", types.bool_)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return Clamp.apply(input, min=min, max=max)

@@ -350,8 +350,10 @@ def index_select(input, dim, index):
             "so there is nothing to select. Fix: use an empty index, or a tensor with elements."
         )
     if array.size and (int(np.min(array)) < 0 or int(np.max(array)) >= size):
-        # PyTorch's CPU kernel for dim 1 of a 2-d+ tensor is a separate loop, with its own check
-        error = RuntimeError if dim == 1 and input.ndim > 1 else IndexError
+        # PyTorch's CPU kernel for dim 1 of a 2-d+ tensor is a separate loop, with its own check,
+        # and so is the one for a 2-d+ tensor with no elements (another dim of size 0)
+        own_check = input.ndim > 1 and (dim == 1 or input.numel() == 0)
+        error = RuntimeError if own_check else IndexError
         raise error(
             f"index out of range in self: index_select() along dim {dim} of size {size} got "
             f"indices from {int(np.min(array))} to {int(np.max(array))}; they must lie in "

@@ -16,7 +16,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import contiguous, row_major
+from .elementwise import contiguous, copy_keeping_layout, row_major
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -88,7 +88,9 @@ class Flip(Op):
     def forward(ctx, input, dims):
         ctx.dims = dims
         backwards = [slice(None, None, -1) if d in dims else slice(None) for d in range(input.ndim)]
-        return input._data[tuple(backwards)].copy()  # a copy, as in PyTorch (numpy's is a view)
+        # a copy, as in PyTorch (numpy's is a view), laid out in memory as the input is (PyTorch
+        # makes it with empty_like: a flipped transposed matrix is transposed in memory too)
+        return copy_keeping_layout(input._data[tuple(backwards)], like=input._data)
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,7 +13,7 @@ from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from .elementwise import contiguous, in_suggested_layout
+from .elementwise import contiguous, in_suggested_layout, row_major
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -455,6 +455,20 @@ def _new_dims_strided(array, x, index):
     return _with_strides(array, strides)
 
 
+def _advanced_laid_out(array, x, index):
+    """The result of indexing with index tensors, laid out as PyTorch lays it out when x and the
+    index tensors are row-major: row-major (its size-1 dims' strides too). numpy may order the
+    picked dims otherwise in memory (x[:, [0, 1], None] comes out transposed). For other layouts
+    PyTorch follows the memory order of x and of the index tensors, which numpy's own order is
+    kept as an approximation of."""
+    if not _is_advanced(index) or storage.is_device_array(array):
+        return array
+    tensors = [part for part in index if isinstance(part, np.ndarray)]
+    if not all(part.flags.c_contiguous for part in [x._data, *tensors]):
+        return array
+    return row_major(array)
+
+
 def _ints_first(index, ndim):
     """PyTorch's reading of an index that mixes ints with index tensors, as two numpy steps.
 
@@ -485,8 +499,20 @@ def _ints_first(index, ndim):
     return tuple(first), tuple(then)
 
 
+def _without_empty_ellipsis(index, ndim):
+    """The index without a `...` that stands for no dims, when it holds index tensors: PyTorch
+    then sees the tensors on either side of it as side by side (their picked dims stay in
+    place), where numpy counts the `...` as a part between them (and moves those dims first)."""
+    if not _is_advanced(index) or not any(part is Ellipsis for part in index):
+        return index
+    if ndim - sum(_dims_taken(part) for part in index) > 0:
+        return index
+    return tuple(part for part in index if part is not Ellipsis)
+
+
 def _pick(array, index):
     """array[index] as PyTorch reads it (see _ints_first)."""
+    index = _without_empty_ellipsis(index, array.ndim)
     steps = _ints_first(index, array.ndim)
     if steps is None:
         return array[index]
@@ -496,6 +522,7 @@ def _pick(array, index):
 
 def _place(array, index):
     """(part, index) such that writing part[index] writes array[index] as PyTorch reads it."""
+    index = _without_empty_ellipsis(index, array.ndim)
     steps = _ints_first(index, array.ndim)
     return (array, index) if steps is None else (array[steps[0]], steps[1])
 
@@ -528,7 +555,9 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(x, _new_dims_strided(_pick(x._data, index), x, index))
+            return _view(
+                x, _new_dims_strided(_advanced_laid_out(_pick(x._data, index), x, index), x, index)
+            )
         except IndexError as error:
             nothing = _picks_nothing(x._data, index)
             if nothing is not None:
@@ -612,6 +641,8 @@ class IndexPut(Op):
             if nothing is None:
                 raise
             np.broadcast_to(value, nothing.shape)  # (a value of the wrong shape is still refused)
+        if out.size == 0 and np.ndim(value):  # numpy checks no shape when nothing is written
+            np.broadcast_to(value, _indexed_shape(out, index))  # (index_put explains a misfit)
         return out
 
     @staticmethod
@@ -899,6 +930,7 @@ def index(input, index):
 def index_put(input, value, index):
     index = _numpy_index(index, input.device)
     _check_masks(index, input._data.shape)
+    _check_index_tensors_broadcast(index)
     if isinstance(value, Tensor) and value.dtype != input.dtype:
         _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
@@ -917,6 +949,29 @@ def index_put(input, value, index):
             f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
             f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
             "that broadcasts to it (a number, say)."
+        ) from None
+
+
+def _check_index_tensors_broadcast(index):
+    """index_put_ checks that its index tensors broadcast together (they name the places in step)
+    before it looks at the value: a mask counts as the 1-d tensor of the places it picks."""
+    shapes = []
+    for part in index:
+        if not isinstance(part, np.ndarray) or part.ndim == 0:
+            continue  # ints, slices, None, ...; a 0-d index adds no dim to line up
+        if part.dtype == np.bool_:
+            shapes.append([int(np.count_nonzero(part))])
+        else:
+            shapes.append(list(part.shape))
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = ", ".join(str(shape) for shape in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{listed}. Each index tensor names one coordinate of the places written, so their "
+            "shapes must broadcast. Fix: give index tensors of the same length (a mask counts "
+            "as its number of True elements)."
         ) from None
 
 
