@@ -304,8 +304,16 @@ MIXED = {
     "where condition": lambda c, g: ag.where(c > 0, g, g),
     "in place into CPU": lambda c, g: c.add_(g),
     "in place into CUDA": lambda c, g: g.mul_(c),
-    "setitem": lambda c, g: c.__setitem__(slice(0, 3), g),
+    # through index tensors (index_put_); a slice over all of c is a copy_, which (as PyTorch's
+    # copy_) may copy across devices: see the test below
+    "setitem": lambda c, g: c.__setitem__(ag.tensor([0, 1, 2]), g),
 }
+
+
+def test_assigning_all_of_a_cpu_tensor_from_a_cuda_one_copies_as_copy_does():
+    c, g = ag.tensor([1.0, -2.0, 3.0]), ag.tensor([1.0, 2.0, -3.0], device="cuda")
+    c[:] = g  # PyTorch's setitem hands a slice over everything to copy_
+    assert c.device.type == "cpu" and c.tolist() == [1.0, 2.0, -3.0]
 
 
 @pytest.mark.parametrize("name", MIXED)
