@@ -280,3 +280,19 @@ def test_an_ellipsis_standing_for_no_dims_keeps_index_tensors_side_by_side(torch
     ours, theirs = change(ag), change(torch)
     assert ours.shape == theirs.shape
     assert values(ours).tolist() == values(theirs).tolist()
+
+
+def test_tanh_of_an_expanded_tensor_is_row_major_as_pytorch(torch):
+    # tanh is computed in float64 and rounded once; the conversion keeps PyTorch's layout
+    for dtype in ("float32", "float64"):
+        make = lambda lib: lib.tensor([0.0, 0.5, 1.0], dtype=getattr(lib, dtype)).expand(2, 3)  # noqa: E731
+        assert make(ag).tanh().stride() == make(torch).tanh().stride()
+        both(torch, lambda lib: make(lib).tanh().clone().as_strided((), (), 4))
+
+
+@pytest.mark.parametrize("data", [[[True], [False], [True], [True]], [[1, 0], [2, 3]], 5, [0, 1]])
+def test_nonzero_as_tuple_gives_the_columns_of_one_storage(torch, data):
+    ours, theirs = ag.tensor(data).nonzero(as_tuple=True), torch.tensor(data).nonzero(as_tuple=True)
+    assert [t.storage_offset() for t in ours] == [t.storage_offset() for t in theirs]
+    assert [t.stride() for t in ours] == [t.stride() for t in theirs]
+    both(torch, lambda lib: lib.tensor(data).nonzero(as_tuple=True))

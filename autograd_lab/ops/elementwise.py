@@ -717,7 +717,8 @@ class Tanh(Op):
         data = _float(input._data)
         # numpy's float32 tanh is a last bit off PyTorch's for one input in four; near +-1 that
         # bit is all of the slope 1 - tanh². Taken in float64 and rounded once, it agrees.
-        result = _make(np.tanh(data.astype(np.float64)).astype(data.dtype))
+        wide = data if data.dtype == np.float64 else convert(data, np.float64)
+        result = _make(np.tanh(wide).astype(data.dtype))
         ctx.save_for_backward(result)
         return result
 
