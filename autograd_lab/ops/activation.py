@@ -144,7 +144,7 @@ class SoftplusGrad(Op):
         s = (x * beta).sigmoid()  # the slope's own slope, β·σ(1 - σ), only where βx < threshold
         # PyTorch multiplies by the mask βx < threshold (0 on the linear piece and at the threshold
         # itself) rather than choosing, so a NaN input keeps its NaN: NaN · 0 is NaN
-        smooth_piece = (x * beta < threshold).to(grad.dtype)
+        smooth_piece = x * beta < threshold  # (a bool tensor: times it, 0 or 1)
         d_x = (grad2 * grad) * (1 - s) * s * smooth_piece * beta
         return d_grad, d_x
 

@@ -224,7 +224,8 @@ def _save_as_div(ctx, a, b):
     its formula with a / b, so it keeps other (and self, where other needs a gradient). Changing
     one of them in place before backward is then refused, as in PyTorch."""
     ctx.save_for_backward(
-        a if ctx.needs_input_grad[1] else None, b if isinstance(b, Tensor) else None
+        a if ctx.needs_input_grad[1] and isinstance(a, Tensor) else None,
+        b if isinstance(b, Tensor) else None,
     )
 
 
