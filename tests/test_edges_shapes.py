@@ -202,10 +202,15 @@ def test_dims_0_and_minus_1_of_a_0d_tensor_name_the_number_itself(torch, call):
 
 
 def test_mT_of_a_0d_tensor_warns_and_is_the_tensor_itself(torch):
-    for lib in (ag, torch):
-        x = lib.tensor(5.0, requires_grad=True)
-        with pytest.warns(UserWarning, match="mT is deprecated on 0-D tensors"):
-            assert x.mT is x
+    x = ag.tensor(5.0, requires_grad=True)
+    with pytest.warns(UserWarning, match="mT is deprecated on 0-D tensors"):
+        assert x.mT is x
+    # PyTorch warns once per process (TORCH_WARN_ONCE): after an earlier test (the fuzzer's
+    # slice) reached it, it stays silent, so only its result is compared here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.tensor(5.0, requires_grad=True)
+        assert t.mT is t
 
 
 @pytest.mark.parametrize("call", [lambda x: x.flatten(1), lambda x: x.flatten(0, 1)])
