@@ -260,15 +260,25 @@ def _same_storage(a, b):
 
 
 def write(array, values):
-    """Store `values` (of array's shape) into `array`. Where `array` repeats memory places (only
-    ops that PyTorch lets write there get here), only the elements that change are written, as
-    PyTorch's kernels write only those: masked_fill_ where the mask is set, x[i] = v at i."""
+    """Store `values` (of array's shape) into `array`. Where several elements of `array` share a
+    memory place (an expanded tensor, an as_strided view whose windows overlap: only ops that
+    PyTorch lets write there get here), only the elements that change are written, as PyTorch's
+    kernels write only those: masked_fill_ where the mask is set, x[i] = v at i. Writing the
+    others back would put their old values over the new ones of the elements they share a
+    place with (`v = as_strided(x, (2, 3), (1, 1)); v[0] = 1` changes row 1 too)."""
     target = _writable(array)
-    if not repeats_elements(array) or storage.is_device_array(array):
+    shares_places = repeats_elements(array) or overlaps_itself(array)
+    if not shares_places or storage.is_device_array(array):
         target[...] = values
         return
-    changed = values != array  # (a nan compares unequal to itself: written again, still nan)
+    values = np.asarray(values, dtype=array.dtype)
+    changed = _bits(values) != _bits(array)  # bit for bit: -0.0 over 0.0 changes, a nan does not
     target[changed] = values[changed]
+
+
+def _bits(array):
+    """Each element's bytes as one unsigned integer, to compare elements bit for bit."""
+    return np.ascontiguousarray(array).view(f"u{array.itemsize}")
 
 
 def _writable(array):
