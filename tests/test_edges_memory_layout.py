@@ -1,7 +1,10 @@
 """Memory layout and real views (strides, storage offsets, clone, reshape, random fills), as the
 differential fuzzer found them differing from PyTorch (issue 14): each compares with PyTorch."""
 
+import pytest
 from conftest import both
+
+import autograd_lab as ag
 
 
 def test_writing_into_an_overlapping_as_strided_view_changes_every_element_sharing_the_place(
@@ -19,3 +22,77 @@ def test_writing_into_an_overlapping_as_strided_view_changes_every_element_shari
         return view, storage, 1 / storage
 
     both(torch, written)
+
+
+def test_clone_keeps_a_gap_free_layout_and_orders_others_as_pytorch(torch):
+    # a clone takes a gap-free input's strides exactly (a size-1 dim's 0 too); other inputs give
+    # it their memory order, where a broadcast dim (stride 0) lets the others be compared past it
+    def cloned(lib):
+        gap_free = lib.arange(3.0).reshape(3, 1, 1).expand(3, 1, 3).transpose(1, 2).transpose(0, 2)
+        expanded = lib.arange(3.0).reshape(3, 1).expand(3, 2).unsqueeze(2)
+        permuted = lib.arange(8.0).reshape(2, 2, 2).permute(2, 0, 1).expand(3, 2, 2, 2)
+        return [x.clone() for x in (gap_free, expanded, permuted)]
+
+    for ours, theirs in zip(cloned(ag), cloned(torch)):
+        assert ours.stride() == theirs.stride()
+
+
+def test_tril_triu_and_conv1d_give_row_major_results_whatever_the_inputs_layout(torch):
+    # the fuzzer's: as_strided reads the clone's storage, so the result's layout shows in values
+    def made(lib):
+        x = lib.arange(18.0, dtype=lib.float64).reshape(2, 3, 3).transpose(0, -1)
+        signals = lib.arange(36.0, dtype=lib.float64).reshape(3, 3, 4).amin(dim=-1, keepdim=True)
+        kernels = lib.ones(2, 3, 1, dtype=lib.float64)
+        return [
+            x.tril(-2).sqrt().clone().as_strided((2,), (1,), 11),
+            x.triu(1).clone().as_strided((3,), (1,), 1),
+            lib.nn.functional.conv1d(signals.transpose(0, 1), kernels)
+            .clone()
+            .as_strided((), (), 3),
+        ]
+
+    both(torch, made)
+
+
+def test_conv2d_is_channels_last_when_its_images_or_kernels_are(torch):
+    # as PyTorch's suggest_memory_format: a channels-last batch must have no gap between its
+    # images (the image batch cut with [::2] over its height is row-major again)
+    def convolved(lib):
+        kernels = lib.ones(4, 3, 3, 3)
+        channels_last = lib.ones(2, 5, 5, 3).permute(0, 3, 1, 2)
+        kernels_last = lib.ones(4, 3, 3, 3).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        F = lib.nn.functional
+        return [
+            F.conv2d(channels_last, kernels, padding=1),
+            F.conv2d(lib.ones(2, 3, 5, 5), kernels_last),
+            F.conv2d(channels_last[:, :, ::2], kernels, padding=1),
+            F.conv2d(lib.ones(3, 5, 4, 3).transpose(1, 3), kernels),
+        ]
+
+    for ours, theirs in zip(convolved(ag), convolved(torch)):
+        assert ours.stride() == theirs.stride()
+
+
+def _rows(lib):  # a (2, 2) view with a gap between its rows
+    return lib.tensor([0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]).reshape(4, 2)[::2]
+
+
+def _cube(lib):  # a (2, 2, 2) tensor permuted in memory
+    return lib.arange(8.0).reshape(2, 2, 2).permute(2, 0, 1)
+
+
+@pytest.mark.parametrize(
+    "make, index",
+    [
+        (_rows, lambda lib: (Ellipsis, lib.tensor([1, -1, -2]))),  # the fuzzer's: row-major
+        (_cube, lambda lib: (slice(None), lib.tensor([0, 1]), None)),
+        (_cube, lambda lib: (lib.tensor([[0], [1]]), slice(None), lib.tensor([1, 0]))),  # apart
+        (_cube, lambda lib: (None, lib.tensor([True, False]), slice(None))),
+    ],
+)
+def test_indexing_with_tensors_lays_out_the_result_as_pytorch(torch, make, index):
+    # PyTorch reads the view through the index tensors with TensorIterator: the result follows
+    # the view's memory order (the picked dims count as broadcast), then the index tensors'
+    ours, theirs = make(ag)[index(ag)], make(torch)[index(torch)]
+    assert ours.stride() == theirs.stride()
+    both(torch, lambda lib: make(lib)[index(lib)].clone().as_strided((ours.numel(),), (1,)))

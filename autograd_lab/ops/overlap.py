@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import storage
 from ..tensor import Tensor
+from .elementwise import dense
 from .shape import _dims_taken, basic_part, is_index_tensor
 from .views import geometry, places, strided
 
@@ -209,17 +210,6 @@ def overlaps_itself(array):
     if array.size == 0 or dense(array):
         return False
     return np.unique(places(*geometry(array))).size < array.size
-
-
-def dense(array):
-    """Whether `array`'s elements fill a block of memory, each place once (some order of dims)."""
-    size, stride, _ = geometry(array)
-    needed = 1
-    for step, length in sorted((s, n) for n, s in zip(size, stride) if n > 1):
-        if step != needed:
-            return False
-        needed *= length
-    return True
 
 
 def overlaps_in_part(written, source):

@@ -44,7 +44,8 @@ class Tril(Op):
         ctx.diagonal = diagonal
         data = input._data
         keep = _triangle(data, diagonal, ctx._fn._lower)
-        return np.where(keep, data, 0).astype(data.dtype, copy=False)
+        # a new row-major tensor, as PyTorch's tril and triu give whatever the input's layout
+        return row_major(np.where(keep, data, 0).astype(data.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):

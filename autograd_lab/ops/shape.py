@@ -13,7 +13,7 @@ from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from .elementwise import contiguous, in_suggested_layout, row_major
+from .elementwise import contiguous, in_suggested_layout, laid_out_like_operands, row_major
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -456,17 +456,59 @@ def _new_dims_strided(array, x, index):
 
 
 def _advanced_laid_out(array, x, index):
-    """The result of indexing with index tensors, laid out as PyTorch lays it out when x and the
-    index tensors are row-major: row-major (its size-1 dims' strides too). numpy may order the
-    picked dims otherwise in memory (x[:, [0, 1], None] comes out transposed). For other layouts
-    PyTorch follows the memory order of x and of the index tensors, which numpy's own order is
-    kept as an approximation of."""
+    """The result of indexing with index tensors, laid out as PyTorch lays it out. PyTorch first
+    takes the view of the ints, slices and None, then reads it through the index tensors with
+    TensorIterator: its operands are that view, with stride 0 over the dims the index tensors
+    make (`restride_src`), and the index tensors, broadcast together and placed at those dims
+    (a mask counts as the columns of its nonzero()). The result follows their memory order
+    (laid_out_like_operands); numpy's own may differ (x[:, [0, 1], None] comes out transposed)."""
     if not _is_advanced(index) or storage.is_device_array(array):
         return array
-    tensors = [part for part in index if isinstance(part, np.ndarray)]
-    if not all(part.flags.c_contiguous for part in [x._data, *tensors]):
-        return array
-    return row_major(array)
+    index = _without_empty_ellipsis(index, x.ndim)
+    first, then = _views_first(index, x.ndim)
+    view = _new_dims_strided(x._data[first], x, first)  # (a None's dim with PyTorch's stride)
+    if any(isinstance(part, bool) for part in then):
+        return row_major(array)  # (a Python bool as an index: rare; row-major, as most are)
+    picks = []  # (the dim of `view` it starts at, the index tensors it stands for)
+    dim = 0
+    for part in then:
+        if isinstance(part, np.ndarray) and part.dtype == np.bool_:
+            picks.append((dim, list(np.nonzero(part))))  # as PyTorch: the columns of nonzero()
+            dim += part.ndim
+        elif isinstance(part, np.ndarray):
+            picks.append((dim, [part]))
+            dim += 1
+        else:  # a full slice
+            dim += 1
+    tensors = [tensor for _, parts in picks for tensor in parts]
+    picked = np.broadcast_shapes(*[tensor.shape for tensor in tensors])
+    taken = {start + i for start, parts in picks for i in range(len(parts))}
+    kept = [d for d in range(view.ndim) if d not in taken]
+    side_by_side = max(taken) - min(taken) + 1 == len(taken)
+    before = [d for d in kept if d < min(taken)] if side_by_side else []
+    after = [d for d in kept if d not in before]
+    # each operand's strides in the result's dims: (before, picked, after)
+    zeros = (0,) * len(picked)
+    source = [view.strides[d] for d in before] + list(zeros) + [view.strides[d] for d in after]
+    operands = [_strided_like(array, source)]
+    sizes = array.shape
+    for tensor in tensors:
+        # PyTorch reshapes each index tensor to (1, ..., picked, 1, ...): those new dims of size 1
+        # step over the whole index (before) or over its last dim (after); where the result's
+        # dim is longer than 1 they are broadcast (stride 0)
+        steps = np.broadcast_to(tensor, picked).strides
+        outer = steps[0] * picked[0] if picked else tensor.itemsize
+        inner = steps[-1] if picked else tensor.itemsize
+        strides = [outer if sizes[d] == 1 else 0 for d in range(len(before))]
+        strides += list(steps)
+        strides += [inner if size == 1 else 0 for size in sizes[len(strides) :]]
+        operands.append(_strided_like(array, strides))
+    return laid_out_like_operands(array, operands)
+
+
+def _strided_like(array, strides):
+    """An operand of array's shape with the given (byte) strides, for comparing layouts only."""
+    return np.lib.stride_tricks.as_strided(array, strides=tuple(strides), writeable=False)
 
 
 def _ints_first(index, ndim):
@@ -482,6 +524,14 @@ def _ints_first(index, ndim):
     is_int = [isinstance(part, (int, np.integer)) and not isinstance(part, bool) for part in index]
     if not any(is_int) or not _is_advanced(index):
         return None
+    return _views_first(index, ndim)
+
+
+def _views_first(index, ndim):
+    """(first, then): the ints, slices, None and `...` of `index` (with full slices for the dims
+    the index tensors take), and the index tensors (with full slices for the dims the view keeps);
+    array[first][then] is array[index] as PyTorch reads it."""
+    is_int = [isinstance(part, (int, np.integer)) and not isinstance(part, bool) for part in index]
     first, then = [], []
     for part, an_int in zip(index, is_int):
         if an_int or part is None or isinstance(part, slice):
