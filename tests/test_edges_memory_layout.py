@@ -96,3 +96,47 @@ def test_indexing_with_tensors_lays_out_the_result_as_pytorch(torch, make, index
     ours, theirs = make(ag)[index(ag)], make(torch)[index(torch)]
     assert ours.stride() == theirs.stride()
     both(torch, lambda lib: make(lib)[index(lib)].clone().as_strided((ours.numel(),), (1,)))
+
+
+def test_an_elementwise_result_is_laid_out_like_its_inputs(torch):
+    # PyTorch's TensorIterator: a gap-free input's strides exactly (the size-1 dim's 1 too), a
+    # broadcast result in the memory order of the inputs, the first one deciding (the fuzzer's
+    # gelu of a transposed matrix is transposed in memory, not contiguous)
+    def results(lib):
+        F = lib.nn.functional
+        transposed = lib.zeros(6, dtype=lib.float64).reshape(2, 3).transpose(0, -1)
+        permuted = lib.arange(6.0).reshape(2, 3, 1).permute(1, 0, 2)
+        expanded = lib.arange(3.0).reshape(3, 1).expand(3, 2).unsqueeze(2)
+        return [
+            F.gelu(transposed),
+            F.gelu(permuted),
+            permuted.exp(),
+            permuted + 1,
+            lib.where(permuted > 0, permuted, 0.0),
+            expanded.exp(),
+            lib.arange(6.0).reshape(3, 2, 1) * lib.arange(2.0).reshape(2, 1).t(),
+            lib.ones(2, 1, 1) + lib.ones(1, 3, 2).transpose(0, 2),
+        ]
+
+    for ours, theirs in zip(results(ag), results(torch)):
+        assert ours.stride() == theirs.stride()
+        assert ours.is_contiguous() == theirs.is_contiguous()
+
+
+def test_an_empty_slice_starts_at_its_clamped_start_with_its_step_in_the_stride(torch):
+    # the fuzzer's: numpy starts an empty slice where its array starts and keeps the stride
+    def views(lib):
+        empty = lib.tensor([], dtype=lib.float32).reshape(1, 0, 1)
+        column = lib.tensor([0, 0, 0]).reshape(3, 1)
+        one = lib.tensor([0]).reshape(1, 1)
+        return [
+            empty.narrow(2, 1, 0),
+            lib.narrow(column, -2, -1, 0),
+            one[3:-1:2, None, ::2],
+            lib.zeros(1, 1)[:2:2, ..., 2::3],
+            lib.zeros(2, 3)[:, 3:],
+        ]
+
+    for ours, theirs in zip(views(ag), views(torch)):
+        assert ours.storage_offset() == theirs.storage_offset()
+        assert ours.stride() == theirs.stride() and ours.shape == theirs.shape

@@ -26,7 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Op
-from .elementwise import is_channels_last, row_major
+from ..layout import is_channels_last, row_major
 from .windows import add_windows_back, as_images, crop, pad, windows
 
 # stride, dilation: (h, w) pairs; padding: ((top, bottom), (left, right)); groups: an int

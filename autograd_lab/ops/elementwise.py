@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
-from ..backend import contiguous_strides
+from ..layout import copy_keeping_layout, row_major
 from ..tensor import Tensor, _make
 from . import scalar
 from .registry import public
@@ -355,6 +355,7 @@ class RPow(Op):
     node_name = "PowBackward2"
     saved_names = ("exponent", "result")
     kernel = staticmethod(lambda x, base: base**x)
+    lays_out_itself = True  # row-major, not like x
     derivative = "d(c^x)/dx = c^x * log(c)"
 
     @staticmethod
@@ -1124,6 +1125,7 @@ class Clone(Op):
     function, method = "clone", True
     node_name = "CloneBackward0"
     kernel = staticmethod(lambda input: input)
+    lays_out_itself = True  # as its input, exactly (empty_like's rule, not TensorIterator's)
     derivative = "1: the gradient passes through"
 
     @staticmethod
@@ -1142,165 +1144,7 @@ class Contiguous(Clone):
 
     @staticmethod
     def forward(ctx, input):
-        return input._data.copy()
-
-
-def copy_keeping_layout(array, like=None, dtype=None):
-    """A copy of `array` (converted to `dtype`, if given) laid out in memory as `like` is (by
-    default array itself): PyTorch's preserve_format, as in clone, sort or x.float(). The clone of
-    a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()` is (1, 3).
-    Copy with the dims put outermost-first, then permute them back; when `like` has no gaps, the
-    copy also takes its strides exactly. (numpy's own astype keeps the input's order, but for a
-    broadcast dim, stride 0, it picks another one than PyTorch.)"""
-    like = array if like is None else like
-    return _with_strides_of(like, copy_in_order(array, memory_order(like), dtype))
-
-
-def copy_in_order(array, order, dtype=None):
-    """A gap-free copy of `array` (converted to `dtype`, if given) whose dims lie in memory in
-    `order`, outermost first: copy with the dims put in that order, then permute them back."""
-    back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
-    outermost_first = np.transpose(array, order)
-    if dtype is None:
-        copy = outermost_first.copy()
-    else:
-        copy = outermost_first.astype(dtype, order="C")
-    return np.transpose(copy, back)
-
-
-def laid_out_like_operands(result, operands):
-    """`result` (a new array of the broadcast shape) in the layout PyTorch's TensorIterator gives
-    the result of an op over `operands` (numpy arrays, each broadcast to result's shape, stride 0
-    where repeated): row-major when every operand is row-major (or channels-last when every one
-    is), the operands' own strides when all are gap-free with the same ones, and otherwise
-    gap-free in the memory order of the operands (memory_order: the first decides). A copy only
-    where numpy laid it out otherwise."""
-    same_shape = all(operand.shape == result.shape for operand in operands)
-    if same_shape and all(operand.flags.c_contiguous for operand in operands):
-        return row_major(result)
-    if same_shape and all(_dense_like(operand, operands[0]) for operand in operands):
-        return _with_strides_of(operands[0], copy_in_order(result, memory_order(operands[0])))
-    order = memory_order(*operands)
-    laid_out = copy_in_order(result, order)
-    if laid_out.strides == result.strides:
-        return result
-    return laid_out
-
-
-def _dense_like(operand, first):
-    """Whether `operand` has no gaps and no repeats, and the strides of `first`."""
-    return operand.strides == first.strides and dense(operand)
-
-
-def dense(array):
-    """Whether `array`'s elements fill a block of memory, each place once, in some order of its
-    dims (PyTorch's is_non_overlapping_and_dense): its dims longer than 1, sorted by stride,
-    step exactly over each other."""
-    needed = array.itemsize
-    for step, length in sorted((s, n) for n, s in zip(array.shape, array.strides) if n > 1):
-        if step != needed:
-            return False
-        needed *= length
-    return True
-
-
-def _with_strides_of(like, copy):
-    """`copy` with like's strides where they describe the same memory (PyTorch's empty_like keeps
-    a gap-free tensor's strides exactly, those of its size-1 dims too, which never step)."""
-    if storage.is_device_array(copy):
-        return copy
-    like_steps = [step // like.itemsize for step in like.strides]
-    copy_steps = [step // copy.itemsize for step in copy.strides]
-    if any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps)):
-        return copy  # like has gaps: the copy keeps only its order
-    strides = tuple(step * copy.itemsize for step in like_steps)
-    return np.lib.stride_tricks.as_strided(copy, strides=strides, writeable=True)
-
-
-def row_major(array):
-    """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
-    gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
-    (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
-    if not array.flags.c_contiguous:
-        return array.copy()
-    if storage.is_device_array(array):
-        return array
-    # numpy lets a dim of size 0 or 1 have any stride (it never steps along it); PyTorch gives
-    # it the row-major one, and stride() shows it: the same memory, seen with those strides
-    strides = tuple(step * array.itemsize for step in contiguous_strides(array.shape))
-    if array.strides == strides:
-        return array
-    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
-
-
-def in_suggested_layout(result, inputs):
-    """A new result (of cat, stack, batch_norm, ...) in the layout PyTorch suggests for it
-    (suggest_memory_format): row-major, unless every input is a channels-last image batch (4-D
-    or 5-D, channels innermost in memory), which it stays. numpy follows its inputs' layout
-    instead (a transposed input gives a transposed result); the layout shows in stride() and in
-    the order x.uniform_() fills the result."""
-    if all(is_channels_last(array) for array in inputs):
-        return result
-    return row_major(result)
-
-
-def is_channels_last(array):
-    """Whether PyTorch sees `array` as a channels-last image batch (4-D or 5-D), laid out in
-    memory as (N, H, W, C): walking from channels through the image dims (W, H, ...) to the batch,
-    each dim steps at least over all the dims before it span (gaps allowed). PyTorch's
-    is_channels_last_strides_2d/3d, behind suggest_memory_format."""
-    if array.ndim not in (4, 5):
-        return False
-    shape, strides = array.shape, [step // array.itemsize for step in array.strides]
-    if strides[1] == 0:  # one channel repeated: row-major by default
-        return False
-    spanned = 0
-    for dim in [1, *range(array.ndim - 1, 1, -1), 0]:
-        if shape[dim] == 0 or strides[dim] < spanned:
-            return False
-        if dim == 0 and spanned == strides[1]:
-            return False  # ambiguous (a batch of 1x1 images of one channel): row-major by default
-        spanned = strides[dim] * shape[dim] if shape[dim] > 1 else strides[dim]
-    return True
-
-
-def memory_order(*arrays):
-    """The dims from the outermost in memory (largest stride) to the innermost: the order in
-    which PyTorch lays out a new tensor made like `arrays` (empty_like, clone, and the results of
-    elementwise ops: TensorIterator).
-
-    PyTorch sorts the dims innermost first, each new dim walking inwards past the dims it lies
-    outside of. The first array decides each comparison; where it cannot (a broadcast dim, stride
-    0, or equal strides over dims of equal size) the next array is asked, and where none can the
-    dim walks on to compare with the next one (a dim that nothing places stays where it is)."""
-    innermost_first = list(range(arrays[0].ndim))[::-1]
-    for i in range(1, len(innermost_first)):  # insertion sort
-        walking = i
-        for other in reversed(range(i)):
-            comparison = _compare_places(innermost_first[other], innermost_first[walking], arrays)
-            if comparison > 0:  # the dim inside lies outside: swap them
-                innermost_first[other], innermost_first[walking] = (
-                    innermost_first[walking],
-                    innermost_first[other],
-                )
-                walking = other
-            elif comparison < 0:
-                break
-    return innermost_first[::-1]
-
-
-def _compare_places(inner, outer, arrays):
-    """1 if dim `inner` lies outside dim `outer` in memory (they must swap), -1 if it lies inside,
-    0 if no array tells."""
-    for array in arrays:
-        inner_step, outer_step = array.strides[inner], array.strides[outer]
-        if inner_step == 0 or outer_step == 0:
-            continue  # broadcast: this array says nothing about these two dims
-        if inner_step != outer_step:
-            return 1 if inner_step > outer_step else -1
-        if array.shape[inner] > array.shape[outer]:  # equal steps: the longer dim goes outside
-            return 1
-    return 0
+        return input._data.copy()  # row-major, not like its input
 
 
 class ToCopy(Op):

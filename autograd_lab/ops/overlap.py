@@ -20,8 +20,8 @@ same places (index_add_, scatter_, scatter_add_, and `x[index] = v` through inde
 import numpy as np
 
 from .. import storage
+from ..layout import dense
 from ..tensor import Tensor
-from .elementwise import dense
 from .shape import _dims_taken, basic_part, is_index_tensor
 from .views import geometry, places, strided
 

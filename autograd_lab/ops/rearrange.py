@@ -15,8 +15,9 @@ import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
+from ..layout import copy_keeping_layout, row_major
 from ..tensor import _make
-from .elementwise import contiguous, copy_keeping_layout, row_major
+from .elementwise import contiguous
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view

@@ -13,8 +13,9 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
+from ..layout import row_major
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, row_major, where
+from .elementwise import Maximum, Minimum, _float, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 

@@ -12,8 +12,9 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
+from ..layout import in_suggested_layout, laid_out_like_operands, row_major
 from ..tensor import Tensor, _make
-from .elementwise import contiguous, in_suggested_layout, laid_out_like_operands, row_major
+from .elementwise import contiguous
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -455,6 +456,60 @@ def _new_dims_strided(array, x, index):
     return _with_strides(array, strides)
 
 
+def _empty_slice_placed(array, x, index):
+    """An empty result of ints, slices, None and `...` with PyTorch's strides and storage offset.
+    numpy starts an empty slice where its array starts and keeps its stride; PyTorch moves the
+    start to the slice's first place (its start, clamped to the dim's size) and multiplies the
+    stride by the step, as for any slice: x[:, 3:] of a (2, 3) x starts 3 places in, stride 3.
+    Only an empty result can differ (it has no element to read, whatever its geometry)."""
+    if array.size or _is_advanced(index) or storage.is_device_array(array):
+        return array
+    sizes, strides = [], []
+    offset, dim = x.storage_offset(), 0
+    for part in index:
+        if part is None:
+            sizes.append(1)
+            strides.append(0)  # (_new_dims_strided gives it PyTorch's stride)
+        elif part is Ellipsis:
+            skipped = x.ndim - sum(_dims_taken(p) for p in index)
+            sizes += x.shape[dim : dim + skipped]
+            strides += x.stride()[dim : dim + skipped]
+            dim += skipped
+        elif isinstance(part, slice):
+            size, stride = x.shape[dim], x.stride(dim)
+            start, stop, step = _slice_bounds(part, size)
+            offset += start * stride
+            sizes.append((stop - start + step - 1) // step)
+            strides.append(stride * step)
+            dim += 1
+        else:  # an int selects
+            offset += (part % x.shape[dim]) * x.stride(dim)
+            dim += 1
+    return _at_places(x._data, sizes, strides, offset)
+
+
+def _slice_bounds(part, size):
+    """PyTorch's (start, stop, step) of a slice over a dim of `size`: each end counted from the
+    back when negative, then clamped to [0, size], and the stop to no less than the start."""
+    step = 1 if part.step is None else part.step
+    start = 0 if part.start is None else part.start
+    stop = size if part.stop is None else part.stop
+    start, stop = start + size if start < 0 else start, stop + size if stop < 0 else stop
+    start = min(max(start, 0), size)
+    stop = min(max(stop, start), size)
+    return start, stop, step
+
+
+def _at_places(array, sizes, strides, offset):
+    """An empty view of array's storage with this geometry (element strides; offset in elements
+    from the storage's start, which may lie past its end: an empty view reads nothing there)."""
+    memory = storage.storage_of(array)
+    itemsize = memory.itemsize
+    start = np.lib.stride_tricks.as_strided(memory, (offset + 1,), (itemsize,))[offset:]
+    byte_strides = tuple(step * itemsize for step in strides)
+    return np.lib.stride_tricks.as_strided(start, tuple(sizes), byte_strides, writeable=False)
+
+
 def _advanced_laid_out(array, x, index):
     """The result of indexing with index tensors, laid out as PyTorch lays it out. PyTorch first
     takes the view of the ints, slices and None, then reads it through the index tensors with
@@ -503,7 +558,9 @@ def _advanced_laid_out(array, x, index):
         strides += list(steps)
         strides += [inner if size == 1 else 0 for size in sizes[len(strides) :]]
         operands.append(_strided_like(array, strides))
-    return laid_out_like_operands(array, operands)
+    # the index tensors have the result's shape only if the view's other dims are all of size 1
+    broadcast = any(view.shape[d] != 1 for d in kept)
+    return laid_out_like_operands(array, operands, broadcast)
 
 
 def _strided_like(array, strides):
@@ -605,9 +662,8 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(
-                x, _new_dims_strided(_advanced_laid_out(_pick(x._data, index), x, index), x, index)
-            )
+            picked = _advanced_laid_out(_pick(x._data, index), x, index)
+            return _view(x, _new_dims_strided(_empty_slice_placed(picked, x, index), x, index))
         except IndexError as error:
             nothing = _picks_nothing(x._data, index)
             if nothing is not None:

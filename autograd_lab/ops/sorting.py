@@ -17,8 +17,9 @@ import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
+from ..layout import copy_keeping_layout
 from ..tensor import _make
-from .elementwise import contiguous, copy_keeping_layout
+from .elementwise import contiguous
 from .indexing import ScatterAdd
 from .reduction import check_reduction_dims, values_indices
 from .registry import public
