@@ -7,6 +7,10 @@ from conftest import both
 import autograd_lab as ag
 
 
+def node_name(tensor):
+    return type(tensor.grad_fn).__name__
+
+
 def test_writing_into_an_overlapping_as_strided_view_changes_every_element_sharing_the_place(
     torch,
 ):
@@ -140,3 +144,50 @@ def test_an_empty_slice_starts_at_its_clamped_start_with_its_step_in_the_stride(
     for ours, theirs in zip(views(ag), views(torch)):
         assert ours.storage_offset() == theirs.storage_offset()
         assert ours.stride() == theirs.stride() and ours.shape == theirs.shape
+
+
+@pytest.mark.parametrize(
+    "loss", ["smooth_l1_loss", "huber_loss", "mse_loss", "binary_cross_entropy"]
+)
+def test_an_unreduced_loss_is_laid_out_like_its_inputs_so_reshape_copies_as_in_pytorch(torch, loss):
+    # the fuzzer's: the losses of a transposed input are transposed in memory, so reshape must
+    # copy (UnsafeViewBackward0); those of a row-major input give a view (ViewBackward0)
+    def reshaped(lib, transposed):
+        x = lib.full((3, 4), 0.25).transpose(0, -1) if transposed else lib.full((4, 3), 0.25)
+        target = lib.full((4, 3), 0.5)
+        losses = getattr(lib.nn.functional, loss)(x.requires_grad_(), target, reduction="none")
+        return losses, losses.reshape((2, 6))
+
+    for transposed in (True, False):
+        (ours, ours_reshaped), (theirs, theirs_reshaped) = (
+            reshaped(ag, transposed),
+            reshaped(torch, transposed),
+        )
+        assert ours.stride() == theirs.stride()
+        assert node_name(ours_reshaped) == node_name(theirs_reshaped)
+
+
+def test_topk_gives_row_major_values_and_indices_so_they_can_be_viewed(torch):
+    # the fuzzer's: PyTorch's topk makes new row-major tensors, so view(-1, 3, 1) works
+    def viewed(lib):
+        values, indices = lib.zeros(3, 3).topk(2, largest=False)
+        transposed = lib.arange(9.0).reshape(3, 3).t().topk(2, 0)
+        return values.view(-1, 3, 1), indices.view(-1, 3, 1), *transposed
+
+    for ours, theirs in zip(viewed(ag), viewed(torch)):
+        assert ours.stride() == theirs.stride()
+    both(torch, viewed)
+
+
+def test_linear_of_a_non_contiguous_batch_adds_its_bias_last(torch):
+    # the fuzzer's: the losses of a transposed input broadcast against a batch follow its
+    # layout, and so does where(...) of them: not contiguous, so PyTorch's linear multiplies and
+    # then adds the bias in place (AddBackward0), not by its flattened fused path (a view)
+    def linear(lib):
+        x = lib.zeros(3, 3).transpose(0, -1).requires_grad_()
+        losses = lib.nn.functional.huber_loss(x, lib.ones(2, 3, 3), reduction="none")
+        batch = lib.where(losses.isnan(), losses, x)
+        return lib.nn.functional.linear(batch, lib.ones(1, 3), lib.ones(1))
+
+    assert node_name(linear(ag)) == node_name(linear(torch)) == "AddBackward0"
+    both(torch, linear)
