@@ -191,3 +191,22 @@ def test_linear_of_a_non_contiguous_batch_adds_its_bias_last(torch):
 
     assert node_name(linear(ag)) == node_name(linear(torch)) == "AddBackward0"
     both(torch, linear)
+
+
+def test_random_fills_follow_the_memory_order_pytorch_gives_each_result(torch):
+    # the fuzzer's: a norm, var_mean or any() of a permuted input is row-major (a reduction
+    # makes a new tensor), a broadcast elementwise result follows its first input's layout; a
+    # random fill writes its numbers in memory order, so the layout shows in the values
+    def filled(lib):
+        lib.manual_seed(0)
+        x = lib.zeros(6).reshape(3, 1, 2).transpose(0, -1)
+        y = lib.zeros(6).reshape(1, 3, 2).transpose(0, -1)
+        wide = lib.zeros(3, 4).t().exp() + lib.zeros(2, 4, 3)
+        return [
+            lib.randint_like(lib.norm(x, dim=1, keepdim=True), 5),
+            lib.var_mean(y, dim=-1)[1].random_(0, 5),
+            lib.rand_like(wide),
+            lib.zeros(3, 4).t().any(0, keepdim=True).float().uniform_(),
+        ]
+
+    both(torch, filled)
