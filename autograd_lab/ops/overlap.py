@@ -22,7 +22,7 @@ import numpy as np
 from .. import storage
 from ..layout import dense
 from ..tensor import Tensor
-from .shape import _dims_taken, basic_part, is_index_tensor
+from .shape import _dims_taken, basic_part, expanded_strides, is_index_tensor
 from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -152,23 +152,11 @@ def _written_view(tensor, parts):
 
 
 def _expanded(array, shape):
-    """array.expand(shape) with PyTorch's strides, or None where the shapes do not fit: a
-    repeated dim gets stride 0, a new leading dim of size 1 the stride that keeps it dense (numpy's
-    broadcast_to gives 0 to every dim of size 1), a 0-d array 0 in every dim."""
+    """array.expand(shape) with PyTorch's strides (shape.expanded_strides), or None where the
+    shapes do not fit."""
     size, stride, offset = geometry(array)
-    strides = [0] * len(shape)
-    for i in reversed(range(len(shape))):
-        j = i - (len(shape) - len(size))  # the dim of `array` that becomes dim i, if any
-        if j >= 0:
-            length, step = size[j], stride[j]
-        else:
-            length, step = 1, (shape[i + 1] * strides[i + 1] if size else 0)
-        if length != shape[i]:
-            if length != 1:
-                return None
-            step = 0
-        strides[i] = step
-    return strided(array, tuple(shape), tuple(strides), offset)
+    strides = expanded_strides(size, stride, shape)
+    return None if strides is None else strided(array, tuple(shape), tuple(strides), offset)
 
 
 def _is_masked_fill(index_tensors, value):

@@ -191,25 +191,30 @@ class Expand(Op):
             ) from None
         if array.size == x._data.size:  # nothing repeats: a plain view, writable as in PyTorch
             array = np.reshape(x._data, shape)
-        return _view(x, _with_strides(array, _expanded_strides(x, shape)))
+        return _view(x, _with_strides(array, expanded_strides(x.shape, x.stride(), shape)))
 
     @staticmethod
     def backward(ctx, grad):
         return grad  # engine._fit sums it to the input's shape: broadcasting is undone in one place
 
 
-def _expanded_strides(x, shape):
-    """PyTorch's strides for x.expand(shape): a dim that grows from 1 repeats its element (stride
-    0); a dim that stays keeps x's stride; a new dim of size 1 gets the step over the dim after it
-    (numpy would give it 0). Every stride of an expanded 0-d tensor is 0."""
-    new_dims = len(shape) - x.ndim
+def expanded_strides(size, stride, shape):
+    """PyTorch's strides for expanding a tensor of `size` and `stride` to `shape`, or None where
+    the shapes do not fit: a dim that grows from 1 repeats its element (stride 0); a dim that
+    stays keeps its stride; a new dim of size 1 gets the step over the dim after it (numpy would
+    give it 0). Every stride of an expanded 0-d tensor is 0."""
+    new_dims = len(shape) - len(size)
     strides = [0] * len(shape)
     for i in reversed(range(len(shape))):
         if i >= new_dims:
-            size, stride = x.shape[i - new_dims], x.stride(i - new_dims)
+            length, step = size[i - new_dims], stride[i - new_dims]
         else:
-            size, stride = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
-        strides[i] = 0 if size != shape[i] else stride
+            length, step = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
+        if length != shape[i]:
+            if length != 1:
+                return None
+            step = 0
+        strides[i] = step
     return strides
 
 
