@@ -11,7 +11,7 @@ them for every new result, and a learner sees them in `stride()`, `is_contiguous
     ((2, 1), (2, 1))
 
 The rules, each written once here: an elementwise result follows its inputs' layout (PyTorch's
-TensorIterator: `laid_out_like_operands`, applied to every op with a `kernel` by Function.apply),
+TensorIterator: `laid_out_like_inputs`, applied to every op with a `kernel` by Op._laid_out),
 a copy keeps its input's (`copy_keeping_layout`: clone, x.float(), sort), most other new results
 are row-major (`row_major`), and a few stay channels-last (`in_suggested_layout`). numpy lays out
 its own results by similar rules that differ in the details (a broadcast dim, a dim of size 1).
@@ -51,13 +51,16 @@ def laid_out_like_operands(result, operands, broadcast):
     the result of an op over `operands` (numpy arrays, each seen with result's shape, stride 0
     where repeated); `broadcast`: whether any operand had another shape. Without broadcasting:
     row-major when every operand is row-major, channels-last when every one is gap-free
-    channels-last, the operands' own strides when all are gap-free with the same ones. Otherwise gap-free in the memory order of the operands (memory_order: the
-    first decides). A copy only where numpy laid it out otherwise."""
+    channels-last, the operands' own strides when all are gap-free with the same ones. Otherwise
+    gap-free in the memory order of the operands (memory_order: the first decides). A copy only
+    where numpy laid it out otherwise."""
     if not broadcast and all(operand.flags.c_contiguous for operand in operands):
         return row_major(result)
     if not broadcast and all(_channels_last_contiguous(operand) for operand in operands):
         return copy_in_order(result, _channels_last_order(result.ndim))
     if not broadcast and all(_dense_like(operand, operands[0]) for operand in operands):
+        if result.strides == operands[0].strides:
+            return result  # numpy laid it out so already
         return _with_strides_of(operands[0], copy_in_order(result, memory_order(operands[0])))
     order = memory_order(*operands)
     if result.strides == _gap_free_strides(result, order):
