@@ -85,8 +85,8 @@ import numpy as np
 
 from . import storage, types
 from .creation import _finish, _shape, _size
+from .layout import copy_keeping_layout
 from .ops import random_fills
-from .ops.elementwise import copy_keeping_layout
 from .ranges import fma64  # float64 a * b + c rounded once (numpy has no fused multiply-add)
 from .tensor import Tensor, _make
 

@@ -25,7 +25,7 @@ import weakref
 
 import numpy as np
 
-from .. import storage
+from .. import layout, storage
 from ..tensor import Tensor, _make
 from .grad_mode import _state
 from .handles import RemovableHandle  # noqa: F401 - part of this module's API
@@ -357,6 +357,11 @@ class Function:
         raise NotImplementedError("a Function subclass must define a static backward(ctx, ...)")
 
     @classmethod
+    def _laid_out(cls, out, args):
+        """The result as forward laid it out (Op lays out an elementwise op's as PyTorch)."""
+        return out
+
+    @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward; when recording, connect the outputs to a new node of the graph.
 
@@ -384,11 +389,13 @@ class Function:
         else:
             out = cls.forward(node, *args, **kwargs)
         if type(out) is np.ndarray:  # the common case: one new array
-            outputs = _make(out)
+            outputs = _make(cls._laid_out(out, args))
         elif type(out) is tuple:  # several outputs (max(dim): values and indices, say)
             outputs = tuple([_as_tensor(value, args) for value in out])
         else:
             outputs = _as_tensor(out, args)
+            if outputs is out and isinstance(out, Tensor):  # a new tensor (forward may save it)
+                out._data = cls._laid_out(out._data, args)
         if recording:
             _record(node, args, kwargs, outputs)
         if profiler is not None:
@@ -408,6 +415,8 @@ class Op(Function):
         derivative  its local derivative in words, for the graph viewer
         domain      where the op-table tests draw its inputs ("positive", "unit", ...)
         piecewise   made of straight pieces (relu): second derivatives are 0 almost everywhere
+        lays_out_itself  an op with a kernel whose forward gives its result PyTorch's layout
+                    itself; the others' results are laid out like their inputs (layout.py)
 
     An Op's forward computes on numpy arrays only, so it records nothing and needs no switch of
     the grad mode around it. The engine trusts an Op's backward to return gradients that nobody
@@ -423,6 +432,16 @@ class Op(Function):
     derivative = None
     domain = "real"
     piecewise = False
+    lays_out_itself = False
+
+    @classmethod
+    def _laid_out(cls, out, args):
+        """An elementwise op's result (it has a kernel) laid out in memory as PyTorch's
+        TensorIterator lays it out: like its tensor inputs (layout.py)."""
+        if cls.kernel is None or cls.lays_out_itself:
+            return out
+        tensors = [arg._data for arg in args if isinstance(arg, Tensor)]
+        return layout.laid_out_like_inputs(out, tensors)
 
 
 def _without_recording(forward, node, args, kwargs):

@@ -26,6 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..autograd.function import Op
+from ..layout import is_channels_last, row_major
 from .windows import add_windows_back, as_images, crop, pad, windows
 
 # stride, dilation: (h, w) pairs; padding: ((top, bottom), (left, right)); groups: an int
@@ -72,6 +73,16 @@ def conv_weight_grad(x, grad, weight_shape, geometry):
     return out.reshape(weight_shape)
 
 
+def _laid_out_as_pytorch_does(out, x, w):
+    """PyTorch's convolution of images gives a row-major result, unless the images or the
+    kernels are channels-last (N, H, W, C in memory): then the result is channels-last too. (The
+    layout shows in stride() and in what as_strided reads from a clone.)"""
+    if not (is_channels_last(x) or is_channels_last(w)):
+        return row_major(out)
+    channels_innermost = np.transpose(out, (0, 2, 3, 1)).copy()  # (N, H, W, C), row-major
+    return np.transpose(channels_innermost, (0, 3, 1, 2))  # seen as (N, C, H, W) again
+
+
 class Convolution(Op):
     """conv(input, weight) + bias over 1-D signals (N, C, L) or images (N, C, H, W)."""
 
@@ -87,7 +98,9 @@ class Convolution(Op):
         out = convolve(x, w, geometry)
         if bias is not None:
             out += bias._data.reshape(1, -1, 1, 1)
-        return out[:, :, 0] if input._data.ndim == 3 else out
+        if input._data.ndim == 3:
+            return row_major(out[:, :, 0])
+        return _laid_out_as_pytorch_does(out, input._data, weight._data)
 
     @staticmethod
     def backward(ctx, grad):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
-from ..backend import contiguous_strides
+from ..layout import copy_keeping_layout, row_major
 from ..tensor import Tensor, _make
 from . import scalar
 from .registry import public
@@ -355,6 +355,7 @@ class RPow(Op):
     node_name = "PowBackward2"
     saved_names = ("exponent", "result")
     kernel = staticmethod(lambda x, base: base**x)
+    lays_out_itself = True  # row-major, not like x
     derivative = "d(c^x)/dx = c^x * log(c)"
 
     @staticmethod
@@ -1124,6 +1125,7 @@ class Clone(Op):
     function, method = "clone", True
     node_name = "CloneBackward0"
     kernel = staticmethod(lambda input: input)
+    lays_out_itself = True  # as its input, exactly (empty_like's rule, not TensorIterator's)
     derivative = "1: the gradient passes through"
 
     @staticmethod
@@ -1142,96 +1144,7 @@ class Contiguous(Clone):
 
     @staticmethod
     def forward(ctx, input):
-        return input._data.copy()
-
-
-def copy_keeping_layout(array, like=None, dtype=None):
-    """A copy of `array` (converted to `dtype`, if given) laid out in memory as `like` is (by
-    default array itself): PyTorch's preserve_format, as in clone, sort or x.float(). The clone of
-    a transposed matrix is transposed in memory too, `ones(2, 3).t().clone().stride()` is (1, 3).
-    Copy with the dims put outermost-first, then permute them back; when `like` has no gaps, the
-    copy also takes its strides exactly. (numpy's own astype keeps the input's order, but for a
-    broadcast dim, stride 0, it picks another one than PyTorch.)"""
-    like = array if like is None else like
-    order = memory_order(like)
-    back = tuple(order.index(dim) for dim in range(len(order)))  # the inverse permutation
-    outermost_first = np.transpose(array, order)
-    if dtype is None:
-        copy = outermost_first.copy()
-    else:
-        copy = outermost_first.astype(dtype, order="C")
-    return _with_strides_of(like, np.transpose(copy, back))
-
-
-def _with_strides_of(like, copy):
-    """`copy` with like's strides where they describe the same memory (PyTorch's empty_like keeps
-    a gap-free tensor's strides exactly, those of its size-1 dims too, which never step)."""
-    if storage.is_device_array(copy):
-        return copy
-    like_steps = [step // like.itemsize for step in like.strides]
-    copy_steps = [step // copy.itemsize for step in copy.strides]
-    if any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps)):
-        return copy  # like has gaps: the copy keeps only its order
-    strides = tuple(step * copy.itemsize for step in like_steps)
-    return np.lib.stride_tricks.as_strided(copy, strides=strides, writeable=True)
-
-
-def row_major(array):
-    """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
-    gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
-    (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
-    if not array.flags.c_contiguous:
-        return array.copy()
-    if storage.is_device_array(array):
-        return array
-    # numpy lets a dim of size 0 or 1 have any stride (it never steps along it); PyTorch gives
-    # it the row-major one, and stride() shows it: the same memory, seen with those strides
-    strides = tuple(step * array.itemsize for step in contiguous_strides(array.shape))
-    if array.strides == strides:
-        return array
-    return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
-
-
-def in_suggested_layout(result, inputs):
-    """A new result (of cat, stack, batch_norm, ...) in the layout PyTorch suggests for it
-    (suggest_memory_format): row-major, unless every input is a channels-last image batch (4-D
-    or 5-D, channels innermost in memory), which it stays. numpy follows its inputs' layout
-    instead (a transposed input gives a transposed result); the layout shows in stride() and in
-    the order x.uniform_() fills the result."""
-    if all(_is_channels_last(array) for array in inputs):
-        return result
-    return row_major(result)
-
-
-def _is_channels_last(array):
-    if array.ndim not in (4, 5):
-        return False
-    return memory_order(array) == [0, *range(2, array.ndim), 1]  # (N, H, W, C) in memory
-
-
-def memory_order(array):
-    """The dims of `array` from the one with the largest stride to the one with the smallest.
-
-    A dim moves in front of another only if its stride is larger (or, on a tie, its size); a
-    broadcast dim (stride 0) says nothing about memory order, so it stays where it is (as in
-    PyTorch, which sorts the same way)."""
-    strides, shape = array.strides, array.shape
-    order = list(range(array.ndim))
-    for i in range(1, len(order)):  # insertion sort: each dim walks left past smaller strides
-        j = i
-        while j > 0 and _lies_outside(order[j], order[j - 1], strides, shape):
-            order[j - 1], order[j] = order[j], order[j - 1]
-            j -= 1
-    return order
-
-
-def _lies_outside(dim, other, strides, shape):
-    """Does `dim` enclose `other` in memory (a larger step between its elements)?"""
-    if strides[dim] == 0 or strides[other] == 0:
-        return False
-    if strides[dim] != strides[other]:
-        return strides[dim] > strides[other]
-    return shape[dim] > shape[other]
+        return input._data.copy()  # row-major, not like its input
 
 
 class ToCopy(Op):

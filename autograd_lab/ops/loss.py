@@ -10,12 +10,15 @@ import numpy as np
 
 from .. import storage
 from ..autograd.function import Op
+from ..layout import laid_out_like_inputs
 from .elementwise import Div, MulNumber, _zeros, logit, operands
 
 
-def _reduce(losses, reduction):
+def _reduce(losses, reduction, *inputs):
+    """The per-element `losses` reduced; kept with reduction="none", laid out in memory like the
+    loss's tensor `inputs` (arrays), as PyTorch's elementwise kernels lay them out (layout.py)."""
     if reduction == "none":
-        return losses
+        return laid_out_like_inputs(losses, [array for array in inputs if array is not None])
     total = np.sum(losses)  # numpy gives a scalar, the CUDA backend a 0-d array: Op takes both
     if reduction == "sum":
         return total
@@ -53,7 +56,7 @@ class MseLoss(Op):
         ctx.reduction = reduction
         x, t = operands(input, target)
         diff = x - t
-        return _reduce(diff * diff, reduction)
+        return _reduce(diff * diff, reduction, input._data, target._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -163,7 +166,8 @@ class HuberLoss(Op):
     def forward(ctx, input, target, reduction, delta):
         # computed in the promoted dtype, kept in the input's (mse_loss and smooth_l1_loss promote)
         losses = _huber_losses(ctx, input, target, reduction, delta)
-        return _reduce(losses.astype(input._data.dtype, copy=False), reduction)
+        losses = losses.astype(input._data.dtype, copy=False)
+        return _reduce(losses, reduction, input._data, target._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -188,7 +192,8 @@ class SmoothL1Loss(Op):
     @staticmethod
     def forward(ctx, input, target, reduction, beta):
         losses = _huber_losses(ctx, input, target, reduction, beta)
-        return _reduce(losses / losses.dtype.type(beta), reduction)
+        losses = losses / losses.dtype.type(beta)
+        return _reduce(losses, reduction, input._data, target._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -215,7 +220,8 @@ class BinaryCrossEntropy(Op):
         with np.errstate(divide="ignore"):
             log_x, log_rest = np.maximum(np.log(x), -100), np.maximum(np.log1p(-x), -100)
         losses = (t - 1) * log_rest - t * log_x
-        return _reduce(losses if weight is None else losses * weight._data, reduction)
+        losses = losses if weight is None else losses * weight._data
+        return _reduce(losses, reduction, x, t)
 
     @staticmethod
     def backward(ctx, grad):
@@ -257,7 +263,7 @@ class BinaryCrossEntropyWithLogits(Op):
         losses = ((1 - t) * x + softplus).astype(t.dtype, copy=False)
         if weight is not None:
             losses = (losses * weight._data).astype(t.dtype, copy=False)
-        return _reduce(losses, reduction)
+        return _reduce(losses, reduction, t, x)  # (PyTorch's formula starts from the target)
 
     @staticmethod
     def backward(ctx, grad):

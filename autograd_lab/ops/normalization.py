@@ -24,8 +24,8 @@ NativeBatchNormBackward0; both save the mean and 1/sqrt(var + eps) instead of re
 import numpy as np
 
 from ..autograd.function import Op
+from ..layout import in_suggested_layout
 from ..tensor import _make
-from .elementwise import in_suggested_layout
 
 
 def standardized(data, dims, eps):

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
+from ..layout import row_major
 from ..tensor import Tensor, _make
 from ..types import to_dtype
 from .elementwise import where
@@ -90,7 +91,7 @@ class VectorNorm(Op):
                 "empty dimension): a maximum or minimum of no elements is undefined. Fix: reduce "
                 "over a dimension that has elements."
             )
-        result = _make(_p_norm(data, ord, dims, keepdim))
+        result = _make(row_major(_p_norm(data, ord, dims, keepdim)))  # as every reduction's
         x = input if data is input._data else _make(data)  # dtype= : computed in that dtype
         ctx.ord, ctx.dims, ctx.keepdim = ord, dims, keepdim
         ctx.save_for_backward(x, result)

@@ -20,8 +20,9 @@ same places (index_add_, scatter_, scatter_add_, and `x[index] = v` through inde
 import numpy as np
 
 from .. import storage
+from ..layout import dense
 from ..tensor import Tensor
-from .shape import _dims_taken, basic_part, is_index_tensor
+from .shape import _dims_taken, basic_part, expanded_strides, is_index_tensor
 from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -151,23 +152,11 @@ def _written_view(tensor, parts):
 
 
 def _expanded(array, shape):
-    """array.expand(shape) with PyTorch's strides, or None where the shapes do not fit: a
-    repeated dim gets stride 0, a new leading dim of size 1 the stride that keeps it dense (numpy's
-    broadcast_to gives 0 to every dim of size 1), a 0-d array 0 in every dim."""
+    """array.expand(shape) with PyTorch's strides (shape.expanded_strides), or None where the
+    shapes do not fit."""
     size, stride, offset = geometry(array)
-    strides = [0] * len(shape)
-    for i in reversed(range(len(shape))):
-        j = i - (len(shape) - len(size))  # the dim of `array` that becomes dim i, if any
-        if j >= 0:
-            length, step = size[j], stride[j]
-        else:
-            length, step = 1, (shape[i + 1] * strides[i + 1] if size else 0)
-        if length != shape[i]:
-            if length != 1:
-                return None
-            step = 0
-        strides[i] = step
-    return strided(array, tuple(shape), tuple(strides), offset)
+    strides = expanded_strides(size, stride, shape)
+    return None if strides is None else strided(array, tuple(shape), tuple(strides), offset)
 
 
 def _is_masked_fill(index_tensors, value):
@@ -211,17 +200,6 @@ def overlaps_itself(array):
     return np.unique(places(*geometry(array))).size < array.size
 
 
-def dense(array):
-    """Whether `array`'s elements fill a block of memory, each place once (some order of dims)."""
-    size, stride, _ = geometry(array)
-    needed = 1
-    for step, length in sorted((s, n) for n, s in zip(size, stride) if n > 1):
-        if step != needed:
-            return False
-        needed *= length
-    return True
-
-
 def overlaps_in_part(written, source):
     """PyTorch's partial overlap: both dense, in one storage, their memory ranges meet, and not
     as the same places (same start, same end and the same strides)."""
@@ -260,15 +238,25 @@ def _same_storage(a, b):
 
 
 def write(array, values):
-    """Store `values` (of array's shape) into `array`. Where `array` repeats memory places (only
-    ops that PyTorch lets write there get here), only the elements that change are written, as
-    PyTorch's kernels write only those: masked_fill_ where the mask is set, x[i] = v at i."""
+    """Store `values` (of array's shape) into `array`. Where several elements of `array` share a
+    memory place (an expanded tensor, an as_strided view whose windows overlap: only ops that
+    PyTorch lets write there get here), only the elements that change are written, as PyTorch's
+    kernels write only those: masked_fill_ where the mask is set, x[i] = v at i. Writing the
+    others back would put their old values over the new ones of the elements they share a
+    place with (`v = as_strided(x, (2, 3), (1, 1)); v[0] = 1` changes row 1 too)."""
     target = _writable(array)
-    if not repeats_elements(array) or storage.is_device_array(array):
+    shares_places = repeats_elements(array) or overlaps_itself(array)
+    if not shares_places or storage.is_device_array(array):
         target[...] = values
         return
-    changed = values != array  # (a nan compares unequal to itself: written again, still nan)
+    values = np.asarray(values, dtype=array.dtype)
+    changed = _bits(values) != _bits(array)  # bit for bit: -0.0 over 0.0 changes, a nan does not
     target[changed] = values[changed]
+
+
+def _bits(array):
+    """Each element's bytes as one unsigned integer, to compare elements bit for bit."""
+    return np.ascontiguousarray(array).view(f"u{array.itemsize}")
 
 
 def _writable(array):

@@ -12,7 +12,7 @@ free.
 import numpy as np
 
 from ..autograd.function import Op
-from .elementwise import copy_keeping_layout, in_suggested_layout
+from ..layout import copy_keeping_layout, in_suggested_layout
 
 
 def pairs_of(pad, ndim):

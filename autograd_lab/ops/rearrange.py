@@ -15,8 +15,9 @@ import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
+from ..layout import copy_keeping_layout, row_major
 from ..tensor import _make
-from .elementwise import contiguous, copy_keeping_layout, row_major
+from .elementwise import contiguous
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -44,7 +45,8 @@ class Tril(Op):
         ctx.diagonal = diagonal
         data = input._data
         keep = _triangle(data, diagonal, ctx._fn._lower)
-        return np.where(keep, data, 0).astype(data.dtype, copy=False)
+        # a new row-major tensor, as PyTorch's tril and triu give whatever the input's layout
+        return row_major(np.where(keep, data, 0).astype(data.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,8 +13,9 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
+from ..layout import row_major
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, row_major, where
+from .elementwise import Maximum, Minimum, _float, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 
@@ -640,5 +641,8 @@ def all(input, dim=None, keepdim=False):
 
 def _truth(answer, input):
     """any/all's answer: bool, except for a uint8 tensor, which gets uint8 (PyTorch keeps this
-    from the days before bool tensors, when uint8 was the mask dtype)."""
-    return _make(answer.astype(np.uint8) if input.dtype is types.uint8 else answer)
+    from the days before bool tensors, when uint8 was the mask dtype). Row-major, as every
+    reduction's result."""
+    if isinstance(answer, np.generic):  # numpy's answer over all dims: a bool, not an array
+        answer = np.asarray(answer)
+    return _make(row_major(answer.astype(np.uint8) if input.dtype is types.uint8 else answer))

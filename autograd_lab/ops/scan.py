@@ -14,9 +14,10 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
+from ..layout import row_major
 from ..tensor import _make
 from ..types import to_dtype
-from .elementwise import row_major, where
+from .elementwise import where
 from .reduction import _one_dim
 from .registry import public
 from .shape import cat

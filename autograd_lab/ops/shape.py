@@ -12,8 +12,9 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
+from ..layout import in_suggested_layout, laid_out_like_operands, row_major
 from ..tensor import Tensor, _make
-from .elementwise import contiguous, in_suggested_layout, row_major
+from .elementwise import contiguous
 from .reduction import _dims, _one_dim
 from .registry import public
 
@@ -190,25 +191,30 @@ class Expand(Op):
             ) from None
         if array.size == x._data.size:  # nothing repeats: a plain view, writable as in PyTorch
             array = np.reshape(x._data, shape)
-        return _view(x, _with_strides(array, _expanded_strides(x, shape)))
+        return _view(x, _with_strides(array, expanded_strides(x.shape, x.stride(), shape)))
 
     @staticmethod
     def backward(ctx, grad):
         return grad  # engine._fit sums it to the input's shape: broadcasting is undone in one place
 
 
-def _expanded_strides(x, shape):
-    """PyTorch's strides for x.expand(shape): a dim that grows from 1 repeats its element (stride
-    0); a dim that stays keeps x's stride; a new dim of size 1 gets the step over the dim after it
-    (numpy would give it 0). Every stride of an expanded 0-d tensor is 0."""
-    new_dims = len(shape) - x.ndim
+def expanded_strides(size, stride, shape):
+    """PyTorch's strides for expanding a tensor of `size` and `stride` to `shape`, or None where
+    the shapes do not fit: a dim that grows from 1 repeats its element (stride 0); a dim that
+    stays keeps its stride; a new dim of size 1 gets the step over the dim after it (numpy would
+    give it 0). Every stride of an expanded 0-d tensor is 0."""
+    new_dims = len(shape) - len(size)
     strides = [0] * len(shape)
     for i in reversed(range(len(shape))):
         if i >= new_dims:
-            size, stride = x.shape[i - new_dims], x.stride(i - new_dims)
+            length, step = size[i - new_dims], stride[i - new_dims]
         else:
-            size, stride = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
-        strides[i] = 0 if size != shape[i] else stride
+            length, step = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
+        if length != shape[i]:
+            if length != 1:
+                return None
+            step = 0
+        strides[i] = step
     return strides
 
 
@@ -455,18 +461,116 @@ def _new_dims_strided(array, x, index):
     return _with_strides(array, strides)
 
 
+def _empty_slice_placed(array, x, index):
+    """An empty result of ints, slices, None and `...` with PyTorch's strides and storage offset.
+    numpy starts an empty slice where its array starts and keeps its stride; PyTorch moves the
+    start to the slice's first place (its start, clamped to the dim's size) and multiplies the
+    stride by the step, as for any slice: x[:, 3:] of a (2, 3) x starts 3 places in, stride 3.
+    Only an empty result can differ (it has no element to read, whatever its geometry)."""
+    if array.size or _is_advanced(index) or storage.is_device_array(array):
+        return array
+    sizes, strides = [], []
+    offset, dim = x.storage_offset(), 0
+    for part in index:
+        if part is None:
+            sizes.append(1)
+            strides.append(0)  # (_new_dims_strided gives it PyTorch's stride)
+        elif part is Ellipsis:
+            skipped = x.ndim - sum(_dims_taken(p) for p in index)
+            sizes += x.shape[dim : dim + skipped]
+            strides += x.stride()[dim : dim + skipped]
+            dim += skipped
+        elif isinstance(part, slice):
+            size, stride = x.shape[dim], x.stride(dim)
+            start, stop, step = _slice_bounds(part, size)
+            offset += start * stride
+            sizes.append((stop - start + step - 1) // step)
+            strides.append(stride * step)
+            dim += 1
+        else:  # an int selects
+            offset += (part % x.shape[dim]) * x.stride(dim)
+            dim += 1
+    return _at_places(x._data, sizes, strides, offset)
+
+
+def _slice_bounds(part, size):
+    """PyTorch's (start, stop, step) of a slice over a dim of `size`: each end counted from the
+    back when negative, then clamped to [0, size], and the stop to no less than the start."""
+    step = 1 if part.step is None else part.step
+    start = 0 if part.start is None else part.start
+    stop = size if part.stop is None else part.stop
+    start, stop = start + size if start < 0 else start, stop + size if stop < 0 else stop
+    start = min(max(start, 0), size)
+    stop = min(max(stop, start), size)
+    return start, stop, step
+
+
+def _at_places(array, sizes, strides, offset):
+    """An empty view of array's storage with this geometry (element strides; offset in elements
+    from the storage's start, which may lie past its end: an empty view reads nothing there)."""
+    memory = storage.storage_of(array)
+    itemsize = memory.itemsize
+    start = np.lib.stride_tricks.as_strided(memory, (offset + 1,), (itemsize,))[offset:]
+    byte_strides = tuple(step * itemsize for step in strides)
+    return np.lib.stride_tricks.as_strided(start, tuple(sizes), byte_strides, writeable=False)
+
+
 def _advanced_laid_out(array, x, index):
-    """The result of indexing with index tensors, laid out as PyTorch lays it out when x and the
-    index tensors are row-major: row-major (its size-1 dims' strides too). numpy may order the
-    picked dims otherwise in memory (x[:, [0, 1], None] comes out transposed). For other layouts
-    PyTorch follows the memory order of x and of the index tensors, which numpy's own order is
-    kept as an approximation of."""
+    """The result of indexing with index tensors, laid out as PyTorch lays it out. PyTorch first
+    takes the view of the ints, slices and None, then reads it through the index tensors with
+    TensorIterator: its operands are that view, with stride 0 over the dims the index tensors
+    make (`restride_src`), and the index tensors, broadcast together and placed at those dims
+    (a mask counts as the columns of its nonzero()). The result follows their memory order
+    (laid_out_like_operands); numpy's own may differ (x[:, [0, 1], None] comes out transposed)."""
     if not _is_advanced(index) or storage.is_device_array(array):
         return array
-    tensors = [part for part in index if isinstance(part, np.ndarray)]
-    if not all(part.flags.c_contiguous for part in [x._data, *tensors]):
-        return array
-    return row_major(array)
+    index = _without_empty_ellipsis(index, x.ndim)
+    first, then = _views_first(index, x.ndim)
+    view = _new_dims_strided(x._data[first], x, first)  # (a None's dim with PyTorch's stride)
+    if any(isinstance(part, bool) for part in then):
+        return row_major(array)  # (a Python bool as an index: rare; row-major, as most are)
+    picks = []  # (the dim of `view` it starts at, the index tensors it stands for)
+    dim = 0
+    for part in then:
+        if isinstance(part, np.ndarray) and part.dtype == np.bool_:
+            picks.append((dim, list(np.nonzero(part))))  # as PyTorch: the columns of nonzero()
+            dim += part.ndim
+        elif isinstance(part, np.ndarray):
+            picks.append((dim, [part]))
+            dim += 1
+        else:  # a full slice
+            dim += 1
+    tensors = [tensor for _, parts in picks for tensor in parts]
+    picked = np.broadcast_shapes(*[tensor.shape for tensor in tensors])
+    taken = {start + i for start, parts in picks for i in range(len(parts))}
+    kept = [d for d in range(view.ndim) if d not in taken]
+    side_by_side = max(taken) - min(taken) + 1 == len(taken)
+    before = [d for d in kept if d < min(taken)] if side_by_side else []
+    after = [d for d in kept if d not in before]
+    # each operand's strides in the result's dims: (before, picked, after)
+    zeros = (0,) * len(picked)
+    source = [view.strides[d] for d in before] + list(zeros) + [view.strides[d] for d in after]
+    operands = [_strided_like(array, source)]
+    sizes = array.shape
+    for tensor in tensors:
+        # PyTorch reshapes each index tensor to (1, ..., picked, 1, ...): those new dims of size 1
+        # step over the whole index (before) or over its last dim (after); where the result's
+        # dim is longer than 1 they are broadcast (stride 0)
+        steps = np.broadcast_to(tensor, picked).strides
+        outer = steps[0] * picked[0] if picked else tensor.itemsize
+        inner = steps[-1] if picked else tensor.itemsize
+        strides = [outer if sizes[d] == 1 else 0 for d in range(len(before))]
+        strides += list(steps)
+        strides += [inner if size == 1 else 0 for size in sizes[len(strides) :]]
+        operands.append(_strided_like(array, strides))
+    # the index tensors have the result's shape only if the view's other dims are all of size 1
+    broadcast = any(view.shape[d] != 1 for d in kept)
+    return laid_out_like_operands(array, operands, broadcast)
+
+
+def _strided_like(array, strides):
+    """An operand of array's shape with the given (byte) strides, for comparing layouts only."""
+    return np.lib.stride_tricks.as_strided(array, strides=tuple(strides), writeable=False)
 
 
 def _ints_first(index, ndim):
@@ -482,6 +586,14 @@ def _ints_first(index, ndim):
     is_int = [isinstance(part, (int, np.integer)) and not isinstance(part, bool) for part in index]
     if not any(is_int) or not _is_advanced(index):
         return None
+    return _views_first(index, ndim)
+
+
+def _views_first(index, ndim):
+    """(first, then): the ints, slices, None and `...` of `index` (with full slices for the dims
+    the index tensors take), and the index tensors (with full slices for the dims the view keeps);
+    array[first][then] is array[index] as PyTorch reads it."""
+    is_int = [isinstance(part, (int, np.integer)) and not isinstance(part, bool) for part in index]
     first, then = [], []
     for part, an_int in zip(index, is_int):
         if an_int or part is None or isinstance(part, slice):
@@ -555,9 +667,8 @@ class Index(Op):
         if not any(part is Ellipsis for part in index):
             index = index + (Ellipsis,)  # numpy's a[0] is a copied number, a[0, ...] a 0-d view
         try:
-            return _view(
-                x, _new_dims_strided(_advanced_laid_out(_pick(x._data, index), x, index), x, index)
-            )
+            picked = _advanced_laid_out(_pick(x._data, index), x, index)
+            return _view(x, _new_dims_strided(_empty_slice_placed(picked, x, index), x, index))
         except IndexError as error:
             nothing = _picks_nothing(x._data, index)
             if nothing is not None:

@@ -17,8 +17,9 @@ import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
+from ..layout import copy_keeping_layout, row_major
 from ..tensor import _make
-from .elementwise import contiguous, copy_keeping_layout
+from .elementwise import contiguous
 from .indexing import ScatterAdd
 from .reduction import check_reduction_dims, values_indices
 from .registry import public
@@ -74,6 +75,8 @@ class Sort(Op):
         values = np.take_along_axis(data, order, axis=dim)
         if k is None:  # PyTorch's sort keeps the input's memory layout (transposed stays so)
             values, order = copy_keeping_layout(values, data), copy_keeping_layout(order, data)
+        else:  # its topk makes new row-major tensors
+            values, order = row_major(values), row_major(order)
         if input._data.ndim == 0:
             values, order = values.reshape(()), order.reshape(())
         indices = _make(order.astype(np.int64, copy=False))

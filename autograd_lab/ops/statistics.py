@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
+from ..layout import row_major
 from ..tensor import _make
 from .elementwise import _float
 from .reduction import (
@@ -47,10 +48,12 @@ class VarMean(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
         ctx.every_dim = dim is None or data.ndim == 0
         # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
+        # (both row-major, as every reduction's result: reduction.py)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
+            spread = ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim)
+            spread = _make(row_major(spread))
             mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
-            mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
+            mean = _make(row_major(_as_a_running_mean(data, ctx.dims, keepdim, mean)))
         if ctx._fn is StdMean:  # its slope reads the result: d std = d var / (2 std)
             ctx.save_for_backward(x, spread)
         else:  # as PyTorch, only x: so var_mean's results may be changed in place afterwards
