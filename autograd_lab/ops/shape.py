@@ -1072,6 +1072,19 @@ def basic_part(index):
     return tuple(basic)
 
 
+def rest_of_index(index):
+    """What is left of an index once its basic part (see basic_part) is applied as a view: the
+    index tensors, at the dims of that view they index (every other dim taken whole)."""
+    rest = []
+    for part in index if isinstance(index, tuple) else (index,):
+        if is_index_tensor(part) or part is Ellipsis:
+            rest.append(part)
+        elif part is None or isinstance(part, (bool, slice)):
+            rest.append(slice(None))  # the view keeps this dim (None and True add one)
+        # an int selected its dim away
+    return tuple(rest)
+
+
 def is_index_tensor(part):
     """Whether one part of an index is an index tensor (or a list, read as one)."""
     return isinstance(part, (Tensor, list))

@@ -1,0 +1,78 @@
+"""Issue 14, in-place writes through views, backward errors, and which error comes first: where
+differential fuzzing found autograd_lab differing from PyTorch 2.13, each compared with PyTorch
+(the `torch` fixture): gradients exactly, errors by class and key words."""
+
+import pytest
+from conftest import both
+
+
+def expanded_and_written(lib, write, weights=None):
+    """x's gradient after writing into e = x.clone().expand(3, 2) and summing e (times weights)."""
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    e = x.clone().expand(3, 2)
+    write(lib, x, e)
+    loss = e.sum() if weights is None else (e * lib.tensor(weights, dtype=lib.float64)).sum()
+    loss.backward()
+    return x.grad
+
+
+def set_row(lib, x, e):
+    e[2] = 1.5
+
+
+def set_one_element(lib, x, e):
+    e[2, 0] = 1.5
+
+
+def set_row_to_x(lib, x, e):
+    e[2] = x * 3
+
+
+def set_nothing(lib, x, e):
+    e[2:0] = 1.5
+
+
+def set_through_index_tensor(lib, x, e):
+    e[2, lib.tensor([1])] = 1.5
+
+
+def set_through_none(lib, x, e):
+    e[2][None] = 1.5
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        set_row,
+        set_one_element,
+        set_row_to_x,
+        set_nothing,
+        set_through_index_tensor,
+        set_through_none,
+    ],
+)
+@pytest.mark.parametrize("weights", [None, [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]])
+def test_setitem_on_an_expanded_tensor_writes_only_the_indexed_view(torch, write, weights):
+    # e[2] = v writes into the view e[2], whose places are all of x's clone: PyTorch's gradient
+    # for those places is that of the new values (zero for a number), for the others the sum
+    # over the expanded copies; no error at backward, since e[2] repeats no element
+    both(torch, lambda lib: expanded_and_written(lib, write, weights))
+
+
+def test_setitem_on_an_expanded_tensor_from_a_tensor_without_grad_gives_the_value_its_gradient(
+    torch,
+):
+    def grad(lib):
+        x = lib.tensor([0.5], requires_grad=True)
+        e = lib.tensor([0.0, 0.0]).expand(3, 2)
+        e[1] = x[0]  # one row of e is the base's two places, both now x[0]
+        (e * lib.arange(1.0, 7.0).reshape(3, 2)).sum().backward()
+        return x.grad, e
+
+    both(torch, grad)
+
+
+def test_setitem_through_an_expanded_view_that_still_repeats_is_refused(lib):
+    e = lib.tensor([1.0, 2.0], requires_grad=True).clone().expand(3, 2)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        e[1:] = 1.5
