@@ -3,7 +3,11 @@ differential fuzzing found autograd_lab differing from PyTorch 2.13, each compar
 (the `torch` fixture): gradients exactly, errors by class and key words."""
 
 import pytest
-from conftest import both
+from conftest import both, values
+from fuzzing import check
+from fuzzing.program import Leaf, Program, Step
+
+import autograd_lab as ag
 
 
 def expanded_and_written(lib, write, weights=None):
@@ -76,3 +80,35 @@ def test_setitem_through_an_expanded_view_that_still_repeats_is_refused(lib):
     e = lib.tensor([1.0, 2.0], requires_grad=True).clone().expand(3, 2)
     with pytest.raises(RuntimeError, match="single memory location"):
         e[1:] = 1.5
+
+
+def test_a_write_that_reads_places_it_writes_in_a_layout_pytorch_does_not_check_is_refused(torch):
+    # x.mT[...] = x[0]: the row x[0], broadcast, is read while x's places are written; PyTorch
+    # checks overlaps of dense layouts only, so it writes element after element and its answer
+    # depends on that order (here all zeros); ours refuses (README "Simplifications")
+    def write(lib):
+        x = lib.tensor([[0.0, 1.0], [0.0, 0.0]])
+        x.mT[...] = x[0]
+        return x
+
+    assert values(write(torch)).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    with pytest.raises(RuntimeError, match="in a layout PyTorch 2.13 does not check"):
+        write(ag)
+    # the fuzzer's program (W5#32) is accepted by that line, and by no other
+    program = Program(
+        (Leaf("x0", (2, 2), "float32", (0.0, 1.0, 0.0, 0.0)),),
+        (Step("v0", "setitem", "{0}.mT[...] = {0}[0]", ("x0",), statement=True),),
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ["does not check that layout" in s.readme for _, s in result.accepted] == [True]
+
+
+def test_a_write_from_a_copy_or_from_the_same_places_still_runs(torch):
+    def write(lib):
+        x = lib.tensor([[0.0, 1.0], [2.0, 3.0]])
+        x.mT[...] = x[0].clone()
+        x[::2].add_(x[::2])  # each element reads only its own place
+        return x
+
+    both(torch, write)

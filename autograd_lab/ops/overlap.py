@@ -43,6 +43,13 @@ OVERLAPS_ITSELF = (  # where PyTorch computes, we refuse: README's Simplificatio
     "another, so its answer depends on that order; autograd_lab refuses. Fix: .clone() the "
     "tensor before modifying it."
 )
+READS_WHAT_IT_WRITES = (  # where PyTorch computes, we refuse: README's Simplifications
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location, in a layout PyTorch 2.13 does not check (a broadcast or strided "
+    "input or view): it writes element after element, and an element reads a place another one "
+    "writes, so its answer depends on that order; autograd_lab refuses. Fix: .clone() the input "
+    "before performing the operation."
+)
 SHARES = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
     "a single memory location: the input would change while it is being read. Fix: .clone() the "
@@ -78,6 +85,9 @@ def refusal(tensor, op, args, kwargs):
     shares = _overlaps if name in REFUSE_ANY_OVERLAP else overlaps_in_part
     if any(shares(written, source) for source in sources):
         return RuntimeError(SHARES)
+    expanded = [_expanded(source, written.shape) for source in sources]
+    if any(source is not None and reads_what_others_write(written, source) for source in expanded):
+        return RuntimeError(READS_WHAT_IT_WRITES)
     return None
 
 
@@ -124,6 +134,8 @@ def _copy_into_view_refusal(view, value):
         return RuntimeError(OVERLAPS_ITSELF)
     if source is not None and overlaps_in_part(view, source):
         return RuntimeError(SHARES)
+    if source is not None and reads_what_others_write(view, source):
+        return RuntimeError(READS_WHAT_IT_WRITES)
     return None
 
 
@@ -230,6 +242,21 @@ def overlaps_in_part(written, source):
     if not _same_storage(written, source) or same_places(written, source):
         return False
     return _ranges_meet(written, source)
+
+
+def reads_what_others_write(written, source):
+    """Whether an element of `source` (of written's shape) lies in a memory place that another
+    element of `written` is written to. PyTorch checks only dense tensors (overlaps_in_part)
+    and writes element after element, so here its answer would depend on that order."""
+    if not (written.size and _same_storage(written, source)) or written.itemsize != source.itemsize:
+        return False
+    written_places = places(*geometry(written)).reshape(-1)
+    read_places = places(*geometry(source)).reshape(-1)
+    writer_of_place = dict(zip(written_places.tolist(), range(written_places.size)))
+    return any(
+        writer_of_place.get(place, element) != element
+        for element, place in enumerate(read_places.tolist())
+    )
 
 
 def _ranges_meet(written, source):
