@@ -2,6 +2,7 @@
 differential fuzzing found autograd_lab differing from PyTorch 2.13, each compared with PyTorch
 (the `torch` fixture): gradients exactly, errors by class and key words."""
 
+import numpy as np
 import pytest
 from conftest import both, values
 from fuzzing import check
@@ -109,6 +110,25 @@ def test_a_write_from_a_copy_or_from_the_same_places_still_runs(torch):
         x = lib.tensor([[0.0, 1.0], [2.0, 3.0]])
         x.mT[...] = x[0].clone()
         x[::2].add_(x[::2])  # each element reads only its own place
+        return x
+
+    both(torch, write)
+
+
+@pytest.mark.parametrize("shape, dim", [((1, 2), 1), ((2, 3), 1), ((2, 1, 3), 2), ((2, 2), 0)])
+def test_unique_consecutive_along_a_dim_lays_its_slices_out_as_pytorch(torch, shape, dim):
+    # its strides decide whether a later write sees the value in the same places (W5#12)
+    def strides(lib):
+        x = lib.arange(float(np.prod(shape))).reshape(shape)
+        return lib.unique_consecutive(x, dim=dim).stride()
+
+    assert strides(ag) == strides(torch)
+
+
+def test_a_row_written_with_itself_after_unique_consecutive_runs(torch):
+    def write(lib):
+        x = lib.unique_consecutive(lib.tensor([[1.0, 0.0]], dtype=lib.float64), dim=1)
+        x[::2] = x[0]  # the same places as the view written: nothing to copy
         return x
 
     both(torch, write)
