@@ -132,3 +132,66 @@ def test_a_row_written_with_itself_after_unique_consecutive_runs(torch):
         return x
 
     both(torch, write)
+
+
+def written(lib, shape, index, value):
+    """x = zeros(shape); x[index(lib)] = value(lib, x); x."""
+    x = lib.zeros(shape)
+    x[index(lib)] = value(lib, x)
+    return x
+
+
+@pytest.mark.parametrize(
+    "shape, index, value",
+    [
+        # index_put_ checks the value's shape before the index values: no IndexError for 1 here
+        (
+            (2, 2, 1, 1),
+            lambda lib: (slice(None, None, 3), ..., -1, [1]),
+            lambda lib, x: lib.ones(2, 2),
+        ),
+        ((2, 2, 1, 1), lambda lib: (..., -1, [1]), lambda lib, x: lib.zeros(2, 2)),
+        # an empty indexing result takes only a value that broadcasts to it
+        ((3,), lambda lib: lib.tensor([], dtype=lib.int64), lambda lib, x: lib.zeros(3, 0)),
+        ((3,), lambda lib: lib.tensor([], dtype=lib.int64), lambda lib, x: lib.zeros(0, 1)),
+    ],
+)
+def test_setitem_refuses_a_value_that_cannot_broadcast_before_looking_at_the_indices(
+    lib, shape, index, value
+):
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        written(lib, shape, index, value)
+
+
+def test_setitem_takes_a_value_with_extra_leading_ones_into_an_empty_result(torch):
+    both(
+        torch,
+        lambda lib: written(
+            lib, (3,), lambda lib: lib.tensor([], dtype=lib.int64), lambda lib, x: lib.zeros(1, 0)
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((0, 5), lambda lib: lib.tensor([], dtype=lib.bool)),
+        ((0, 5), lambda lib: (slice(None), lib.zeros(5, dtype=lib.bool))),  # a whole dim: x itself
+        ((0,), lambda lib: lib.tensor([], dtype=lib.int64)),
+        ((2, 0), lambda lib: lib.tensor([0])),  # the overlap is found before the shapes' misfit
+    ],
+)
+def test_setitem_of_a_tensor_into_itself_through_index_tensors_is_refused_even_when_empty(
+    lib, shape, index
+):
+    with pytest.raises(RuntimeError, match="single memory location"):
+        written(lib, shape, index, lambda lib, x: x)
+
+
+def test_setitem_of_an_empty_view_of_itself_runs(torch):
+    both(
+        torch,
+        lambda lib: written(
+            lib, (0, 5), lambda lib: lib.tensor([], dtype=lib.int64), lambda lib, x: x[:]
+        ),
+    )

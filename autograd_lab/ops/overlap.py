@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import storage
 from ..tensor import Tensor
-from .shape import _dims_taken, basic_part, is_index_tensor
+from .shape import _dims_taken, basic_part, is_index_tensor, selects_all
 from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -105,8 +105,12 @@ def _setitem_refusal(tensor, index, value):
     if _is_masked_fill(index_tensors, value):
         return None  # one mask and one number: PyTorch runs masked_fill_, which has no check
     # index_put_ writes the places in any order, so it refuses a value or an index tensor that
-    # shares any of the view's memory; a view that repeats elements is only warned about
+    # shares any of the view's memory; a view that repeats elements is only warned about. The
+    # tensor itself is refused even when empty (PyTorch compares the tensors first): x[mask] = x
+    written_is_tensor = selects_all(basic_part(index), tensor.shape)
     for other in (value, *index_tensors):
+        if other is tensor and written_is_tensor:
+            return RuntimeError(SHARES)
         if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)
     return None
