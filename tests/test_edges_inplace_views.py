@@ -4,9 +4,11 @@ differential fuzzing found autograd_lab differing from PyTorch 2.13, each compar
 
 import numpy as np
 import pytest
-from conftest import both, values
+from conftest import both, same, values
 from fuzzing import check
+from fuzzing.compare import Divergence
 from fuzzing.program import Leaf, Program, Step
+from fuzzing.simplifications import accepted_by
 
 import autograd_lab as ag
 
@@ -195,3 +197,41 @@ def test_setitem_of_an_empty_view_of_itself_runs(torch):
             lib, (0, 5), lambda lib: lib.tensor([], dtype=lib.int64), lambda lib, x: x[:]
         ),
     )
+
+
+def clamped_with_broad_bounds(lib):
+    x = lib.tensor([[-2.0, 0.72]], dtype=lib.float64, requires_grad=True)
+    low = lib.tensor(0.54, dtype=lib.float64, requires_grad=True)
+    high = lib.tensor([[[-1.0, 0.9]], [[0.1, 0.6]], [[3.0, 0.3]]], dtype=lib.float64)
+    return x, low, high.requires_grad_()
+
+
+def test_clamp_with_bounds_broader_than_its_input_has_the_gradient_of_its_formula(torch):
+    # PyTorch 2.13's backward fails here (README "Simplifications"); ours is the formula's gradient,
+    # checked with finite differences and against PyTorch's for the input broadcast beforehand
+    x, low, high = clamped_with_broad_bounds(torch)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.clamp(x, min=low, max=high).sum().backward()
+    inputs = clamped_with_broad_bounds(ag)
+    assert ag.autograd.gradcheck(lambda x, low, high: ag.clamp(x, min=low, max=high), inputs)
+
+    def gradients(lib, broadcast_first):
+        x, low, high = clamped_with_broad_bounds(lib)
+        seen = x.expand(3, 1, 2) if broadcast_first else x
+        lib.clamp(seen, min=low, max=high).sum().backward()
+        return x.grad, low.grad, high.grad
+
+    same(gradients(ag, False), gradients(torch, True))
+
+
+def test_the_fuzzer_accepts_the_clamp_backward_failure_only_in_programs_calling_clamp():
+    failure = Divergence(
+        "loss.backward()",
+        "backward",
+        "raises",
+        "ran",
+        "raises RuntimeError: output with shape [1, 1, 2] doesn't match the broadcast shape [2, 3, 2]",
+    )
+    assert accepted_by(failure, "v1 = torch.clamp(x0, min=x1, max=v0)") is not None
+    assert accepted_by(failure, "v1 = x0.clip(min=x1, max=v0)") is not None
+    assert accepted_by(failure, "v1 = x0.add_(v0)") is None

@@ -318,6 +318,19 @@ SIMPLIFICATIONS = [
         "Float can't be cast to the desired output type Long\")",
         _addcdiv_integer_divisor_backward,
     ),
+    Simplification(
+        "`clamp`/`clip` with tensor bounds that broadcast beyond the input's shape have the "
+        "gradient of their formula (PyTorch 2.13's backward combines the masks in place, in a "
+        "tensor of the input's shape, and fails: \"output with shape [1, 1, 2] doesn't match the "
+        'broadcast shape [2, 3, 2]")',
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("backward", "grad")
+            and d.ours == "ran"
+            and "doesn't match the broadcast shape" in d.theirs
+        ),
+        in_program=r"\b(clamp|clip)\(",
+    ),
 ]
 
 
