@@ -235,3 +235,25 @@ def test_the_fuzzer_accepts_the_clamp_backward_failure_only_in_programs_calling_
     assert accepted_by(failure, "v1 = torch.clamp(x0, min=x1, max=v0)") is not None
     assert accepted_by(failure, "v1 = x0.clip(min=x1, max=v0)") is not None
     assert accepted_by(failure, "v1 = x0.add_(v0)") is None
+
+
+@pytest.mark.parametrize("convert", [lambda t: t.byte(), lambda t: t.long(), lambda t: t.to(bool)])
+def test_a_split_piece_whose_base_changed_in_place_converts_to_integers(torch, convert):
+    # an integer result records nothing, so PyTorch never asks for the stale piece's history
+    def converted(lib):
+        x = lib.tensor([[1.5], [-2.0]], dtype=lib.float64, requires_grad=True)
+        base = x.cumsum(0)
+        piece = base.split([1, 1], dim=0)[0]
+        base.triu_()
+        return convert(piece)
+
+    both(torch, converted)
+
+
+def test_a_split_piece_whose_base_changed_in_place_still_refuses_a_float_conversion(lib):
+    x = lib.tensor([[1.5], [-2.0]], dtype=lib.float64, requires_grad=True)
+    base = x.cumsum(0)
+    piece = base.split([1, 1], dim=0)[0]
+    base.triu_()
+    with pytest.raises(RuntimeError, match="modified inplace"):
+        piece.float()

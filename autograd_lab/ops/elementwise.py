@@ -1506,6 +1506,10 @@ def _number_tensors(a, b, like):
 
 
 def to_dtype(input, dtype, device=None):
+    if dtype is not None and (np.issubdtype(dtype, np.integer) or dtype == np.bool_):
+        # an integer or bool result has no gradient: PyTorch records nothing, so it never looks
+        # at the input's history (a split piece whose base has changed in place converts fine)
+        input = input.detach()
     return ToCopy.apply(input, dtype=dtype, device=device)
 
 
