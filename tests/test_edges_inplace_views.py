@@ -283,3 +283,18 @@ def test_the_second_derivative_of_an_embedding_with_no_indices_is_zero(torch):
     )
     assert accepted_by(failure, "v4 = torch.nn.functional.embedding(i, x0)") is not None
     assert accepted_by(failure, "v4 = x0.reshape(0, -1)") is None
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda lib, x: lib.sum(x, dim=-3, keepdim=True, dtype=lib.int64),
+        lambda lib, x: lib.sum(x, dim=(0, 5), dtype=lib.int64),
+        lambda lib, x: lib.cumsum(x, dim=-3, dtype=lib.int64),
+        lambda lib, x: lib.cumprod(x, dim=2, dtype=lib.int64),
+    ],
+)
+def test_a_dim_out_of_range_is_reported_before_an_integer_dtype_autograd_cannot_record(lib, reduce):
+    x = lib.tensor([1.0], dtype=lib.float64, requires_grad=True)
+    with pytest.raises(IndexError):
+        reduce(lib, x)
