@@ -298,3 +298,32 @@ def test_a_dim_out_of_range_is_reported_before_an_integer_dtype_autograd_cannot_
     x = lib.tensor([1.0], dtype=lib.float64, requires_grad=True)
     with pytest.raises(IndexError):
         reduce(lib, x)
+
+
+def test_index_add_refuses_another_dtype_before_it_looks_at_the_index_values(lib):
+    x = lib.zeros(1, 2, dtype=lib.bool)
+    index = lib.tensor([1, 0, 1, 1])  # 1 is out of range, but the dtypes are checked first
+    with pytest.raises(RuntimeError, match="must have the same scalar type"):
+        x.index_add_(-2, index, lib.ones(4, 2), alpha=0.5)
+
+
+@pytest.mark.parametrize(
+    "shape, index, source_shape",
+    [((3, 2, 1), [], (3, 2, 0)), ((0, 2), [0], (0, 1))],  # nothing added: alpha is not converted
+)
+def test_index_add_of_nothing_takes_an_alpha_its_integer_dtype_cannot_hold(
+    torch, shape, index, source_shape
+):
+    def added(lib):
+        x = lib.zeros(shape, dtype=lib.int64)
+        picked = lib.tensor(index, dtype=lib.int64)
+        source = lib.zeros(source_shape, dtype=lib.int64)
+        return lib.index_add(x, -1 if len(shape) == 3 else 1, picked, source, alpha=float("inf"))
+
+    both(torch, added)
+
+
+def test_index_add_into_a_vector_converts_alpha_even_when_adding_nothing(lib):
+    x, nothing = lib.zeros(1, dtype=lib.int64), lib.tensor([], dtype=lib.int64)
+    with pytest.raises(RuntimeError, match="overflow"):
+        lib.index_add(x, 0, nothing, lib.zeros(0, dtype=lib.int64), alpha=float("inf"))
