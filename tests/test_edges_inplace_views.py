@@ -327,3 +327,16 @@ def test_index_add_into_a_vector_converts_alpha_even_when_adding_nothing(lib):
     x, nothing = lib.zeros(1, dtype=lib.int64), lib.tensor([], dtype=lib.int64)
     with pytest.raises(RuntimeError, match="overflow"):
         lib.index_add(x, 0, nothing, lib.zeros(0, dtype=lib.int64), alpha=float("inf"))
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_matmul_of_a_matrix_and_an_empty_batch_of_another_dtype(lib, requires_grad):
+    # a matrix that requires grad is folded into one product (mm), which refuses mixed dtypes
+    # even with nothing to multiply; without grad the batched product returns empty zeros
+    matrix = lib.ones(0, 2, dtype=lib.float64, requires_grad=requires_grad)
+    batch = lib.ones(0, 2, 1, dtype=lib.int64)
+    if requires_grad:
+        with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+            matrix @ batch
+    else:
+        assert (matrix @ batch).shape == (0, 0, 1)
