@@ -571,7 +571,9 @@ class Tensor:
                 "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
                 "or work on a copy (y = x.clone(), then view and change y)."
             )
-        if self.grad_fn is None and self_requires_grad:  # (a view: its new history first)
+        # a view counts as a leaf until its history is rebuilt (when its grad_fn is first asked
+        # for after its base changed): PyTorch looks at the history it has, without rebuilding it
+        if self._grad_fn is None and self_requires_grad:
             return RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation: "
                 "autograd is recording, and the leaf's gradient would refer to values that no "

@@ -340,3 +340,20 @@ def test_matmul_of_a_matrix_and_an_empty_batch_of_another_dtype(lib, requires_gr
             matrix @ batch
     else:
         assert (matrix @ batch).shape == (0, 0, 1)
+
+
+def view_made_before_its_base_required_grad(lib, look_at_history):
+    y = lib.zeros(2)
+    w = y[None]  # made while y records nothing: w has no history of its own
+    y[:1] = lib.tensor(1.0, requires_grad=True)  # y now requires grad, and so does w
+    if look_at_history:
+        w.grad_fn  # rebuilds w's history (AsStridedBackward0): w is no longer a leaf
+    return w
+
+
+@pytest.mark.parametrize("change", [lambda w: w.floor_divide_(1.0), lambda w: w.mul_(2.0)])
+def test_a_view_whose_history_was_not_rebuilt_is_a_leaf_to_an_in_place_op(lib, change):
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        change(view_made_before_its_base_required_grad(lib, look_at_history=False))
+    changed = change(view_made_before_its_base_required_grad(lib, look_at_history=True))
+    assert changed.requires_grad
