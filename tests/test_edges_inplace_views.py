@@ -357,3 +357,21 @@ def test_a_view_whose_history_was_not_rebuilt_is_a_leaf_to_an_in_place_op(lib, c
         change(view_made_before_its_base_required_grad(lib, look_at_history=False))
     changed = change(view_made_before_its_base_required_grad(lib, look_at_history=True))
     assert changed.requires_grad
+
+
+@pytest.mark.parametrize(
+    "combine",
+    [lambda lib, a, b: a & b, lambda lib, a, b: a ^ b, lambda lib, a, b: lib.bitwise_not(a)],
+)
+def test_a_bitwise_op_reads_a_stale_split_piece_history_before_refusing_floats(lib, combine):
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    base = x * 1
+    piece = base.split(1, 0)[0]
+    base[1:] = 0.0  # the split piece's storage changes in place
+    with pytest.raises(RuntimeError, match="Output 0 of Split"):
+        combine(lib, piece, lib.tensor(1.0))
+
+
+def test_a_bitwise_op_on_floats_that_require_grad_is_not_implemented(lib):
+    with pytest.raises(NotImplementedError):
+        lib.tensor([1.0], requires_grad=True) & lib.tensor(1.0)
