@@ -375,3 +375,23 @@ def test_a_bitwise_op_reads_a_stale_split_piece_history_before_refusing_floats(l
 def test_a_bitwise_op_on_floats_that_require_grad_is_not_implemented(lib):
     with pytest.raises(NotImplementedError):
         lib.tensor([1.0], requires_grad=True) & lib.tensor(1.0)
+
+
+@pytest.mark.parametrize("p", [0, 2])
+def test_dist_saves_both_operands_so_changing_one_in_place_is_caught_at_backward(lib, p):
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = lib.tensor([0.5, 0.5], dtype=lib.float64)  # saved although it needs no gradient
+    distance = x.dist(y, p)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        distance.backward()
+
+
+def test_dist_records_dist_backward_and_keeps_its_gradient(torch):
+    def gradient(lib):
+        x = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        distance = x.dist(lib.tensor([0.5, 0.5], dtype=lib.float64), 3)
+        distance.backward()
+        return x.grad, type(distance.grad_fn).__name__
+
+    both(torch, gradient)
