@@ -395,3 +395,21 @@ def test_dist_records_dist_backward_and_keeps_its_gradient(torch):
         return x.grad, type(distance.grad_fn).__name__
 
     both(torch, gradient)
+
+
+def test_kthvalue_saves_its_indices_so_changing_them_in_place_is_caught_at_backward(lib):
+    x = lib.tensor([[3.0, 1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+    values, indices = lib.kthvalue(x, 2, -1)
+    indices.floor_()  # an in-place op on the int64 indices: a new version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        values.sum().backward()
+
+
+def test_kthvalue_records_kthvalue_backward_and_keeps_its_gradient(torch):
+    def gradient(lib):
+        x = lib.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        values = lib.kthvalue(x, 2, -1).values
+        (values * lib.tensor([1.0, 2.0], dtype=lib.float64)).sum().backward()
+        return x.grad, type(values.grad_fn).__name__, values.stride()
+
+    both(torch, gradient)

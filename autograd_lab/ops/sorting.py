@@ -18,7 +18,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import contiguous, copy_keeping_layout
+from .elementwise import contiguous, copy_keeping_layout, row_major
 from .indexing import ScatterAdd
 from .reduction import check_reduction_dims, values_indices
 from .registry import public
@@ -284,4 +284,24 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     # row-major copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody
     # else sees): an in-place change of the result is then recorded on the result itself
-    return kthvalue_result(contiguous(values), contiguous(indices))
+    indices = contiguous(indices)
+    return kthvalue_result(Kthvalue.apply(values, indices=indices), indices)
+
+
+class Kthvalue(Op):
+    """kthvalue's own node over the sort that computes it: a row-major copy of the values that
+    saves the indices returned beside them, as PyTorch's KthvalueBackward0 does, so changing
+    those indices in place before backward is refused there. The gradient goes on unchanged."""
+
+    node_name = "KthvalueBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, values, indices):
+        ctx.save_for_backward(indices)
+        return row_major(values._data.copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        _ = ctx.saved_tensors  # (refused here if the indices were changed in place since)
+        return grad
