@@ -413,3 +413,15 @@ def test_kthvalue_records_kthvalue_backward_and_keeps_its_gradient(torch):
         return x.grad, type(values.grad_fn).__name__, values.stride()
 
     both(torch, gradient)
+
+
+def test_an_in_place_change_through_a_view_of_unique_along_a_dim_runs(torch):
+    # unique's values are a storage of their own (numpy's view another dtype's buffer), so the
+    # view's history can be rebuilt from them
+    def changed(lib):
+        x = lib.tensor([[0.0], [0.0]], requires_grad=True)
+        view = lib.unique(x, dim=1).swapaxes(-2, -1)
+        view.clamp_(min=2, max=-1)
+        return view, view.stride(), type(view.grad_fn).__name__
+
+    both(torch, changed)

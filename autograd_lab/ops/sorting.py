@@ -226,6 +226,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         values, inverse, counts = np.unique(
             data, return_inverse=True, return_counts=True, axis=axis, equal_nan=False
         )
+        # numpy's values view a buffer of its own dtype (one element per slice): copy them into
+        # a storage of ours, laid out as PyTorch's (the slices one after another in memory)
+        values = np.moveaxis(np.moveaxis(values, axis, 0).copy(), 0, axis)
         inverse = inverse.reshape(-1)
         record = UniqueDim
     return _results(record, input, values, inverse, counts, return_inverse, return_counts)
