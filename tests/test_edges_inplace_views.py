@@ -425,3 +425,12 @@ def test_an_in_place_change_through_a_view_of_unique_along_a_dim_runs(torch):
         return view, view.stride(), type(view.grad_fn).__name__
 
     both(torch, changed)
+
+
+@pytest.mark.parametrize("index", [(slice(None, 2, 3), None), (None, slice(None, 2, 3))])
+def test_setitem_sees_the_strides_pytorch_gives_a_slice_of_one_and_a_new_dim(lib, index):
+    # x[:2:3] of one row has PyTorch's stride 3 x 2 = 6, not the value's: not the same places,
+    # so the value x[0] overlaps the written view in part, and is refused
+    x = lib.zeros(1, 2)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        x[index] = x[0]

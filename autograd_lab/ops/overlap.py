@@ -151,15 +151,25 @@ def _written_view(tensor, parts):
     tensor.detach()[parts]  # its checks and errors: an int out of range, too many indices, ...
     array, dim = tensor._data, 0
     for position, part in enumerate(parts):
-        if part is None or isinstance(part, bool):
-            array = np.expand_dims(array, dim)
+        if part is None or isinstance(part, bool):  # PyTorch's unsqueeze: the stride of a
+            # new dim keeps the view dense (numpy's expand_dims may give it and its neighbours
+            # of size 1 other strides)
+            size, stride, offset = geometry(array)
+            step = stride[dim] * size[dim] if dim < len(size) else 1
+            size, stride = size[:dim] + (1,) + size[dim:], stride[:dim] + (step,) + stride[dim:]
+            array = strided(array, size, stride, offset, writeable=False)
             if part is False:  # x[False] picks nothing
                 array = array[(slice(None),) * dim + (slice(0, 0),)]
             dim += 1
         elif part is Ellipsis:
             dim = array.ndim - sum(_dims_taken(p) for p in parts[position + 1 :])
         elif isinstance(part, slice):
+            step = geometry(array)[1][dim] * part.indices(array.shape[dim])[2]
             array = array[(slice(None),) * dim + (part,)]
+            if array.shape[dim] == 1:  # numpy keeps the old stride there, PyTorch multiplies
+                size, stride, offset = geometry(array)
+                stride = stride[:dim] + (step,) + stride[dim + 1 :]
+                array = strided(array, size, stride, offset, writeable=False)
             dim += 1
         else:  # an int selects: the dim goes
             array = array[(slice(None),) * dim + (part, Ellipsis)]
