@@ -434,3 +434,21 @@ def test_setitem_sees_the_strides_pytorch_gives_a_slice_of_one_and_a_new_dim(lib
     x = lib.zeros(1, 2)
     with pytest.raises(RuntimeError, match="single memory location"):
         x[index] = x[0]
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, x, other: lib.addcmul(x, other, x),  # x's gradient needs other: saved
+        lambda lib, x, other: lib.addcdiv(x, other, other),  # tensor2 is always saved
+    ],
+)
+def test_an_operand_of_another_dtype_changed_in_place_is_caught_at_backward(lib, op):
+    # the node saves the operand converted to the common dtype; PyTorch's saves the operand
+    # itself, so changing it in place before backward is refused
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    other = lib.tensor([3.0, 4.0], dtype=lib.float32)
+    result = op(lib, x, other)
+    other.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        result.sum().backward()
