@@ -571,7 +571,9 @@ class Tensor:
                 "refer to values that no longer exist. Fix: change it inside `with no_grad():`, "
                 "or work on a copy (y = x.clone(), then view and change y)."
             )
-        if self.grad_fn is None and self_requires_grad:  # (a view: its new history first)
+        # a view counts as a leaf until its history is rebuilt (when its grad_fn is first asked
+        # for after its base changed): PyTorch looks at the history it has, without rebuilding it
+        if self._grad_fn is None and self_requires_grad:
             return RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation: "
                 "autograd is recording, and the leaf's gradient would refer to values that no "
@@ -601,6 +603,13 @@ class Tensor:
         if _shape.assigns_all(index, value, self._data.shape):
             return _shape.assign_all(self, value)  # x[...] = v: a fill_ or copy_ of x itself
         parts = index if isinstance(index, tuple) else (index,)
+        basic = _shape.basic_part(index)
+        if _overlap.repeats_elements(self._data) and not _shape.selects_all(basic, self.shape):
+            # PyTorch writes into the view x[ints, slices, None] (x expanded: e[2] = v writes one
+            # row, not all of e), so only that view's places are changed, and get new gradients
+            written = self[basic]
+            written[_shape.rest_of_index(index)] = value
+            return
         if any(_shape.is_index_tensor(part) for part in parts):  # PyTorch's index_put_
             refusal = recording and self._inplace_refusal(True)
             if refusal:

@@ -150,7 +150,18 @@ def _operands(name, **tensors):
             )
     check_broadcastable(*[t.shape for t in tensors.values()])
     dtype = promotion.common_dtype(*tensors.values())
-    return dtype, [t if t.dtype is dtype else t.to(dtype) for t in tensors.values()]
+    return dtype, [_converted(t, dtype) for t in tensors.values()]
+
+
+def _converted(tensor, dtype):
+    """`tensor` in `dtype`. A converted copy shares the tensor's version counter: the node saves
+    the copy in its place, and PyTorch's node, which saves the tensor itself, refuses backward
+    once that tensor is changed in place. (Nobody else sees the copy, so nothing writes to it.)"""
+    if tensor.dtype is dtype:
+        return tensor
+    copy = tensor.to(dtype)
+    copy._version_counter = tensor._shared_version_counter()
+    return copy
 
 
 def _value_in(dtype, value):

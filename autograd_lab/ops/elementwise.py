@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
+from ..autograd.grad_mode import is_grad_enabled
 from ..layout import copy_keeping_layout, row_major
 from ..tensor import Tensor, _make
 from . import scalar
@@ -1419,6 +1420,10 @@ def _number_tensors(a, b, like):
 
 
 def to_dtype(input, dtype, device=None):
+    if dtype is not None and (np.issubdtype(dtype, np.integer) or dtype == np.bool_):
+        # an integer or bool result has no gradient: PyTorch records nothing, so it never looks
+        # at the input's history (a split piece whose base has changed in place converts fine)
+        input = input.detach()
     return ToCopy.apply(input, dtype=dtype, device=device)
 
 
@@ -1476,6 +1481,15 @@ def logical_not(input):
 logical_not.kernel = lambda a: ~a
 
 
+def _read_histories(*inputs):
+    """PyTorch has no derivative for the bitwise ops, but its autograd layer still records a node
+    for an input that requires grad before the kernel refuses a float: reading that input's
+    history first (a split piece changed through its base is refused there)."""
+    for input in inputs:
+        if isinstance(input, Tensor) and input.requires_grad and is_grad_enabled():
+            _ = input.grad_fn  # (a view's history is rebuilt, or refused, on reading)
+
+
 def _bitwise(name, numpy_function, kernel):
     """PyTorch's &, | and ^: bit by bit on integers, in their promoted dtype (int8 & 3 is int8),
     which on bools is the logical and/or/xor; floats have no bits to combine."""
@@ -1483,6 +1497,7 @@ def _bitwise(name, numpy_function, kernel):
     def combine(input, other):
         x, y = operands(input, other)
         if _kind(x) == "f" or _kind(y) == "f":
+            _read_histories(input, other)
             raise types.not_implemented_for(name, promotion.result_type(input, other))
         return _make(numpy_function(x, y))
 
@@ -1501,6 +1516,7 @@ bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, lambda a, b: a ^ b)
 def bitwise_not(input):
     """~x: every bit flipped for integers (~5 is -6), not for bools."""
     if input.is_floating_point():
+        _read_histories(input)
         raise types.not_implemented_for("bitwise_not", input.dtype)
     return _make(np.invert(input._data))
 

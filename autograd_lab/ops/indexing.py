@@ -532,6 +532,13 @@ def index_add(input, dim, index, source, *, alpha=1):
             f"specified dimension. Got self.shape = {list(input.shape)} source.shape = "
             f"{list(source.shape)}: each slice of source is added to a slice of self."
         )
+    if source.dtype != input.dtype:  # (before the index values are looked at)
+        raise RuntimeError(
+            f"index_add_(): self ({types.kernel_name(input.dtype)}) and source "
+            f"({types.kernel_name(source.dtype)}) must have the same scalar type: index_add adds "
+            "source into self without converting it. Fix: convert source first, "
+            "source.to(x.dtype)."
+        )
     size = input._data.shape[dim] if input.ndim else 1
     # PyTorch looks at the index values only where it adds something: a 2-d+ tensor with no
     # elements (an empty dim, say) takes any index
@@ -550,8 +557,12 @@ def index_add(input, dim, index, source, *, alpha=1):
             f"index out of range in self: index_add() along dim {dim} of size {size} got index "
             f"{bad}; each must be at least 0 and below {size}."
         )
-    if not input.is_floating_point() and not input.is_complex() and source.dtype == input.dtype:
-        if input.dtype is not types.bool_:  # (inf does not fit: PyTorch's overflow error)
+    if not input.is_floating_point() and not input.is_complex():
+        # PyTorch's kernel converts alpha for a 1-d tensor always, for a 2-d+ one only when it
+        # adds something (inf does not fit: its overflow error)
+        if input.ndim > 1 and not adds_something:
+            alpha = 1  # never converted: any alpha goes
+        elif input.dtype is not types.bool_:
             promotion.check_fits("alpha", alpha, input.dtype)
         alpha = int(alpha)  # PyTorch converts alpha to the input's integer dtype: 0.25 becomes 0
     if source.ndim:

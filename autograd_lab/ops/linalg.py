@@ -132,13 +132,13 @@ def matmul(input, other):
 def _multiplies_as_a_batch(input, other):
     """Does PyTorch's matmul multiply these as a batch of matrices (bmm), rather than fold the
     operand with more dims into one tall matrix (mm, mv)? Its rule (should_fold) folds when it
-    needs no copy, or when the bigger operand requires grad; its errors differ between the two."""
+    needs no copy, or when the smaller operand requires grad; its errors differ between the two."""
     if input.ndim <= 2 and other.ndim <= 2:
         return False
     bigger, smaller = (input, other) if input.ndim >= other.ndim else (other.mT, input)
     if smaller.ndim > 2:
         return True
-    if bigger.requires_grad:  # one matrix product then gives bigger's gradient too
+    if smaller.requires_grad:  # its gradient is then one matrix product, not a sum over a batch
         return False
     if input.ndim == 2:  # folding other would need a transposed copy of the result
         return True

@@ -161,7 +161,27 @@ def _needs_svd(what):
     )
 
 
+class Dist(Op):
+    """dist's own node over the norm of the difference, which computes it: PyTorch's
+    DistBackward0 saves both operands, so changing either in place before backward is refused
+    there, even when the gradient would not need them (p = 0). This node saves them for that
+    check and hands the gradient on unchanged."""
+
+    node_name = "DistBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, distance, input, other):
+        ctx.save_for_backward(input, other)
+        return distance._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        _ = ctx.saved_tensors  # (refused here if either operand was changed in place since)
+        return grad, None, None
+
+
 @public("dist", method=True)
 def dist(input, other, p=2):
     """The p-norm of input - other: how far apart two tensors are (they broadcast)."""
-    return norm(input - other, p=float(p))
+    return Dist.apply(norm(input - other, p=float(p)), input, other)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import storage
 from ..layout import dense
 from ..tensor import Tensor
-from .shape import _dims_taken, basic_part, expanded_strides, is_index_tensor
+from .shape import _dims_taken, basic_part, expanded_strides, is_index_tensor, selects_all
 from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -43,6 +43,13 @@ OVERLAPS_ITSELF = (  # where PyTorch computes, we refuse: README's Simplificatio
     "location (an as_strided view whose elements overlap): PyTorch 2.13 writes them one after "
     "another, so its answer depends on that order; autograd_lab refuses. Fix: .clone() the "
     "tensor before modifying it."
+)
+READS_WHAT_IT_WRITES = (  # where PyTorch computes, we refuse: README's Simplifications
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location, in a layout PyTorch 2.13 does not check (a broadcast or strided "
+    "input or view): it writes element after element, and an element reads a place another one "
+    "writes, so its answer depends on that order; autograd_lab refuses. Fix: .clone() the input "
+    "before performing the operation."
 )
 SHARES = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
@@ -79,6 +86,9 @@ def refusal(tensor, op, args, kwargs):
     shares = _overlaps if name in REFUSE_ANY_OVERLAP else overlaps_in_part
     if any(shares(written, source) for source in sources):
         return RuntimeError(SHARES)
+    expanded = [_expanded(source, written.shape) for source in sources]
+    if any(source is not None and reads_what_others_write(written, source) for source in expanded):
+        return RuntimeError(READS_WHAT_IT_WRITES)
     return None
 
 
@@ -96,8 +106,12 @@ def _setitem_refusal(tensor, index, value):
     if _is_masked_fill(index_tensors, value):
         return None  # one mask and one number: PyTorch runs masked_fill_, which has no check
     # index_put_ writes the places in any order, so it refuses a value or an index tensor that
-    # shares any of the view's memory; a view that repeats elements is only warned about
+    # shares any of the view's memory; a view that repeats elements is only warned about. The
+    # tensor itself is refused even when empty (PyTorch compares the tensors first): x[mask] = x
+    written_is_tensor = selects_all(basic_part(index), tensor.shape)
     for other in (value, *index_tensors):
+        if other is tensor and written_is_tensor:
+            return RuntimeError(SHARES)
         if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)
     return None
@@ -125,6 +139,8 @@ def _copy_into_view_refusal(view, value):
         return RuntimeError(OVERLAPS_ITSELF)
     if source is not None and overlaps_in_part(view, source):
         return RuntimeError(SHARES)
+    if source is not None and reads_what_others_write(view, source):
+        return RuntimeError(READS_WHAT_IT_WRITES)
     return None
 
 
@@ -136,15 +152,25 @@ def _written_view(tensor, parts):
     tensor.detach()[parts]  # its checks and errors: an int out of range, too many indices, ...
     array, dim = tensor._data, 0
     for position, part in enumerate(parts):
-        if part is None or isinstance(part, bool):
-            array = np.expand_dims(array, dim)
+        if part is None or isinstance(part, bool):  # PyTorch's unsqueeze: the stride of a
+            # new dim keeps the view dense (numpy's expand_dims may give it and its neighbours
+            # of size 1 other strides)
+            size, stride, offset = geometry(array)
+            step = stride[dim] * size[dim] if dim < len(size) else 1
+            size, stride = size[:dim] + (1,) + size[dim:], stride[:dim] + (step,) + stride[dim:]
+            array = strided(array, size, stride, offset, writeable=False)
             if part is False:  # x[False] picks nothing
                 array = array[(slice(None),) * dim + (slice(0, 0),)]
             dim += 1
         elif part is Ellipsis:
             dim = array.ndim - sum(_dims_taken(p) for p in parts[position + 1 :])
         elif isinstance(part, slice):
+            step = geometry(array)[1][dim] * part.indices(array.shape[dim])[2]
             array = array[(slice(None),) * dim + (part,)]
+            if array.shape[dim] == 1:  # numpy keeps the old stride there, PyTorch multiplies
+                size, stride, offset = geometry(array)
+                stride = stride[:dim] + (step,) + stride[dim + 1 :]
+                array = strided(array, size, stride, offset, writeable=False)
             dim += 1
         else:  # an int selects: the dim goes
             array = array[(slice(None),) * dim + (part, Ellipsis)]
@@ -208,6 +234,21 @@ def overlaps_in_part(written, source):
     if not _same_storage(written, source) or same_places(written, source):
         return False
     return _ranges_meet(written, source)
+
+
+def reads_what_others_write(written, source):
+    """Whether an element of `source` (of written's shape) lies in a memory place that another
+    element of `written` is written to. PyTorch checks only dense tensors (overlaps_in_part)
+    and writes element after element, so here its answer would depend on that order."""
+    if not (written.size and _same_storage(written, source)) or written.itemsize != source.itemsize:
+        return False
+    written_places = places(*geometry(written)).reshape(-1)
+    read_places = places(*geometry(source)).reshape(-1)
+    writer_of_place = dict(zip(written_places.tolist(), range(written_places.size)))
+    return any(
+        writer_of_place.get(place, element) != element
+        for element, place in enumerate(read_places.tolist())
+    )
 
 
 def _ranges_meet(written, source):

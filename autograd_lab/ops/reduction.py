@@ -443,6 +443,8 @@ class LogSoftmax(Op):
 @public("sum", method=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     dim = _all_if_empty(dim, input)
+    if dim is not None:
+        _dims(dim, input.ndim)  # a bad dim is an IndexError before any dtype complaint
     if dtype is not None:
         dtype = types.to_dtype(dtype)
         types.check_differentiable(dtype, input.requires_grad and is_grad_enabled())

@@ -169,11 +169,12 @@ def logcumsumexp(input, dim):
     return Logcumsumexp.apply(input, dim=dim)
 
 
-def _numpy_dtype(dtype, input):
+def _numpy_dtype(dtype, input, dim):
     """The numpy dtype asked for with dtype= (None: the default), refused if autograd cannot
-    record it."""
+    record it (after a bad dim, which PyTorch reports first)."""
     if dtype is None:
         return None
+    _axis(dim, input.ndim)
     dtype = to_dtype(dtype)
     types.check_differentiable(dtype, input.requires_grad and is_grad_enabled())
     return dtype.numpy
@@ -182,13 +183,13 @@ def _numpy_dtype(dtype, input):
 @public("cumsum", method=True, out=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sums along `dim`: cumsum([1, 2, 3], 0) = [1, 3, 6]. Integers and bools give int64."""
-    return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input))
+    return Cumsum.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input, dim))
 
 
 @public("cumprod", method=True, out=True)
 def cumprod(input, dim, *, dtype=None):
     """Running products along `dim`: cumprod([1, 2, 3], 0) = [1, 2, 6]."""
-    return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input))
+    return Cumprod.apply(input, dim=dim, dtype=_numpy_dtype(dtype, input, dim))
 
 
 @public("cumsum_", method=True, function=False)

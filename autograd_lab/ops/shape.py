@@ -643,6 +643,13 @@ def _picks_nothing(array, index):
     """The empty result of an index whose tensors name places out of range, when the result has
     no elements anyway (x[[5], :0]): PyTorch's kernel then has nothing to read, so it checks no
     index value. None when the result would have elements."""
+    result = _pick_in_range(array, index)
+    return result if result is not None and result.size == 0 else None
+
+
+def _pick_in_range(array, index):
+    """array[index] with every index tensor's values made 0: the result's shape whatever places
+    they name, or None where a dim of size 0 has no place 0 either."""
     in_range = tuple(
         np.zeros_like(part)
         if getattr(part, "dtype", np.bool_) != np.bool_ and np.ndim(part) > 0
@@ -650,10 +657,9 @@ def _picks_nothing(array, index):
         for part in index
     )
     try:
-        result = _pick(array, in_range)
-    except IndexError:  # a dim of size 0 has no place 0 either: PyTorch refuses that too
+        return _pick(array, in_range)
+    except IndexError:  # PyTorch refuses that too
         return None
-    return result if result.size == 0 else None
 
 
 class Index(Op):
@@ -1046,6 +1052,10 @@ def index_put(input, value, index):
         _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
     record = IndexPutAdvanced if advanced else IndexPut
+    if isinstance(value, Tensor):  # PyTorch checks the value's shape before the index values
+        target = _pick_in_range(input._data, index)
+        if target is not None and not _fits(value.shape, target.shape):
+            _refuse_value_shape(value, list(target.shape))
     try:
         return record.apply(input, value, index=index)
     except (ValueError, TypeError):  # numpy's "could not broadcast" (for a mask: TypeError)
@@ -1056,11 +1066,27 @@ def index_put(input, value, index):
         if extra > 0 and all(size == 1 for size in value.shape[:extra]):
             # PyTorch lets the value carry extra leading size-1 dims (x[0] = row[None])
             return index_put(input, value.reshape(value.shape[extra:]), index)
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
-            f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
-            "that broadcasts to it (a number, say)."
-        ) from None
+        _refuse_value_shape(value, target)
+
+
+def _fits(value_shape, target_shape):
+    """Whether a value of value_shape, its extra leading size-1 dims dropped, broadcasts to
+    exactly target_shape (PyTorch's is_expandable_to)."""
+    extra = len(value_shape) - len(target_shape)
+    if extra > 0 and any(size != 1 for size in value_shape[:extra]):
+        return False
+    value_shape = value_shape[max(extra, 0) :]
+    return all(
+        size in (1, want) for size, want in zip(reversed(value_shape), reversed(target_shape))
+    )
+
+
+def _refuse_value_shape(value, target):
+    raise RuntimeError(
+        f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+        f"to indexing result of shape {target}. Fix: give a value of shape {target}, or one "
+        "that broadcasts to it (a number, say)."
+    ) from None
 
 
 def _check_index_tensors_broadcast(index):
@@ -1181,6 +1207,19 @@ def basic_part(index):
             as_array = np.asarray(part)
             basic.extend([slice(None)] * (as_array.ndim if as_array.dtype == np.bool_ else 1))
     return tuple(basic)
+
+
+def rest_of_index(index):
+    """What is left of an index once its basic part (see basic_part) is applied as a view: the
+    index tensors, at the dims of that view they index (every other dim taken whole)."""
+    rest = []
+    for part in index if isinstance(index, tuple) else (index,):
+        if is_index_tensor(part) or part is Ellipsis:
+            rest.append(part)
+        elif part is None or isinstance(part, (bool, slice)):
+            rest.append(slice(None))  # the view keeps this dim (None and True add one)
+        # an int selected its dim away
+    return tuple(rest)
 
 
 def is_index_tensor(part):

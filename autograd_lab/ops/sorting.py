@@ -229,6 +229,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         values, inverse, counts = np.unique(
             data, return_inverse=True, return_counts=True, axis=axis, equal_nan=False
         )
+        # numpy's values view a buffer of its own dtype (one element per slice): copy them into
+        # a storage of ours, laid out as PyTorch's (the slices one after another in memory)
+        values = np.moveaxis(np.moveaxis(values, axis, 0).copy(), 0, axis)
         inverse = inverse.reshape(-1)
         record = UniqueDim
     return _results(record, input, values, inverse, counts, return_inverse, return_counts)
@@ -248,7 +251,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     starts = np.ones(rows.shape[0], dtype=bool)  # does a new run start at this slice?
     starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
     first = np.flatnonzero(starts)
-    values = np.take(data, first, axis=axis)
+    # the picked slices lie one after another in memory, as in PyTorch (and unique(dim=)):
+    # x.unique_consecutive(dim=1) of a (2, 3) x has strides (1, 2)
+    values = np.moveaxis(np.moveaxis(data, axis, 0)[first], 0, axis)
     inverse = np.cumsum(starts) - 1
     counts = np.diff(np.append(first, rows.shape[0]))
     if dim is None:
@@ -285,4 +290,24 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     # row-major copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody
     # else sees): an in-place change of the result is then recorded on the result itself
-    return kthvalue_result(contiguous(values), contiguous(indices))
+    indices = contiguous(indices)
+    return kthvalue_result(Kthvalue.apply(values, indices=indices), indices)
+
+
+class Kthvalue(Op):
+    """kthvalue's own node over the sort that computes it: a row-major copy of the values that
+    saves the indices returned beside them, as PyTorch's KthvalueBackward0 does, so changing
+    those indices in place before backward is refused there. The gradient goes on unchanged."""
+
+    node_name = "KthvalueBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, values, indices):
+        ctx.save_for_backward(indices)
+        return row_major(values._data.copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        _ = ctx.saved_tensors  # (refused here if the indices were changed in place since)
+        return grad

@@ -220,6 +220,17 @@ SIMPLIFICATIONS = [
         ),
     ),
     Simplification(
+        "an in-place write whose input is read through a broadcast or strided layout that shares "
+        "memory places with other written elements (`x.mT[...] = x[0]`) is refused "
+        "(RuntimeError; PyTorch does not check that layout and writes element after element, so "
+        "its answer depends on that order)",
+        lambda d: (
+            d.what == "raises"
+            and d.ours.startswith("raises RuntimeError")
+            and "in a layout PyTorch 2.13 does not check" in d.ours
+        ),
+    ),
+    Simplification(
         "`take_along_dim` with `dim=` refuses an index out of range (RuntimeError)",
         lambda d: (
             d.what == "raises"
@@ -306,6 +317,31 @@ SIMPLIFICATIONS = [
         "2.13's backward computes `value / tensor2` in tensor2's dtype and fails: \"result type "
         "Float can't be cast to the desired output type Long\")",
         _addcdiv_integer_divisor_backward,
+    ),
+    Simplification(
+        "`clamp`/`clip` with tensor bounds that broadcast beyond the input's shape have the "
+        "gradient of their formula (PyTorch 2.13's backward combines the masks in place, in a "
+        "tensor of the input's shape, and fails: \"output with shape [1, 1, 2] doesn't match the "
+        'broadcast shape [2, 3, 2]")',
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("backward", "grad")
+            and d.ours == "ran"
+            and "doesn't match the broadcast shape" in d.theirs
+        ),
+        in_program=r"\b(clamp|clip)\(",
+    ),
+    Simplification(
+        "the second derivative of `F.embedding` with no indices is zero (PyTorch 2.13's double "
+        'backward reshapes the empty gradient to [0, -1] and fails: "cannot reshape tensor of 0 '
+        'elements")',
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("backward", "grad")
+            and d.ours == "ran"
+            and "cannot reshape tensor of 0 elements into shape [0, -1]" in d.theirs
+        ),
+        in_program=r"\bembedding\(",
     ),
 ]
 
