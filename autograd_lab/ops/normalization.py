@@ -29,8 +29,14 @@ from .elementwise import in_suggested_layout
 
 
 def standardized(data, dims, eps):
-    """(data - mean) / sqrt(var + eps) over `dims` in numpy, with mean and 1/sqrt(var + eps)."""
-    mean = data.mean(axis=dims, keepdims=True)
+    """(data - mean) / sqrt(var + eps) over `dims` in numpy, with mean and 1/sqrt(var + eps).
+
+    The mean is taken around each row's first element: a constant row then has exactly its value
+    as mean, so it standardizes to exactly 0 (the output is the bias), as with PyTorch's running
+    (Welford) mean; a plain mean leaves rounding there that 1/sqrt(eps) magnifies."""
+    first = tuple(slice(0, 1) if d in dims else slice(None) for d in range(data.ndim))
+    shift = data[first]
+    mean = shift + (data - shift).mean(axis=dims, keepdims=True)
     centered = data - mean
     var = (centered * centered).mean(axis=dims, keepdims=True)
     inverse_std = 1 / np.sqrt(var + eps)
