@@ -3,7 +3,9 @@ element, NaN/inf and signed zeros. Each compares with PyTorch 2.13, bit for bit 
 result is exact."""
 
 import pytest
-from conftest import both
+from conftest import both, values
+
+import autograd_lab as ag
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -47,3 +49,70 @@ def test_pow_by_the_half_norm_of_one_element(torch):
         return x.pow(x.norm(p=0.5, dim=-1, keepdim=True))
 
     both(torch, run)
+
+
+def signs_and_values(t):
+    """A float tensor's values as text, so -0.0 and +0.0 differ (and nan equals nan)."""
+    return [repr(v) for v in values(t).flatten().tolist()], tuple(t.shape), str(t.dtype)
+
+
+def same_with_signed_zeros(torch, run):
+    assert signs_and_values(run(ag)) == signs_and_values(run(torch))
+
+
+ZEROS = [-0.0, 0.0, -1.5, 2.0, float("nan"), -0.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda lib, x: lib.relu(x),
+        lambda lib, x: lib.nn.functional.relu(x),
+        lambda lib, x: x.clone().relu_(),
+        lambda lib, x: lib.nn.functional.elu(x),
+        lambda lib, x: lib.nn.functional.elu(x, alpha=-0.5),
+        lambda lib, x: x.cumsum(0),
+        lambda lib, x: x.reshape(2, 3).cumsum(1),
+        lambda lib, x: x.reshape(6, 1).logcumsumexp(1),
+        lambda lib, x: x[:2].logcumsumexp(0),
+    ],
+    ids=[
+        "relu",
+        "F.relu",
+        "relu_",
+        "elu",
+        "elu_negative_alpha",
+        "cumsum",
+        "cumsum_rows",
+        "logcumsumexp_one",
+        "logcumsumexp",
+    ],
+)
+def test_a_negative_zero_keeps_its_sign_where_pytorch_keeps_it(torch, dtype, op):
+    # relu and elu pass x on unless x < 0; a running sum starts from 0 (or log 0), and
+    # 0 + -0.0 is +0.0: a 1/x or x // y later shows the sign as -inf or inf
+    same_with_signed_zeros(torch, lambda lib: op(lib, lib.tensor(ZEROS, dtype=getattr(lib, dtype))))
+
+
+def test_a_zero_dim_running_sum_is_its_element(torch):
+    same_with_signed_zeros(torch, lambda lib: lib.tensor(-0.0).cumsum(0))
+    same_with_signed_zeros(torch, lambda lib: lib.tensor(-0.0).logcumsumexp(0))
+
+
+def test_the_fuzzers_signed_zero_programs(torch):
+    zeros = [0.0, -0.0, 0.0]
+    # rsqrt of elu's -0.0 is -inf
+    same_with_signed_zeros(torch, lambda lib: lib.nn.functional.elu(lib.tensor(zeros)).rsqrt())
+
+    def addcdiv(lib):  # divided by relu's -0.0: -inf
+        x = lib.tensor(zeros).reshape(3, 1)
+        return x.addcdiv(x.logcumsumexp(-2), x.relu())
+
+    same_with_signed_zeros(torch, addcdiv)
+
+    def floor_divide(lib):  # divided by logcumsumexp's +0.0: inf
+        x = lib.tensor(zeros).reshape(3, 1)
+        return lib.where(x != 0, 0.5, 0.25).floor_divide(x.logcumsumexp(1))
+
+    same_with_signed_zeros(torch, floor_divide)
