@@ -90,11 +90,25 @@ DISCONTINUOUS = {
 }
 
 
+# conversions: to an integer dtype they cut the fraction off (as trunc does), to bool they jump
+# at 0, so they jump too then (to a float dtype they do not)
+CONVERSIONS = {"to", "type", "type_as", "long", "int", "short", "char", "byte", "bool"}
+# ops whose result's length depends on the values: a last-bit difference can change the shape
+COUNTING = {"unique", "unique_consecutive", "nonzero", "argwhere", "masked_select"}
+
+
 def _after_rounding(d):
     """A finite value that differs only because an earlier float value differed in its last bits
-    and a jumping op (floor, sort, ==, ...) made that big. (NaN/inf and gradients still count.)"""
+    and a jumping op (floor, sort, ==, a conversion to int64, ...) made that big; or the length
+    of unique (two elements equal in one library, a last bit apart in the other). (NaN/inf and
+    gradients still count.)"""
     op = d.op.removeprefix("Tensor.").removesuffix("_")
-    return d.after_rounding and d.what == "values" and op in DISCONTINUOUS
+    if not d.after_rounding:
+        return False
+    if d.what == "shape":
+        return op in COUNTING
+    to_integer = op in CONVERSIONS and re.search(r", (u?int\d+|bool), shape=", d.theirs)
+    return d.what == "values" and (op in DISCONTINUOUS or bool(to_integer))
 
 
 def _tie_order(d):
@@ -147,7 +161,7 @@ def _tie_order_of_a_sort(d):
     return d.what == "values" and op in ("sort", "argsort") and indices and unstable
 
 
-def _integer_tensor_written_with_grad(d):
+def integer_tensor_written_with_grad(d):
     """An integer or bool tensor written in place with a value that requires grad: PyTorch gives
     it a grad_fn and requires_grad (and then refuses most ops on it: "Autograd not support
     dtype"); ours records nothing. (compare.py names the dtype of such a tensor's history.)"""
@@ -276,7 +290,7 @@ SIMPLIFICATIONS = [
     Simplification(
         "writing a value that requires grad into an integer or bool tensor in place records "
         "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`)",
-        _integer_tensor_written_with_grad,
+        integer_tensor_written_with_grad,
     ),
     Simplification(
         "`index_add` into a tensor with no elements gives its source a zero gradient (PyTorch's "
