@@ -2,8 +2,17 @@
 element, NaN/inf and signed zeros. Each compares with PyTorch 2.13, bit for bit where PyTorch's
 result is exact."""
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 from conftest import both, values
+from fuzzing import check
+from fuzzing.check import _partly_written_line
+from fuzzing.compare import Divergence, compare
+from fuzzing.program import Leaf, Program, Step, statements
+from fuzzing.runner import Seen
+from fuzzing.simplifications import accepted_by
 
 import autograd_lab as ag
 
@@ -116,3 +125,139 @@ def test_the_fuzzers_signed_zero_programs(torch):
         return lib.where(x != 0, 0.5, 0.25).floor_divide(x.logcumsumexp(1))
 
     same_with_signed_zeros(torch, floor_divide)
+
+
+# ---- the fuzzer's rules for what follows a difference it accepts ---------------------------------
+
+
+def _program(leaves, *steps):
+    return Program(tuple(leaves), tuple(Step(*step) for step in steps))
+
+
+def test_the_fuzzer_reads_a_conversion_to_int64_after_rounding_as_a_jump(torch):
+    # exp(0.25) is a last bit apart in numpy and PyTorch; times 2^24 that bit is a whole unit,
+    # which .long() (like floor) keeps
+    steps = [
+        ("v0", "exp", "torch.exp({0})", ("x0",)),
+        ("v1", "x * y", "({0} * 16777216.0)", ("v0",)),
+    ]
+    leaf = Leaf("x0", (1,), "float32", (0.25,))
+    for call in ("{0}.long()", "{0}.to(dtype=torch.int64)", "{0}.int()"):
+        result = check(_program([leaf], *steps, ("v2", "Tensor.long", call, ("v1",))), ag, torch)
+        assert not result.divergences
+        assert [d.what for d, _ in result.accepted] == ["values"]
+    # a conversion to a float dtype does not jump: a difference there is still reported
+    near = Divergence("v2 = v1.to(torch.float64)  [v2]", "Tensor.to", "values", "", "", 2)
+    for theirs in ("tensor([2.], float64, shape=[1])", "tensor([2], int64, shape=[1])"):
+        changed = replace(near, theirs=theirs, after_rounding=True)
+        assert (accepted_by(changed) is not None) == ("int64" in theirs)
+    assert accepted_by(replace(near, theirs="tensor([2], int64, shape=[1])")) is None
+
+
+def test_the_fuzzer_reads_uniques_length_after_rounding_as_a_jump(torch):
+    # PyTorch's vectorized cosh_ gives the last two of 18 ones another last bit than the rest
+    ones = Leaf("x0", (2, 3, 3), "float32", (1.0,) * 18)
+    steps = [
+        ("v0", "relu", "torch.nn.functional.relu({0})", ("x0",)),
+        ("v1", "Tensor.cosh_", "{0}.cosh_()", ("v0",)),
+        ("v2", "unique", "torch.unique({0})", ("v0",)),
+    ]
+    result = check(_program([ones], *steps), ag, torch)
+    assert not result.divergences
+    assert [d.what for d, _ in result.accepted] == ["shape"]
+    near = Divergence("v2 = torch.unique(v0)  [v2]", "unique", "shape", "", "", 2)
+    assert accepted_by(near) is None  # no earlier rounding: a finding
+    assert accepted_by(replace(near, op="sum", after_rounding=True)) is None
+
+
+def test_the_fuzzer_counts_uniques_inverse_after_an_accepted_nan_order(torch):
+    x = Leaf("x0", (2, 3), "float32", (0.0, 0.0, float("nan"), 1.0, 0.0, 0.0))
+    call = "torch.unique({0}, return_inverse=True, dim=-1)"
+    result = check(_program([x], ("v0", "unique", call, ("x0",))), ag, torch)
+    assert not result.divergences
+    assert [d.what for d, _ in result.accepted] == ["NaN/inf"]  # the slices' order
+    assert [d.what for d in result.consequences] == ["values"]  # the inverse that follows it
+    # the inverse alone is not accepted: it is a consequence only after the slices' order
+    inverse = Divergence(f"v0 = {call.format('x0')}  [v0][1]", "unique", "values", "", "", 0)
+    assert accepted_by(inverse) is None
+
+
+INTEGER_WRITE = (
+    Leaf("x0", (1,), "float64", (0.0,), True),
+    Leaf("x1", (), "float64", (2.7,), True),
+)
+WRITES = [
+    ("v0", "Tensor.all", "{0}.all()", ("x1",)),
+    ("v1", "setitem", "{0}[None] = {1}[0]", ("v0", "x0"), True),
+]
+
+
+def test_the_fuzzer_counts_the_missing_history_after_an_accepted_integer_write(torch):
+    # PyTorch gives the written bool tensor a node; what is computed from it later has one too
+    later = ("v2", "tanh", "torch.tanh({0})", ("v0",))
+    result = check(_program(INTEGER_WRITE, *WRITES, later), ag, torch)
+    assert not result.divergences
+    assert {d.what for d, _ in result.accepted} == {"grad_fn", "requires_grad"}
+    assert {(d.op, d.what) for d in result.consequences} == {
+        ("tanh", "grad_fn"),
+        ("tanh", "requires_grad"),
+    }
+
+
+class DetachingTanh:
+    """PyTorch whose tanh records nothing: a history difference of tanh's own."""
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    def __getattr__(self, name):
+        return getattr(self._torch, name)
+
+    def tanh(self, x):
+        return self._torch.tanh(x).detach()
+
+
+def test_the_fuzzer_still_reports_a_history_difference_of_its_own(torch):
+    x = Leaf("x0", (2,), "float64", (0.5, 1.0), True)
+    result = check(
+        _program([x], ("v0", "tanh", "torch.tanh({0})", ("x0",))), ag, DetachingTanh(torch)
+    )
+    assert {d.what for d in result.divergences} == {"grad_fn", "requires_grad"}
+
+
+def test_the_fuzzer_counts_values_after_a_refused_integer_division_in_place(torch):
+    # PyTorch writes x[0] = 1 % 1 = 0 before it meets the zero and raises; ours writes nothing
+    x = Leaf("x0", (3,), "int64", (1, 0, 0))
+    steps = [
+        ("v0", "Tensor.fmod_", "{0}.fmod_({0})", ("x0",)),
+        ("v1", "Tensor.repeat", "{0}.repeat((2, 2))", ("x0",)),
+    ]
+    result = check(_program([x], *steps), ag, torch)
+    assert not result.divergences
+    assert [(d.op, d.what) for d in result.consequences] == [("Tensor.repeat", "values")]
+    # not in place (fmod refuses and writes nothing in both): a later difference is a finding
+    records = {(0, ""): Seen("raise", error="RuntimeError: ZeroDivisionError")}
+    lines = statements(_program([x], ("v0", "fmod", "torch.fmod({0}, {0})", ("x0",))))[2:]
+    assert _partly_written_line(records, records, lines) is None
+
+
+def test_the_fuzzer_gives_a_float64_loss_from_a_float32_input_float32s_tolerance(torch):
+    # the log-sigmoid of the float32 input is a last bit apart (numpy's exp and log1p, PyTorch's
+    # vectorized ones); the float64 loss carries that, and so does what is computed from it
+    x = Leaf("x0", (), "float32", (2.0,))
+    target = Leaf("x1", (), "float64", (0.0,))
+    bce = "torch.nn.functional.binary_cross_entropy_with_logits({0}, {1})"
+    steps = [
+        ("v0", "F.binary_cross_entropy_with_logits", bce, ("x0", "x1")),
+        ("v1", "x - y", "({0} - {1})", ("x0", "v0")),
+    ]
+    assert not check(_program([x, target], *steps), ag, torch).divergences
+    # beyond float32's tolerance it is still a finding
+    loss = Seen("tensor", "float64", (), np.array(2.126928))
+    lines = statements(_program([x, target], steps[0]))[3:]
+    ours = {(0, "v0"): replace(loss, values=np.array(2.13))}
+    assert [d.what for d in compare(ours, {(0, "v0"): loss}, lines)] == ["values"]
+    assert (
+        compare({(0, "v0"): replace(loss, values=np.array(2.1269285))}, {(0, "v0"): loss}, lines)
+        == []
+    )
