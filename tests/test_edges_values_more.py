@@ -261,3 +261,20 @@ def test_the_fuzzer_gives_a_float64_loss_from_a_float32_input_float32s_tolerance
         compare({(0, "v0"): replace(loss, values=np.array(2.1269285))}, {(0, "v0"): loss}, lines)
         == []
     )
+
+
+def test_var_mean_of_overflowing_squares_is_var_and_mean_and_the_fuzzer_accepts_only_that(torch):
+    # PyTorch's var and mean agree with ours; its var_mean's Welford update overflows to nan, inf
+    def huge(lib):
+        return lib.tensor([-1.7976931348623157e308, 0.0, 1.7976931348623157e308], dtype=lib.float64)
+
+    for lib in (ag, torch):
+        assert values(huge(lib).var()).item() == np.inf and values(huge(lib).mean()).item() == 0.0
+    assert [values(t).item() for t in ag.var_mean(huge(ag))] == [np.inf, 0.0]
+    assert np.isnan(values(torch.var_mean(huge(torch))[0]))
+    x = Leaf("x0", (3,), "float64", (-1.7976931348623157e308, 0.0, 1.7976931348623157e308))
+    result = check(_program([x], ("v0", "std_mean", "torch.std_mean({0})", ("x0",))), ag, torch)
+    assert not result.divergences
+    assert [d.what for d, _ in result.accepted] == ["NaN/inf"]
+    near = Divergence("v0 = torch.var(x0)  [v0]", "var", "NaN/inf", "", "", 0)
+    assert accepted_by(near) is None and accepted_by(replace(near, op="var_mean")) is not None

@@ -187,6 +187,14 @@ def _layer_norm_overflow(d):
     )
 
 
+def _welford_overflow(d):
+    """var_mean or std_mean differ in NaN/inf: values so large that their squares overflow
+    (about 1e154 in float64) make PyTorch's running (Welford) update give nan and a mean of inf;
+    ours are what var (or std) and mean give on their own, as PyTorch's var and mean do too."""
+    op = d.op.removeprefix("Tensor.")
+    return d.what == "NaN/inf" and op in ("var_mean", "std_mean")
+
+
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
 
 SIMPLIFICATIONS = [
@@ -281,6 +289,12 @@ SIMPLIFICATIONS = [
         "or nan as numpy's sums overflow, where PyTorch's answer (0 or nan) depends on the order "
         "its loop merges partial sums",
         _layer_norm_overflow,
+    ),
+    Simplification(
+        "`var_mean`/`std_mean` of values whose squares overflow (beyond about 1e154 in float64) "
+        "give what `var`/`std` and `mean` give on their own (inf and the mean), where PyTorch's "
+        "running (Welford) update gives nan and a mean of inf",
+        _welford_overflow,
     ),
     Simplification(
         "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
