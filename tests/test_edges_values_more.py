@@ -278,3 +278,33 @@ def test_var_mean_of_overflowing_squares_is_var_and_mean_and_the_fuzzer_accepts_
     assert [d.what for d, _ in result.accepted] == ["NaN/inf"]
     near = Divergence("v0 = torch.var(x0)  [v0]", "var", "NaN/inf", "", "", 0)
     assert accepted_by(near) is None and accepted_by(replace(near, op="var_mean")) is not None
+
+
+@pytest.mark.parametrize(
+    "spread",
+    [
+        lambda lib, t: t.var(0),
+        lambda lib, t: t.var(),
+        lambda lib, t: t.std(0),
+        lambda lib, t: lib.var_mean(t, 0)[0],
+        lambda lib, t: lib.std_mean(t, 0)[0],
+    ],
+    ids=["var_dim", "var", "std", "var_mean", "std_mean"],
+)
+def test_a_float32_variance_is_summed_in_float64_and_rounded_once(torch, spread):
+    # summed in float32, the variance of these values is a last bit off (0.81000012, not 0.81000006)
+    both(torch, lambda lib: spread(lib, lib.tensor([0.0, -1.0, 0.0, 1.2])))
+    # the std of values near float32's limit needs a variance beyond it (about 1e76)
+    both(torch, lambda lib: spread(lib, lib.tensor([-3e38, 0.0, 3e38])))
+
+
+def test_batch_norm_rounds_its_sum_of_squares_to_the_inputs_dtype(torch):
+    # as PyTorch's fast kernel does before dividing by the count; the output's last bits show it,
+    # and log1p of an output near -1 makes them visible
+    def run(lib):
+        x = lib.tensor([2.44, 1.93, 0.0, 0.0]).reshape(1, 2, 2)
+        running_mean, running_var = lib.tensor([1.32, -0.49]), lib.tensor([0.67, 0.54])
+        out = lib.nn.functional.batch_norm(x, running_mean, running_var, training=True)
+        return out, out.flatten().log1p()
+
+    both(torch, run)

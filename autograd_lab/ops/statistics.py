@@ -27,6 +27,7 @@ from .reduction import (
     check_reduction_dims,
     evenly_distributed,
     gradient_to_indices,
+    spread_in_float64,
     spread_needs_floating_point,
     std_to_var_grad,
     values_indices,
@@ -48,7 +49,8 @@ class VarMean(Op):
         ctx.every_dim = dim is None or data.ndim == 0
         # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
+            spread = spread_in_float64(ctx._fn._spread, data, ctx.dims, correction, keepdim)
+            spread = _make(spread)
             mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
             mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
         if ctx._fn is StdMean:  # its slope reads the result: d std = d var / (2 std)
