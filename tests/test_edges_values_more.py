@@ -308,3 +308,31 @@ def test_batch_norm_rounds_its_sum_of_squares_to_the_inputs_dtype(torch):
         return out, out.flatten().log1p()
 
     both(torch, run)
+
+
+def test_the_fuzzer_accepts_an_infinitys_sign_only_after_a_matrix_products_zero_sign(torch):
+    # PyTorch's 2-D mm gives -3 · 0 = -0.0 here, numpy's matmul 0.0: README's Simplifications
+    leaves = (
+        Leaf("x0", (2, 1), "float32", (1.0, 0.0)),
+        Leaf("x1", (2, 1), "float32", (-3.0, 0.0)),
+    )
+    steps = [
+        ("v0", "Tensor.view", "{0}.view((1, 2))", ("x0",)),
+        ("v1", "Tensor.matmul", "{0}.matmul({1})", ("x1", "v0")),
+        ("v2", "x / y", "({0} / {1})", ("x0", "v1")),
+    ]
+    result = check(_program(leaves, *steps), ag, torch)
+    assert not result.divergences
+    assert [(d.op, d.what, d.after_zero_sign) for d, _ in result.accepted] == [
+        ("x / y", "NaN/inf", "Tensor.matmul")
+    ]
+    # compare finds the first line whose zeros have the other sign; after another op's zero
+    # (relu's, say) an infinity of the other sign is still a finding
+    lines = statements(_program(leaves, ("v0", "relu", "{0}", ("x0",)), steps[2]))[3:]
+    zero, negative_zero = (Seen("tensor", "float32", (1,), np.array([z])) for z in (0.0, -0.0))
+    infinity, negative_infinity = (replace(zero, values=np.array([v])) for v in (np.inf, -np.inf))
+    ours = {(0, "v0"): zero, (1, "v2"): infinity}
+    theirs = {(0, "v0"): negative_zero, (1, "v2"): negative_infinity}
+    (divergence,) = compare(ours, theirs, lines)
+    assert divergence.after_zero_sign == "relu" and accepted_by(divergence) is None
+    assert accepted_by(replace(divergence, after_zero_sign="x @ y")) is not None

@@ -34,6 +34,7 @@ class Divergence:
     line: int = 0  # which of the program's statements (program.statements)
     expression: str = ""  # what was recorded after it ("" for the line itself: did it raise?)
     after_rounding: bool = False  # an earlier float value was equal only within tolerance
+    after_zero_sign: str = ""  # the op of the first line that gave a zero of the other sign
 
     @property
     def kind(self):
@@ -56,7 +57,7 @@ def _class(text):
 
 def compare(ours, theirs, lines):
     """The divergences between two records (runner.run) of the same `lines`, in program order."""
-    found, rounded, float32_rounded = [], False, False
+    found, rounded, float32_rounded, zero_sign = [], False, False, ""
     for key, seen in theirs.items():
         if key not in ours:
             continue  # that line did not run in ours: already reported where it raised
@@ -67,13 +68,35 @@ def compare(ours, theirs, lines):
         loosest = "float32" if float32_rounded or float32_inside else None
         for divergence in _differences(ours[key], seen, where, line.op, loosest):
             found.append(
-                replace(divergence, line=number, expression=expression, after_rounding=rounded)
+                replace(
+                    divergence,
+                    line=number,
+                    expression=expression,
+                    after_rounding=rounded,
+                    after_zero_sign=zero_sign,
+                )
             )
+        if not zero_sign and _zero_signs_differ(ours[key], seen):
+            zero_sign = line.op
         rounded_dtypes = _rounded(ours[key], seen)
         if rounded_dtypes:
             rounded = True
             float32_rounded = float32_rounded or "float32" in rounded_dtypes or float32_inside
     return found
+
+
+def _zero_signs_differ(ours, theirs):
+    """Whether two float tensors (or sequences of them) hold a zero of opposite signs in one
+    place (-0.0 == 0.0, so the comparison of values passes it; 1/x later shows it)."""
+    if ours.kind == theirs.kind == "sequence" and len(ours.values) == len(theirs.values):
+        return any(_zero_signs_differ(a, b) for a, b in zip(ours.values, theirs.values))
+    if ours.kind != "tensor" or theirs.kind != "tensor" or ours.shape != theirs.shape:
+        return False
+    if theirs.dtype not in TOLERANCE or ours.dtype != theirs.dtype:
+        return False
+    mine, other = np.asarray(ours.values), np.asarray(theirs.values)
+    both_zero = (mine == 0) & (other == 0)
+    return bool((np.signbit(mine) != np.signbit(other))[both_zero].any())
 
 
 def _rounded(ours, theirs):

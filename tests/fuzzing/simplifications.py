@@ -187,6 +187,17 @@ def _layer_norm_overflow(d):
     )
 
 
+# products that add up products (their zeros' sign is their matrix routine's): README's "@/mm/conv"
+MATRIX_PRODUCTS = {"x @ y", "matmul", "mm", "bmm", "mv", "dot", "F.linear", "F.conv1d", "F.conv2d"}
+
+
+def _zero_sign_of_a_matrix_product(d):
+    """NaN/inf differ (1/x is inf where PyTorch's is -inf, say) after a matrix product gave a zero
+    of the other sign than PyTorch's: which sign a sum of zero products has depends on the matrix
+    routine PyTorch picks for the shapes (-0.0 from a 2-D mm, 0.0 from a small batched @)."""
+    return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in MATRIX_PRODUCTS
+
+
 def _welford_overflow(d):
     """var_mean or std_mean differ in NaN/inf: values so large that their squares overflow
     (about 1e154 in float64) make PyTorch's running (Welford) update give nan and a mean of inf;
@@ -289,6 +300,10 @@ SIMPLIFICATIONS = [
         "or nan as numpy's sums overflow, where PyTorch's answer (0 or nan) depends on the order "
         "its loop merges partial sums",
         _layer_norm_overflow,
+    ),
+    Simplification(
+        "the sign of a zero that `@`/`mm`/`conv` give when every product is zero is numpy's",
+        _zero_sign_of_a_matrix_product,
     ),
     Simplification(
         "`var_mean`/`std_mean` of values whose squares overflow (beyond about 1e154 in float64) "
