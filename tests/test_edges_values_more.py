@@ -336,3 +336,18 @@ def test_the_fuzzer_accepts_an_infinitys_sign_only_after_a_matrix_products_zero_
     (divergence,) = compare(ours, theirs, lines)
     assert divergence.after_zero_sign == "relu" and accepted_by(divergence) is None
     assert accepted_by(replace(divergence, after_zero_sign="x @ y")) is not None
+
+
+def test_the_fuzzer_accepts_uniques_count_of_nan_slices_only_with_a_nan(torch):
+    # PyTorch's sort of the slices puts the NaN between the two -3.0: they are not merged
+    values_with_nan = (0.0, -3.0, 1.0, -3.0, float("nan"), -1.0, 2.0, -3.0)
+    x = Leaf("x0", (8,), "float64", values_with_nan)
+    call = "{0}.unique(return_counts=True, dim=-1)"
+    result = check(_program([x], ("v0", "Tensor.unique", call, ("x0",))), ag, torch)
+    assert not result.divergences
+    assert [d.what for d, _ in result.accepted] == ["shape"]
+    assert [d.what for d in result.consequences] == ["shape"]  # the counts that follow
+    where = "v0 = x0.unique(return_counts=True, dim=-1)  [v0][0]"
+    near = Divergence(where, "Tensor.unique", "shape", "tensor([1.])", "tensor([1. 2.])", 0)
+    assert accepted_by(near) is None  # no NaN in it: a finding
+    assert accepted_by(replace(near, theirs="tensor([1. nan 1.])")) is not None

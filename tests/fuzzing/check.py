@@ -34,9 +34,9 @@ def check(program, ours=None, theirs=None):
         }
     source = "\n".join(line.source for line in lines)
     accepted_nodes = {}  # (our node name, PyTorch's) of an accepted grad_fn divergence -> why
-    # After an accepted difference in values (which of tied elements kthvalue picks, say), later
-    # lines computed from it differ as its consequence: they are not findings either; nor are
-    # the other results of that same call (unique's inverse, after the order of its slices).
+    # After an accepted difference in values or length (which of tied elements kthvalue picks, how
+    # many slices unique finds), later lines computed from it differ as its consequence: they are
+    # not findings either; nor are the other results of that same call (unique's inverse).
     accepted_values_line = None
     # After an integer tensor was written in place with a value that requires grad (PyTorch then
     # records a node, we record nothing), what is computed from it later lacks the history too.
@@ -71,7 +71,7 @@ def check(program, ours=None, theirs=None):
             result.accepted.append((divergence, simplification))
             if divergence.what == "grad_fn":
                 accepted_nodes[(divergence.ours, divergence.theirs)] = simplification
-            elif divergence.what in ("values", "NaN/inf") and accepted_values_line is None:
+            elif divergence.what in ("values", "NaN/inf", "shape") and accepted_values_line is None:
                 accepted_values_line = divergence.line
             if simplification.matches is integer_tensor_written_with_grad and history:
                 unrecorded_write_line = divergence.line

@@ -187,6 +187,16 @@ def _layer_norm_overflow(d):
     )
 
 
+def _nan_slices_in_another_order(d):
+    """unique(dim=...) sorts its slices with a comparison that NaN breaks (neither smaller nor
+    greater), so where its slices hold NaN, PyTorch's sort leaves them in an order that is an
+    accident of its algorithm: the NaN land elsewhere, and equal slices that NaN came between are
+    not merged (one more slice: the shape differs; its values hold the NaN)."""
+    with_dim = d.op in ("unique", "Tensor.unique") and "dim=" in d.where.split("  [")[0]
+    nan_shape = d.what == "shape" and "nan" in d.theirs
+    return with_dim and (d.what == "NaN/inf" or nan_shape)
+
+
 # products that add up products (their zeros' sign is their matrix routine's): README's "@/mm/conv"
 MATRIX_PRODUCTS = {"x @ y", "matmul", "mm", "bmm", "mv", "dot", "F.linear", "F.conv1d", "F.conv2d"}
 
@@ -278,11 +288,7 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "`unique(dim=...)` may order slices that hold NaN differently",
-        lambda d: (
-            d.what == "NaN/inf"
-            and d.op in ("unique", "Tensor.unique")
-            and "dim=" in d.where.split("  [")[0]
-        ),
+        _nan_slices_in_another_order,
     ),
     Simplification(
         "`logit`'s gradient at p = -0.0 and at a nan p is PyTorch's element-by-element rule "
