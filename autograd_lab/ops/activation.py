@@ -150,12 +150,12 @@ class SoftplusGrad(Op):
 
 
 class Elu(Op):
-    """x where x > 0, else alpha·(e^x - 1)."""
+    """x where x >= 0, else alpha·(e^x - 1)."""
 
     node_name = "EluBackward0"
     saved_names = ("self",)
     kernel = staticmethod(
-        lambda input, alpha=1.0: scalar.where(input > 0, input, alpha * (scalar.exp(input) - 1))
+        lambda input, alpha=1.0: scalar.where(input < 0, alpha * scalar.expm1(input), input)
     )
     derivative = "d elu(x)/dx = 1 where x > 0, else α·e^x"
     domain = "nonzero"
@@ -165,7 +165,10 @@ class Elu(Op):
         ctx.save_for_backward(input)
         ctx.alpha = alpha
         x = _float(input._data)
-        return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
+        # as PyTorch's kernel: x itself unless x < 0, so elu(-0.0) is -0.0 whatever α is (expm1
+        # of the negative part only: no overflow warning from the branch not taken)
+        negative_part = np.where(x < 0, x, 0)
+        return np.where(x < 0, alpha * np.expm1(negative_part), x).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):

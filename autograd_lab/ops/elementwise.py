@@ -842,7 +842,7 @@ class Relu(Op):
     function, method, inplace = "relu", True, True
     node_name = "ReluBackward0"
     saved_names = ("result",)
-    kernel = staticmethod(lambda input: scalar.where((input > 0) | scalar.isnan(input), input, 0.0))
+    kernel = staticmethod(lambda input: scalar.where(input < 0, 0.0, input))
     derivative = "d relu(x)/dx = 1 where x > 0, else 0"
     domain, piecewise = "nonzero", True
 
@@ -853,7 +853,10 @@ class Relu(Op):
                 "Boolean inputs not supported for relu: a bool is never negative, so there is "
                 "nothing to cut off. Fix: use the mask as it is, or convert it, e.g. x.float()."
             )
-        result = _make(np.maximum(input._data, 0).astype(input._data.dtype, copy=False))
+        # 0 where x < 0, else x itself: so relu(-0.0) is -0.0 and relu(nan) nan, as in PyTorch
+        # (np.maximum(-0.0, 0) would give +0.0)
+        data = input._data
+        result = _make(np.where(data < 0, 0, data).astype(data.dtype, copy=False))
         ctx.save_for_backward(result)
         return result
 

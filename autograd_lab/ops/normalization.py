@@ -29,8 +29,14 @@ from ..tensor import _make
 
 
 def standardized(data, dims, eps):
-    """(data - mean) / sqrt(var + eps) over `dims` in numpy, with mean and 1/sqrt(var + eps)."""
-    mean = data.mean(axis=dims, keepdims=True)
+    """(data - mean) / sqrt(var + eps) over `dims` in numpy, with mean and 1/sqrt(var + eps).
+
+    The mean is taken around each row's first element: a constant row then has exactly its value
+    as mean, so it standardizes to exactly 0 (the output is the bias), as with PyTorch's running
+    (Welford) mean; a plain mean leaves rounding there that 1/sqrt(eps) magnifies."""
+    first = tuple(slice(0, 1) if d in dims else slice(None) for d in range(data.ndim))
+    shift = data[first]
+    mean = shift + (data - shift).mean(axis=dims, keepdims=True)
     centered = data - mean
     var = (centered * centered).mean(axis=dims, keepdims=True)
     inverse_std = 1 / np.sqrt(var + eps)
@@ -149,18 +155,19 @@ def _one_scale_and_shift(data, mean, inverse_std, weight, bias, shape):
 
 def _batch_statistics(data, dims, eps):
     """The batch's mean and 1/sqrt(var + eps) per channel, as PyTorch's CPU kernels take them: the
-    variance summed in float64 around the mean, which is taken in float64 too for a densely laid
+    squares summed in float64 around the mean, which is taken in float64 too for a densely laid
     out input, and in the input's own dtype otherwise (that path of PyTorch's calls mean())."""
     wide = data.astype(np.float64)
     mean = (wide if densely_laid_out(data) else data).mean(axis=dims, keepdims=True)
     centered = wide - mean
-    variance = (centered * centered).mean(axis=dims, keepdims=True)
-    if densely_laid_out(data) and data.dtype != np.float64:
-        # the fast kernel keeps the sum of the squares in float32: a sum beyond float32's range
-        # is inf there, so the variance is inf and the channel's output 1/sqrt(inf)·(x - mean) 0
-        squares = variance * (data.size // mean.size)
+    sum_of_squares = (centered * centered).sum(axis=dims, keepdims=True)
+    if densely_laid_out(data):
+        # the fast kernel stores the sum of the squares in the input's dtype before dividing it
+        # by the count: rounded to float32 (a last bit of the output), inf beyond float32's range
+        # (the variance is then inf, and the channel's output 1/sqrt(inf)·(x - mean) 0)
         with np.errstate(over="ignore"):
-            variance = np.where(np.isinf(squares.astype(np.float32)), np.inf, variance)
+            sum_of_squares = sum_of_squares.astype(data.dtype).astype(np.float64)
+    variance = sum_of_squares / (data.size // mean.size)
     return mean, 1 / np.sqrt(variance + eps)
 
 

@@ -32,7 +32,10 @@ def _order_name(ord):
 def _p_norm(data, ord, dims, keepdim):
     """The ord-norm of numpy `data` over `dims` (numpy calls only, so it runs on CUDA too)."""
     size = np.abs(data)
-    if ord == math.inf:
+    one_element_each = math.prod(data.shape[d] for d in dims) == 1
+    if ord == math.inf or (one_element_each and ord != 0):
+        # the norm of one element is its size; PyTorch's kernel then takes |x| as it is, without
+        # the power and the root (which would overflow, or round: (√2)² is not 2)
         return np.max(size, axis=dims, keepdims=keepdim)
     if ord == -math.inf:
         return np.min(size, axis=dims, keepdims=keepdim)

@@ -163,7 +163,7 @@ class Var(Op):
         ctx.every_dim = dim is None or x._data.ndim == 0
         ctx.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
-            result = np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+            result = spread_in_float64(np.var, _float(x._data), ctx.dims, correction, keepdim)
         return row_major(result)
 
     @staticmethod
@@ -182,7 +182,7 @@ class Std(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            result = np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+            result = spread_in_float64(np.std, _float(x._data), ctx.dims, correction, keepdim)
         result = _make(row_major(result))
         ctx.save_for_backward(x, result)
         return result
@@ -197,6 +197,15 @@ def std_to_var_grad(grad, std):
     """d std = d var / (2 std): the gradient std's backward hands to var's; where all values are
     equal (std 0) PyTorch takes it to be 0."""
     return where(std == 0, 0.0, grad / (std * 2))
+
+
+def spread_in_float64(numpy_spread, data, dims, correction, keepdim):
+    """np.var or np.std of `data` over `dims` as PyTorch's CPU kernels compute them: in float64
+    whatever the float dtype, rounded once at the end (float32 squares summed in float32 would be
+    a last bit off; a float32 std of about 1e38 needs a float64 variance, 1e76)."""
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, as PyTorch's
+        wide = numpy_spread(data, axis=dims, dtype=np.float64, ddof=correction, keepdims=keepdim)
+        return wide.astype(data.dtype)
 
 
 def var_backward(grad, x, ctx):

@@ -69,7 +69,10 @@ class Cumsum(Op):
     @staticmethod
     def forward(ctx, input, dim, dtype=None):
         ctx.axis, ctx.input_dtype = _axis(dim, input._data.ndim), input.dtype
-        return _scan(np.cumsum, input._data, ctx.axis, dtype)
+        running = _scan(np.cumsum, input._data, ctx.axis, dtype)
+        # PyTorch's running total starts from 0, and 0 + -0.0 is +0.0 (numpy's starts from the
+        # first element, -0.0 then stays); a 0-d tensor is passed on as it is in both
+        return running + 0 if input._data.ndim else running
 
     @staticmethod
     def backward(ctx, grad):
@@ -136,7 +139,12 @@ class Logcumsumexp(Op):
         ctx.axis = _axis(dim, data.ndim)  # a dim that is not there is reported first
         types.floating_point_only("logcumsumexp", input.dtype)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
-        running = data.copy() if not data.ndim else np.logaddexp.accumulate(data, ctx.axis)
+        if data.ndim:
+            # PyTorch's running sum starts from log(0) = -inf, and logaddexp(-inf, x) is x + 0:
+            # so a first element -0.0 gives +0.0 (numpy's accumulate hands it on as it is)
+            running = np.logaddexp.accumulate(data, ctx.axis) + 0.0
+        else:  # a 0-d tensor is passed on as it is
+            running = data.copy()
         result = _make(row_major(running))  # row-major, as _scan's
         ctx.save_for_backward(input, result)
         return result

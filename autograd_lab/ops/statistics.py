@@ -28,6 +28,7 @@ from .reduction import (
     check_reduction_dims,
     evenly_distributed,
     gradient_to_indices,
+    spread_in_float64,
     spread_needs_floating_point,
     std_to_var_grad,
     values_indices,
@@ -50,7 +51,7 @@ class VarMean(Op):
         # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
         # (both row-major, as every reduction's result: reduction.py)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            spread = ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim)
+            spread = spread_in_float64(ctx._fn._spread, data, ctx.dims, correction, keepdim)
             spread = _make(row_major(spread))
             mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
             mean = _make(row_major(_as_a_running_mean(data, ctx.dims, keepdim, mean)))

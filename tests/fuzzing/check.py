@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from .compare import compare
 from .program import statements
 from .runner import run
-from .simplifications import accepted_by
+from .simplifications import accepted_by, integer_tensor_written_with_grad
 
 
 @dataclass
@@ -34,11 +34,31 @@ def check(program, ours=None, theirs=None):
         }
     source = "\n".join(line.source for line in lines)
     accepted_nodes = {}  # (our node name, PyTorch's) of an accepted grad_fn divergence -> why
-    # After an accepted difference in values (which of tied elements kthvalue picks, say), later
-    # lines computed from it differ as its consequence: they are not findings either.
+    # After an accepted difference in values or length (which of tied elements kthvalue picks, how
+    # many slices unique finds), later lines computed from it differ as its consequence: they are
+    # not findings either; nor are the other results of that same call (unique's inverse).
     accepted_values_line = None
+    # After an integer tensor was written in place with a value that requires grad (PyTorch then
+    # records a node, we record nothing), what is computed from it later lacks the history too.
+    unrecorded_write_line = None
+    partly_written_line = _partly_written_line(*records, lines)
     for divergence in compare(*records, lines):
-        if accepted_values_line is not None and divergence.line > accepted_values_line:
+        if (
+            partly_written_line is not None
+            and divergence.line > partly_written_line
+            and divergence.what in ("values", "NaN/inf")
+        ):
+            result.consequences.append(divergence)
+            continue
+        if accepted_values_line is not None and divergence.line >= accepted_values_line:
+            result.consequences.append(divergence)
+            continue
+        history = divergence.what in ("grad_fn", "requires_grad")
+        if (
+            unrecorded_write_line is not None
+            and divergence.line > unrecorded_write_line
+            and history
+        ):
             result.consequences.append(divergence)
             continue
         simplification = accepted_by(divergence, source)
@@ -51,8 +71,10 @@ def check(program, ours=None, theirs=None):
             result.accepted.append((divergence, simplification))
             if divergence.what == "grad_fn":
                 accepted_nodes[(divergence.ours, divergence.theirs)] = simplification
-            elif divergence.what in ("values", "NaN/inf") and accepted_values_line is None:
+            elif divergence.what in ("values", "NaN/inf", "shape") and accepted_values_line is None:
                 accepted_values_line = divergence.line
+            if simplification.matches is integer_tensor_written_with_grad and history:
+                unrecorded_write_line = divergence.line
     # Once the libraries part ways (one raised where the other changed a tensor in place, say),
     # later lines differ as a consequence: only the first diverging line is a finding.
     if result.divergences:
@@ -60,3 +82,18 @@ def check(program, ours=None, theirs=None):
         result.consequences += [d for d in result.divergences if d.line != first]
         result.divergences = [d for d in result.divergences if d.line == first]
     return result
+
+
+def _partly_written_line(ours, theirs, lines):
+    """The first line where both libraries refused an in-place integer division by zero
+    (x.fmod_(y) with a 0 in y: PyTorch's "ZeroDivisionError"), or None. PyTorch has written the
+    elements before the zero by then, ours nothing (README's Simplifications): the values read
+    from x later differ as a consequence."""
+    for key, seen in theirs.items():
+        number, expression = key
+        mine = ours.get(key)
+        both_raised = mine is not None and seen.kind == mine.kind == "raise"
+        in_place = lines[number].op.endswith("_")
+        if not expression and in_place and both_raised and "ZeroDivisionError" in seen.error:
+            return number
+    return None

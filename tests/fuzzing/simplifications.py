@@ -90,11 +90,25 @@ DISCONTINUOUS = {
 }
 
 
+# conversions: to an integer dtype they cut the fraction off (as trunc does), to bool they jump
+# at 0, so they jump too then (to a float dtype they do not)
+CONVERSIONS = {"to", "type", "type_as", "long", "int", "short", "char", "byte", "bool"}
+# ops whose result's length depends on the values: a last-bit difference can change the shape
+COUNTING = {"unique", "unique_consecutive", "nonzero", "argwhere", "masked_select"}
+
+
 def _after_rounding(d):
     """A finite value that differs only because an earlier float value differed in its last bits
-    and a jumping op (floor, sort, ==, ...) made that big. (NaN/inf and gradients still count.)"""
+    and a jumping op (floor, sort, ==, a conversion to int64, ...) made that big; or the length
+    of unique (two elements equal in one library, a last bit apart in the other). (NaN/inf and
+    gradients still count.)"""
     op = d.op.removeprefix("Tensor.").removesuffix("_")
-    return d.after_rounding and d.what == "values" and op in DISCONTINUOUS
+    if not d.after_rounding:
+        return False
+    if d.what == "shape":
+        return op in COUNTING
+    to_integer = op in CONVERSIONS and re.search(r", (u?int\d+|bool), shape=", d.theirs)
+    return d.what == "values" and (op in DISCONTINUOUS or bool(to_integer))
 
 
 def _tie_order(d):
@@ -147,7 +161,7 @@ def _tie_order_of_a_sort(d):
     return d.what == "values" and op in ("sort", "argsort") and indices and unstable
 
 
-def _integer_tensor_written_with_grad(d):
+def integer_tensor_written_with_grad(d):
     """An integer or bool tensor written in place with a value that requires grad: PyTorch gives
     it a grad_fn and requires_grad (and then refuses most ops on it: "Autograd not support
     dtype"); ours records nothing. (compare.py names the dtype of such a tensor's history.)"""
@@ -171,6 +185,35 @@ def _layer_norm_overflow(d):
     return (
         d.what == "NaN/inf" and d.op == "F.layer_norm" and ("nan" in d.ours) != ("nan" in d.theirs)
     )
+
+
+def _nan_slices_in_another_order(d):
+    """unique(dim=...) sorts its slices with a comparison that NaN breaks (neither smaller nor
+    greater), so where its slices hold NaN, PyTorch's sort leaves them in an order that is an
+    accident of its algorithm: the NaN land elsewhere, and equal slices that NaN came between are
+    not merged (one more slice: the shape differs; its values hold the NaN)."""
+    with_dim = d.op in ("unique", "Tensor.unique") and "dim=" in d.where.split("  [")[0]
+    nan_shape = d.what == "shape" and "nan" in d.theirs
+    return with_dim and (d.what == "NaN/inf" or nan_shape)
+
+
+# products that add up products (their zeros' sign is their matrix routine's): README's "@/mm/conv"
+MATRIX_PRODUCTS = {"x @ y", "matmul", "mm", "bmm", "mv", "dot", "F.linear", "F.conv1d", "F.conv2d"}
+
+
+def _zero_sign_of_a_matrix_product(d):
+    """NaN/inf differ (1/x is inf where PyTorch's is -inf, say) after a matrix product gave a zero
+    of the other sign than PyTorch's: which sign a sum of zero products has depends on the matrix
+    routine PyTorch picks for the shapes (-0.0 from a 2-D mm, 0.0 from a small batched @)."""
+    return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in MATRIX_PRODUCTS
+
+
+def _welford_overflow(d):
+    """var_mean or std_mean differ in NaN/inf: values so large that their squares overflow
+    (about 1e154 in float64) make PyTorch's running (Welford) update give nan and a mean of inf;
+    ours are what var (or std) and mean give on their own, as PyTorch's var and mean do too."""
+    op = d.op.removeprefix("Tensor.")
+    return d.what == "NaN/inf" and op in ("var_mean", "std_mean")
 
 
 COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
@@ -256,11 +299,7 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "`unique(dim=...)` may order slices that hold NaN differently",
-        lambda d: (
-            d.what == "NaN/inf"
-            and d.op in ("unique", "Tensor.unique")
-            and "dim=" in d.where.split("  [")[0]
-        ),
+        _nan_slices_in_another_order,
     ),
     Simplification(
         "`logit`'s gradient at p = -0.0 and at a nan p is PyTorch's element-by-element rule "
@@ -280,6 +319,16 @@ SIMPLIFICATIONS = [
         _layer_norm_overflow,
     ),
     Simplification(
+        "the sign of a zero that `@`/`mm`/`conv` give when every product is zero is numpy's",
+        _zero_sign_of_a_matrix_product,
+    ),
+    Simplification(
+        "`var_mean`/`std_mean` of values whose squares overflow (beyond about 1e154 in float64) "
+        "give what `var`/`std` and `mean` give on their own (inf and the mean), where PyTorch's "
+        "running (Welford) update gives nan and a mean of inf",
+        _welford_overflow,
+    ),
+    Simplification(
         "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
         "reorder them",
         _tie_order_of_a_sort,
@@ -287,7 +336,7 @@ SIMPLIFICATIONS = [
     Simplification(
         "writing a value that requires grad into an integer or bool tensor in place records "
         "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`)",
-        _integer_tensor_written_with_grad,
+        integer_tensor_written_with_grad,
     ),
     Simplification(
         "`index_add` into a tensor with no elements gives its source a zero gradient (PyTorch's "
