@@ -71,8 +71,11 @@ class Cumsum(Op):
         ctx.axis, ctx.input_dtype = _axis(dim, input._data.ndim), input.dtype
         running = _scan(np.cumsum, input._data, ctx.axis, dtype)
         # PyTorch's running total starts from 0, and 0 + -0.0 is +0.0 (numpy's starts from the
-        # first element, -0.0 then stays); a 0-d tensor is passed on as it is in both
-        return running + 0 if input._data.ndim else running
+        # first element, -0.0 then stays); a 0-d tensor is passed on as it is in both. Only
+        # floats have a -0.0 (and + 0 would turn an empty bool result into int64).
+        if input._data.ndim and running.dtype.kind == "f":
+            running = running + running.dtype.type(0)
+        return running
 
     @staticmethod
     def backward(ctx, grad):
