@@ -14,7 +14,7 @@ from .. import storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, row_major, where
+from .elementwise import Maximum, Minimum, _float, convert, row_major, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 
@@ -161,8 +161,7 @@ class Var(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
         ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
-            result = np.var(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+        result = spread_in_float64(np.var, x._data, ctx.dims, correction, keepdim)
         return row_major(result)
 
     @staticmethod
@@ -180,8 +179,7 @@ class Std(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            result = np.std(_float(x._data), axis=ctx.dims, ddof=correction, keepdims=keepdim)
+        result = spread_in_float64(np.std, x._data, ctx.dims, correction, keepdim)
         result = _make(row_major(result))
         ctx.save_for_backward(x, result)
         return result
@@ -190,6 +188,17 @@ class Std(Op):
     def backward(ctx, grad):
         x, result = ctx.saved_tensors
         return var_backward(std_to_var_grad(grad, result), x, ctx)
+
+
+def spread_in_float64(spread, data, dims, correction, keepdim):
+    """np.var or np.std of `data` over `dims`, summed in float64 and rounded once to the result's
+    dtype, as PyTorch's kernel (a running sum in double) does. numpy's float32 sums can be a last
+    bit off, and a second-order gradient, whose terms cancel, magnifies that bit."""
+    data = _float(data)
+    wide = data if data.dtype == np.float64 else convert(data, np.float64)
+    # too few elements: nan, as PyTorch; a float64 spread beyond float32's range: inf, no warning
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return spread(wide, axis=dims, ddof=correction, keepdims=keepdim).astype(data.dtype)
 
 
 def std_to_var_grad(grad, std):

@@ -17,7 +17,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import _float
+from .elementwise import _float, convert
 from .reduction import (
     _all_if_empty,
     _correction,
@@ -27,6 +27,7 @@ from .reduction import (
     check_reduction_dims,
     evenly_distributed,
     gradient_to_indices,
+    spread_in_float64,
     spread_needs_floating_point,
     std_to_var_grad,
     values_indices,
@@ -46,11 +47,14 @@ class VarMean(Op):
         data = _float(x._data)
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
         ctx.every_dim = dim is None or data.ndim == 0
-        # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            spread = _make(ctx._fn._spread(data, axis=ctx.dims, ddof=correction, keepdims=keepdim))
-            mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
-            mean = _make(_as_a_running_mean(data, ctx.dims, keepdim, mean))
+        spread = spread_in_float64(ctx._fn._spread, data, ctx.dims, correction, keepdim)
+        spread = _make(spread)
+        # the mean too is summed in float64 and rounded once, as PyTorch's kernel does
+        wide = data if data.dtype == np.float64 else convert(data, np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):  # huge ones: inf, mended below
+            mean = np.mean(wide, axis=ctx.dims, keepdims=keepdim)
+            mean = _as_a_running_mean(wide, ctx.dims, keepdim, mean).astype(data.dtype)
+        mean = _make(mean)
         if ctx._fn is StdMean:  # its slope reads the result: d std = d var / (2 std)
             ctx.save_for_backward(x, spread)
         else:  # as PyTorch, only x: so var_mean's results may be changed in place afterwards

@@ -1,0 +1,28 @@
+"""Gradient values, first and second order, as PyTorch 2.13 computes them: the differential
+fuzzer's wave-6 findings of issue 14 (grad: values, requires_grad, NaN/inf). Each test runs the
+same lines in both libraries and compares."""
+
+import pytest
+from conftest import both
+from test_edges_second_order import agree
+
+COLUMNS = [1.37, 1.0, 1.0, -2.57, 1.17, -1.15, 1.43, -0.71, 0.0]
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_var_and_std_of_float32_are_summed_in_float64_and_rounded_once(torch, name):
+    # PyTorch's kernel keeps its running sums in double; numpy's float32 sums put the std and
+    # the mean of the middle column a last bit off
+    both(torch, lambda lib: getattr(lib, name)(lib.tensor(COLUMNS).reshape(3, 3), dim=0))
+
+
+def test_the_second_order_rounding_of_std_mean_is_pytorch_s(torch):
+    # (g * g).sum() of std's gradient is a constant, so the exact second-order gradient is 0 and
+    # what both libraries give is rounding noise: the same noise once std and mean agree bit
+    # for bit (fuzzer seed 1204090)
+    def std_then_repeat(lib, x):
+        std = lib.std_mean(x, dim=-2, correction=1)[0]
+        return lib.repeat_interleave(std, 3, dim=-1)
+
+    agree(torch, lambda lib: lib.tensor(COLUMNS).reshape(3, 3), std_then_repeat)
+
