@@ -26,3 +26,13 @@ def test_the_second_order_rounding_of_std_mean_is_pytorch_s(torch):
 
     agree(torch, lambda lib: lib.tensor(COLUMNS).reshape(3, 3), std_then_repeat)
 
+
+def test_bce_with_logits_target_gradient_is_smooth_at_a_zero_logit(torch):
+    # The target's gradient, log σ(-x) - pos_weight·log σ(x), has the slope -σ(x) - p·σ(-x)
+    # at x = 0 too (max(-x, 0) + log1p(e^-|x|) gave the kinks' one-sided slopes: -1 + 0)
+    def target_is_the_input(lib, x):
+        pos_weight = lib.tensor([0.93, 0.0, 2.0])
+        F = lib.nn.functional
+        return F.binary_cross_entropy_with_logits(x, x, pos_weight=pos_weight, reduction="none")
+
+    agree(torch, lambda lib: lib.tensor([0.0, -0.0, 0.0]), target_is_the_input)
