@@ -36,3 +36,23 @@ def test_bce_with_logits_target_gradient_is_smooth_at_a_zero_logit(torch):
         return F.binary_cross_entropy_with_logits(x, x, pos_weight=pos_weight, reduction="none")
 
     agree(torch, lambda lib: lib.tensor([0.0, -0.0, 0.0]), target_is_the_input)
+
+
+def test_the_gradient_of_repeat_with_a_zero_count_requires_no_grad(torch):
+    # no copies: PyTorch's repeat_backward returns zeros, a constant (fuzzer seed 1209316)
+    def repeat_none(lib, x):
+        return lib.nn.functional.softplus(x.repeat((2, 0)))
+
+    agree(torch, lambda lib: lib.tensor(0.0), repeat_none)
+
+
+@pytest.mark.parametrize("dim", [0, None])
+def test_the_gradient_of_a_product_of_one_zero_requires_no_grad(torch, dim):
+    # one element per product, and a zero: PyTorch hands the gradient through as it is (the
+    # product of no others is 1), so it requires no grad; without a zero it is grad·result/x,
+    # which does (fuzzer seed 1000647)
+    def product(lib, x):
+        return x.prod() if dim is None else x.prod(dim=dim)
+
+    for value in (0.0, 3.0):
+        agree(torch, lambda lib: lib.tensor([[value, 2.0]])[:, :1], product)

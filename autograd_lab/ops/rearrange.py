@@ -16,7 +16,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import contiguous, copy_keeping_layout, row_major
+from .elementwise import _zeros, contiguous, copy_keeping_layout, row_major
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -187,6 +187,8 @@ class Repeat(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        if 0 in ctx.repeats:  # no copies at all: the input's gradient is zeros, a constant (as
+            return _zeros(ctx.input_shape, grad)  # PyTorch's: it does not require grad)
         spread = [n for pair in zip(ctx.repeats, ctx.shape) for n in pair]
         copies = tuple(range(0, len(spread), 2))
         return grad.reshape(spread).sum(dim=copies).reshape(ctx.input_shape)

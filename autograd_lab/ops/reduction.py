@@ -127,6 +127,8 @@ class Prod(Op):
         grad = _unreduce(grad, shape, ctx.dims, ctx.keepdim)
         if not (x._data == 0).any():
             return grad * (_unreduce(result, shape, ctx.dims, ctx.keepdim) / x)
+        if np.prod([shape[d] for d in ctx.dims]) == 1:  # one element per product: no others,
+            return grad  # so the slope is 1, a constant (PyTorch's gradient requires no grad)
         return grad * _products_of_others(x, ctx.dims)
 
 
