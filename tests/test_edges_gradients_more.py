@@ -56,3 +56,26 @@ def test_the_gradient_of_a_product_of_one_zero_requires_no_grad(torch, dim):
 
     for value in (0.0, 3.0):
         agree(torch, lambda lib: lib.tensor([[value, 2.0]])[:, :1], product)
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+def test_the_gradient_of_trace_reaches_the_diagonal_only(torch):
+    # a nan gradient of the trace stays on the diagonal, as PyTorch fills the diagonal with it
+    # (grad * eye gave nan * 0 = nan everywhere): fuzzer seeds 1208846, 1003446
+    agree(torch, lambda lib: lib.zeros(3, 1), lambda lib, x: lib.var_mean(lib.trace(x), dim=0)[0])
+
+
+def test_elu_second_derivative_multiplies_by_its_mask(torch):
+    # PyTorch's elu_double_backward multiplies by (x < 0), so an infinite gradient on the linear
+    # piece gives inf * 0 = nan there (fuzzer seed 1214880)
+    def elu_times_infinity(lib, x):
+        return lib.nn.functional.elu(x, alpha=0.5) * lib.tensor([float("inf"), float("inf")])
+
+    agree(torch, lambda lib: lib.tensor([float("inf"), 0.0]), elu_times_infinity)
+
+
+def test_cumprod_second_derivative_with_zeros_is_pytorch_s(torch):
+    # with a zero in the input, PyTorch's create_graph gradient of cumprod multiplies, for each
+    # position k, the product before k by the running product after it; its second derivative
+    # then has PyTorch's nan and inf (fuzzer seed 1214880)
+    agree(torch, lambda lib: lib.tensor([float("inf"), 0.0]), lambda lib, x: x.cumprod(0))

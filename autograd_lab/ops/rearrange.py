@@ -16,7 +16,7 @@ import numpy as np
 from .. import storage, types
 from ..autograd.function import Op
 from ..tensor import _make
-from .elementwise import _zeros, contiguous, copy_keeping_layout, row_major
+from .elementwise import _zeros, contiguous, copy_keeping_layout, row_major, where
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -357,8 +357,10 @@ class Trace(Op):
     @staticmethod
     def backward(ctx, grad):
         rows, cols = ctx.shape
-        eye = _make(storage.new(np.eye, rows, cols, dtype=grad._data.dtype, device=grad.device))
-        return grad * eye
+        diagonal = _make(storage.new(np.eye, rows, cols, dtype=bool, device=grad.device))
+        # a select, not grad * eye: a nan or infinite grad reaches the diagonal only (nan * 0 is
+        # nan), as PyTorch's index_fill_ of the diagonal gives it
+        return where(diagonal, grad, 0.0)
 
 
 @public("trace", method=True)

@@ -241,7 +241,7 @@ SIMPLIFICATIONS = [
     Simplification(
         "the gradients of `prod`/`cumprod` on inputs that mix NaN or inf with zeros",
         _gradient_differs("values", "NaN/inf"),
-        in_program=r"\b(cumprod|prod)\(",
+        in_program=r"\b(cumprod_?|prod)\(",
     ),
     Simplification(
         "`unique(dim=...)` may order slices that hold NaN differently",
