@@ -3,8 +3,12 @@ fuzzer's wave-6 findings of issue 14 (grad: values, requires_grad, NaN/inf). Eac
 same lines in both libraries and compares."""
 
 import pytest
-from conftest import both
+from conftest import both, values
+from fuzzing.compare import Divergence
+from fuzzing.simplifications import accepted_by
 from test_edges_second_order import agree
+
+import autograd_lab as ag
 
 COLUMNS = [1.37, 1.0, 1.0, -2.57, 1.17, -1.15, 1.43, -0.71, 0.0]
 
@@ -79,3 +83,29 @@ def test_cumprod_second_derivative_with_zeros_is_pytorch_s(torch):
     # position k, the product before k by the running product after it; its second derivative
     # then has PyTorch's nan and inf (fuzzer seed 1214880)
     agree(torch, lambda lib: lib.tensor([float("inf"), 0.0]), lambda lib, x: x.cumprod(0))
+
+
+def test_the_gradient_of_msort_among_ties_follows_their_order(torch):
+    # Accepted (README "Simplifications"): PyTorch's unstable sort reorders 18 equal elements,
+    # and each one's gradient goes with it; ours keeps them in order (fuzzer seed 1031097)
+    def gradient(lib):
+        x = lib.zeros(18, requires_grad=True)
+        lib.msort(x).backward(lib.arange(1.0, 19.0))
+        return values(x.grad)
+
+    ours, theirs = gradient(ag), gradient(torch)
+    assert ours.tolist() == list(range(1, 19))
+    assert sorted(theirs.tolist()) == ours.tolist() and theirs.tolist() != ours.tolist()
+
+    def divergence(ours, theirs):
+        shown = (
+            "tensor([{}], float32, shape=[18])".format(" ".join(map(str, v)))
+            for v in (ours, theirs)
+        )
+        return Divergence("loss.backward()  [x0.grad]", "backward", "values", *shown)
+
+    reordered = divergence(ours, theirs)
+    assert accepted_by(reordered, "v3 = torch.msort(v1)") is not None
+    assert accepted_by(reordered, "v3 = torch.argsort(v1)") is None
+    doubled = divergence(ours, ours * 2)  # not a reordering: still reported
+    assert accepted_by(doubled, "v3 = torch.msort(v1)") is None
