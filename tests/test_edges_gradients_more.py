@@ -2,6 +2,8 @@
 fuzzer's wave-6 findings of issue 14 (grad: values, requires_grad, NaN/inf). Each test runs the
 same lines in both libraries and compares."""
 
+import warnings
+
 import pytest
 from conftest import both, values
 from fuzzing.compare import Divergence
@@ -109,3 +111,40 @@ def test_the_gradient_of_msort_among_ties_follows_their_order(torch):
     assert accepted_by(reordered, "v3 = torch.argsort(v1)") is None
     doubled = divergence(ours, ours * 2)  # not a reordering: still reported
     assert accepted_by(doubled, "v3 = torch.msort(v1)") is None
+
+
+def test_no_numpy_warning_where_nan_or_inf_is_the_answer(torch):
+    # PyTorch computes inf * 0, inf - inf, x / 0 and 0 ** -1 silently; numpy's RuntimeWarnings
+    # about them ("invalid value encountered in multiply") must not reach the learner
+    nan, inf = float("nan"), float("inf")
+
+    def nonfinite(lib):
+        x, y = lib.tensor([inf, 0.0, -inf, 2.0]), lib.tensor([0.0, inf, -inf, 0.0])
+        square = lib.tensor([[inf, 0.0], [1.0, nan]])
+        return (
+            x * y,
+            x * 0.0,
+            x - x,
+            x + y,
+            lib.addcdiv(x, x, y),
+            lib.pow(y, lib.full((4,), -1.0)),
+            lib.softmax(x, 0),
+            lib.log_softmax(x, 0),
+            square @ square,
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        both(torch, nonfinite)
+        agree(torch, lambda lib: lib.tensor([inf, 0.0]), lambda lib, x: x.cumprod(0))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_too_few_elements_for_the_correction_warn_as_pytorch(torch, name):
+    # a UserWarning that names the degrees of freedom, as PyTorch's; numpy's own RuntimeWarning
+    # ("Degrees of freedom <= 0 for slice") is not shown
+    for lib in (ag, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with pytest.warns(UserWarning, match=f"{name}\\(\\): degrees of freedom is <= 0"):
+                getattr(lib, name)(lib.zeros(2, 1), dim=1)

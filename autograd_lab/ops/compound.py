@@ -60,7 +60,8 @@ class Addcdiv(Op):
         # tensor1 is needed only for tensor2's gradient; tensor2 for both, so PyTorch always keeps
         # it (changing it in place before backward is refused even when only input needs a grad)
         ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
-        return input._data + value * (tensor1._data / tensor2._data)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x/0 = inf, silently
+            return input._data + value * (tensor1._data / tensor2._data)
 
     @staticmethod
     def backward(ctx, grad):

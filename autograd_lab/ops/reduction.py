@@ -6,6 +6,7 @@ A reduction's result is row-major whatever its input's layout (PyTorch makes it 
 against the input again.
 """
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -163,7 +164,7 @@ class Var(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
         ctx.save_for_backward(x)
-        result = spread_in_float64(np.var, x._data, ctx.dims, correction, keepdim)
+        result = spread_in_float64("var", np.var, x._data, ctx.dims, correction, keepdim)
         return row_major(result)
 
     @staticmethod
@@ -181,7 +182,7 @@ class Std(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
-        result = spread_in_float64(np.std, x._data, ctx.dims, correction, keepdim)
+        result = spread_in_float64("std", np.std, x._data, ctx.dims, correction, keepdim)
         result = _make(row_major(result))
         ctx.save_for_backward(x, result)
         return result
@@ -192,14 +193,24 @@ class Std(Op):
         return var_backward(std_to_var_grad(grad, result), x, ctx)
 
 
-def spread_in_float64(spread, data, dims, correction, keepdim):
+def spread_in_float64(name, spread, data, dims, correction, keepdim):
     """np.var or np.std of `data` over `dims`, summed in float64 and rounded once to the result's
     dtype, as PyTorch's kernel (a running sum in double) does. numpy's float32 sums can be a last
     bit off, and a second-order gradient, whose terms cancel, magnifies that bit."""
     data = _float(data)
     wide = data if data.dtype == np.float64 else convert(data, np.float64)
-    # too few elements: nan, as PyTorch; a float64 spread beyond float32's range: inf, no warning
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    count = int(np.prod([data.shape[d] for d in dims]))
+    if count - correction <= 0:  # the result is nan or inf: PyTorch says so (numpy would too)
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0: the correction ({correction}) is not smaller "
+            f"than the number of elements reduced ({count}), so the result is nan or inf. Fix: "
+            "reduce over more elements, or pass a smaller correction=.",
+            UserWarning,
+            stacklevel=6,  # the line that called var(), std(), var_mean() or std_mean()
+        )
+    # a float64 spread beyond float32's range: inf, no warning
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own "degrees of freedom" note
         return spread(wide, axis=dims, ddof=correction, keepdims=keepdim).astype(data.dtype)
 
 
@@ -416,8 +427,9 @@ class Softmax(Op):
     def forward(ctx, x, dim):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
-        shifted = np.exp(data - max_array(data, ctx.dim))
-        result = _make(row_major(shifted / sum_array(shifted, ctx.dim, True)))
+        with np.errstate(invalid="ignore"):  # an inf in the row: inf - inf = nan, silently
+            shifted = np.exp(data - max_array(data, ctx.dim))
+            result = _make(row_major(shifted / sum_array(shifted, ctx.dim, True)))
         ctx.save_for_backward(result)
         return result
 
@@ -436,8 +448,9 @@ class LogSoftmax(Op):
     def forward(ctx, x, dim):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
-        shifted = data - max_array(data, ctx.dim)
-        result = _make(row_major(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True))))
+        with np.errstate(divide="ignore", invalid="ignore"):  # an inf in the row: nan, silently
+            shifted = data - max_array(data, ctx.dim)
+            result = _make(row_major(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True))))
         ctx.save_for_backward(result)
         return result
 

@@ -41,7 +41,8 @@ def _scan(numpy_scan, data, axis, dtype):
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
     # row-major, as PyTorch makes it whatever the input's layout (numpy keeps the input's; the
     # layout shows in stride() and in the order x.uniform_() fills the result)
-    return row_major(numpy_scan(data, axis=axis, dtype=dtype))
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently, as PyTorch
+        return row_major(numpy_scan(data, axis=axis, dtype=dtype))
 
 
 def _reversed_cumsum(grad, axis):

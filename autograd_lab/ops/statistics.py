@@ -12,6 +12,8 @@ middle values (not their average, as numpy does), so the median is always an ele
     (tensor(7.), tensor(3.))
 """
 
+import warnings
+
 import numpy as np
 
 from .. import storage, types
@@ -47,11 +49,13 @@ class VarMean(Op):
         data = _float(x._data)
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
         ctx.every_dim = dim is None or data.ndim == 0
-        spread = spread_in_float64(ctx._fn._spread, data, ctx.dims, correction, keepdim)
+        name = ctx._fn.__name__.replace("Mean", "_mean").lower()  # var_mean or std_mean
+        spread = spread_in_float64(name, ctx._fn._spread, data, ctx.dims, correction, keepdim)
         spread = _make(spread)
         # the mean too is summed in float64 and rounded once, as PyTorch's kernel does
         wide = data if data.dtype == np.float64 else convert(data, np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):  # huge ones: inf, mended below
+        with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # no elements: nan; huge: inf (mended)
             mean = np.mean(wide, axis=ctx.dims, keepdims=keepdim)
             mean = _as_a_running_mean(wide, ctx.dims, keepdim, mean).astype(data.dtype)
         mean = _make(mean)
