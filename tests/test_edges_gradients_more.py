@@ -148,3 +148,17 @@ def test_too_few_elements_for_the_correction_warn_as_pytorch(torch, name):
             warnings.simplefilter("error", RuntimeWarning)
             with pytest.warns(UserWarning, match=f"{name}\\(\\): degrees of freedom is <= 0"):
                 getattr(lib, name)(lib.zeros(2, 1), dim=1)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_addcmul_and_addcdiv_keep_their_tensors_dtype_for_backward(torch, name):
+    # the op computes in the common dtype (float32 here) but PyTorch's backward reads tensor1
+    # and tensor2 as they were (float64), so their gradients round as float64·float32, not as
+    # a float32 copy (fuzzer seed 1376395)
+    def gradients(lib):
+        t1 = lib.tensor(0.7, dtype=lib.float64).requires_grad_()
+        t2 = lib.tensor(0.9, dtype=lib.float64).requires_grad_()
+        y = getattr(lib, name)(lib.zeros(1), t1, t2, value=1.5)
+        return lib.autograd.grad(y.sum(), [t1, t2])
+
+    both(torch, gradients)
