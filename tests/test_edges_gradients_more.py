@@ -162,3 +162,18 @@ def test_addcmul_and_addcdiv_keep_their_tensors_dtype_for_backward(torch, name):
         return lib.autograd.grad(y.sum(), [t1, t2])
 
     both(torch, gradients)
+
+
+def test_the_gradient_of_a_power_false_takes_the_formula(torch):
+    # PyTorch's pow_backward gives zeros (a constant) for the exponent 0 but does not count False
+    # as 0: x ** False is differentiated as False · x^-1, nan at x = 0 (fuzzer seed 1371877)
+    agree(torch, lambda lib: lib.tensor([0.0, 2.0, float("inf")]), lambda lib, x: x**False)
+
+
+def test_in_place_cumprod_and_logit_fall_under_their_accepted_simplifications():
+    # the accepted gradient differences of cumprod and logit (README "Simplifications") are the
+    # same for their in-place forms, cumprod_ and logit_ (fuzzer seeds 1008356, 1377322)
+    differ = Divergence("loss.backward()  [x0.grad]", "backward", "NaN/inf", "", "")
+    assert accepted_by(differ, "v6 = v0.cumprod_(1)") is not None
+    assert accepted_by(differ, "v11 = v4.logit_(eps=0.25)") is not None
+    assert accepted_by(differ, "v11 = v4.exp_()") is None

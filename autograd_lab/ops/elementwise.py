@@ -298,7 +298,9 @@ class PowScalar(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         p = ctx.exponent
-        if p == 0:  # x^0 is 1 everywhere: exact zeros (grad * 0 would make an inf gradient nan)
+        # x^0 is 1 everywhere: exact zeros (grad * 0 would make an inf gradient nan). PyTorch
+        # does not count False as 0 there: x ** False takes the formula (0 · 0^-1 = nan at 0)
+        if p == 0 and type(p) is not bool:
             return _zeros(x.shape, x)
         return grad * p * x ** (p - 1)
 

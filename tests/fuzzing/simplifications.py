@@ -270,7 +270,7 @@ SIMPLIFICATIONS = [
         "`logit`'s gradient at p = -0.0 and at a nan p is PyTorch's element-by-element rule "
         "(+inf, nan), not that of its vectorized loop for long tensors (-inf, 0 with `eps`)",
         _gradient_differs("NaN/inf"),
-        in_program=r"\blogit\(",
+        in_program=r"\blogit_?\(",
     ),
     Simplification(
         "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",
