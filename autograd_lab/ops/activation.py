@@ -14,7 +14,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from . import scalar
-from .elementwise import _float, _sigmoid, _zeros, where
+from .elementwise import _float, _sigmoid, _zeros
 
 
 class LeakyRelu(Op):
@@ -199,6 +199,8 @@ class EluGrad(Op):
     def backward(ctx, grad2):
         grad, x = ctx.saved_tensors
         d_grad = EluGrad.apply(grad2, x, alpha=ctx.alpha)
-        # α·e^x's own slope, only where x < 0 (PyTorch's second derivative is 0 at x = 0)
-        d_x = where(x < 0, grad2 * grad * ctx.alpha * x.exp(), 0.0)
+        # α·e^x's own slope, only where x < 0 (PyTorch's second derivative is 0 at x = 0).
+        # PyTorch multiplies by the mask x < 0 rather than choosing, so an infinite or nan
+        # grad2·grad on the linear piece gives nan there (inf · 0), as PyTorch's does
+        d_x = EluGrad.apply(grad2 * grad, x, alpha=ctx.alpha) * (x < 0)
         return d_grad, d_x

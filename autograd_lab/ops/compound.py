@@ -23,18 +23,19 @@ class Addcmul(Op):
     node_name = "AddcmulBackward0"
     saved_names = ("tensor1", "tensor2")
     kernel = staticmethod(
-        lambda input, tensor1, tensor2, value=1: input + value * (tensor1 * tensor2)
+        lambda input, tensor1, tensor2, value=1, dtype=None: input + value * (tensor1 * tensor2)
     )
     derivative = "d/d(input) = 1,  d/d(tensor1) = value * tensor2,  d/d(tensor2) = value * tensor1"
 
     @staticmethod
-    def forward(ctx, input, tensor1, tensor2, value=1):
+    def forward(ctx, input, tensor1, tensor2, value=1, dtype=None):
         ctx.value = value
         # each is saved only for the other's gradient, so only where that one is needed (as in
         # PyTorch: changing tensor1 in place is then allowed when tensor2 needs no gradient)
         _, needs_t1, needs_t2 = ctx.needs_input_grad
         ctx.save_for_backward(tensor1 if needs_t2 else None, tensor2 if needs_t1 else None)
-        return input._data + value * (tensor1._data * tensor2._data)
+        x, t1, t2 = _in_dtype(dtype, input, tensor1, tensor2)
+        return x + value * (t1 * t2)
 
     @staticmethod
     def backward(ctx, grad):
@@ -50,17 +51,19 @@ class Addcdiv(Op):
     node_name = "AddcdivBackward0"
     saved_names = ("tensor1", "tensor2")
     kernel = staticmethod(
-        lambda input, tensor1, tensor2, value=1: input + value * (tensor1 / tensor2)
+        lambda input, tensor1, tensor2, value=1, dtype=None: input + value * (tensor1 / tensor2)
     )
     derivative = "d/d(input) = 1,  d/d(tensor1) = value / tensor2,  d/d(tensor2) = -value * tensor1 / tensor2²"
 
     @staticmethod
-    def forward(ctx, input, tensor1, tensor2, value=1):
+    def forward(ctx, input, tensor1, tensor2, value=1, dtype=None):
         ctx.value = value
         # tensor1 is needed only for tensor2's gradient; tensor2 for both, so PyTorch always keeps
         # it (changing it in place before backward is refused even when only input needs a grad)
         ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
-        return input._data + value * (tensor1._data / tensor2._data)
+        x, t1, t2 = _in_dtype(dtype, input, tensor1, tensor2)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x/0 = inf, silently
+            return x + value * (t1 / t2)
 
     @staticmethod
     def backward(ctx, grad):
@@ -149,19 +152,16 @@ def _operands(name, **tensors):
                 "use the value= argument for a number."
             )
     check_broadcastable(*[t.shape for t in tensors.values()])
-    dtype = promotion.common_dtype(*tensors.values())
-    return dtype, [_converted(t, dtype) for t in tensors.values()]
+    return promotion.common_dtype(*tensors.values()), list(tensors.values())
 
 
-def _converted(tensor, dtype):
-    """`tensor` in `dtype`. A converted copy shares the tensor's version counter: the node saves
-    the copy in its place, and PyTorch's node, which saves the tensor itself, refuses backward
-    once that tensor is changed in place. (Nobody else sees the copy, so nothing writes to it.)"""
-    if tensor.dtype is dtype:
-        return tensor
-    copy = tensor.to(dtype)
-    copy._version_counter = tensor._shared_version_counter()
-    return copy
+def _in_dtype(dtype, *tensors):
+    """The tensors' arrays in the common dtype (its numpy name, "float32": a plain string, so the
+    fusion compiler still fuses the op). The op computes in it, but keeps (and its backward uses)
+    the tensors as they were, as PyTorch does: a float64 tensor1 times a float32 input saves
+    tensor1 in float64, so the gradient's rounding is PyTorch's."""
+    dtype = np.dtype(dtype)
+    return [t._data if t._data.dtype == dtype else t._data.astype(dtype) for t in tensors]
 
 
 def _value_in(dtype, value):
@@ -178,7 +178,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     dtype, tensors = _operands("addcmul", input=input, tensor1=tensor1, tensor2=tensor2)
     if dtype is types.bool_:
         raise types.not_implemented_for("addcmul", dtype)
-    return Addcmul.apply(*tensors, value=_value_in(dtype, value))
+    return Addcmul.apply(*tensors, value=_value_in(dtype, value), dtype=dtype.numpy.name)
 
 
 @public("addcdiv", method=True, inplace=True)
@@ -192,7 +192,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
             "number and a true division. Fix: for true division, make one of them float "
             "(tensor1.float()); for floor division, use input + value * (tensor1 // tensor2)."
         )
-    return Addcdiv.apply(*tensors, value=_value_in(dtype, value))
+    return Addcdiv.apply(*tensors, value=_value_in(dtype, value), dtype=dtype.numpy.name)
 
 
 @public("lerp", method=True, inplace=True)

@@ -111,7 +111,8 @@ class Add(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        return x + y
+        with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf = nan, silently
+            return x + y
 
     @staticmethod
     def backward(ctx, grad):
@@ -126,7 +127,8 @@ class Sub(Op):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        return x - y
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf = nan, silently
+            return x - y
 
     @staticmethod
     def backward(ctx, grad):
@@ -143,7 +145,8 @@ class Rsub(Op):
     @staticmethod
     def forward(ctx, x, number):
         a, b = operands(number, x)
-        return a - b
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf = nan, silently
+            return a - b
 
     @staticmethod
     def backward(ctx, grad):
@@ -161,7 +164,8 @@ class Mul(Op):
         needs_a, needs_b = ctx.needs_input_grad
         ctx.save_for_backward(a if needs_b else None, b if needs_a else None)
         x, y = operands(a, b)
-        return x * y
+        with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently
+            return x * y
 
     @staticmethod
     def backward(ctx, grad):
@@ -183,7 +187,8 @@ class MulNumber(Mul):
     def forward(ctx, a, number):
         ctx.number = number
         x, y = operands(a, number)
-        return x * y
+        with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently
+            return x * y
 
     @staticmethod
     def backward(ctx, grad):
@@ -294,7 +299,9 @@ class PowScalar(Op):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         p = ctx.exponent
-        if p == 0:  # x^0 is 1 everywhere: exact zeros (grad * 0 would make an inf gradient nan)
+        # x^0 is 1 everywhere: exact zeros (grad * 0 would make an inf gradient nan). PyTorch
+        # does not count False as 0 there: x ** False takes the formula (0 · 0^-1 = nan at 0)
+        if p == 0 and type(p) is not bool:
             return _zeros(x.shape, x)
         return grad * p * x ** (p - 1)
 
@@ -343,7 +350,8 @@ def _float_power(base, exponent):
     numpy takes sqrt(x) for an exponent of 0.5 given once (a number, a 0-d or broadcast array),
     and sqrt differs from pow at two points: sqrt(-inf) is nan where pow(-inf, 0.5) is inf, and
     sqrt(-0.0) is -0.0 where pow(-0.0, 0.5) is 0.0."""
-    powers = base**exponent
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 0 ** -1 = inf, silently
+        powers = base**exponent
     at_half = exponent == 0.5
     as_pow = np.where(at_half & (base == -np.inf), np.inf, powers)
     as_pow = np.where(at_half & (base == 0), 0.0, as_pow)

@@ -28,7 +28,8 @@ class Matmul(Op):
         ctx.ndims = (a._data.ndim, b._data.ndim)
         x, y = operands(a, b, elementwise=False)  # matmul's shapes follow other rules
         try:
-            return np.matmul(x, y)
+            with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently
+                return np.matmul(x, y)
         except ValueError:
             raise RuntimeError(
                 f"cannot multiply shapes {list(x.shape)} and {list(y.shape)}: the last dim of the "

@@ -11,6 +11,7 @@ import numpy as np
 from .. import storage
 from ..autograd.function import Op
 from ..layout import laid_out_like_inputs
+from .activation import Softplus
 from .elementwise import Div, MulNumber, _zeros, logit, operands
 
 
@@ -282,9 +283,9 @@ class BinaryCrossEntropyWithLogits(Op):
         if ctx.needs_input_grad[1]:
             if pos_weight is None:
                 slope = -input
-            else:
-                softplus = (-input).clamp(min=0) + (-input.abs()).exp().log1p()
-                slope = (pos_weight - 1) * softplus - input
+            else:  # log σ(-x) - p·log σ(x) as PyTorch writes it (log σ(x) = -softplus(-x)):
+                # softplus's slope is σ, smooth at x = 0, where max(-x, 0) and |x| have kinks
+                slope = pos_weight * Softplus.apply(-input) - Softplus.apply(input)
             grad_target = _weighted_mean(slope * grad, ctx)
         return grad_input, grad_target
 

@@ -17,7 +17,7 @@ from .. import storage, types
 from ..autograd.function import Op
 from ..layout import copy_keeping_layout, row_major
 from ..tensor import _make
-from .elementwise import contiguous
+from .elementwise import _zeros, contiguous, where
 from .reduction import _dims
 from .registry import public
 from .shape import Transpose, _one_dim, _shape_arg, _view
@@ -189,6 +189,8 @@ class Repeat(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        if 0 in ctx.repeats:  # no copies at all: the input's gradient is zeros, a constant (as
+            return _zeros(ctx.input_shape, grad)  # PyTorch's: it does not require grad)
         spread = [n for pair in zip(ctx.repeats, ctx.shape) for n in pair]
         copies = tuple(range(0, len(spread), 2))
         return grad.reshape(spread).sum(dim=copies).reshape(ctx.input_shape)
@@ -357,8 +359,10 @@ class Trace(Op):
     @staticmethod
     def backward(ctx, grad):
         rows, cols = ctx.shape
-        eye = _make(storage.new(np.eye, rows, cols, dtype=grad._data.dtype, device=grad.device))
-        return grad * eye
+        diagonal = _make(storage.new(np.eye, rows, cols, dtype=bool, device=grad.device))
+        # a select, not grad * eye: a nan or infinite grad reaches the diagonal only (nan * 0 is
+        # nan), as PyTorch's index_fill_ of the diagonal gives it
+        return where(diagonal, grad, 0.0)
 
 
 @public("trace", method=True)

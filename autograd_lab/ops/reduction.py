@@ -6,6 +6,7 @@ A reduction's result is row-major whatever its input's layout (PyTorch makes it 
 against the input again.
 """
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..layout import row_major
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, where
+from .elementwise import Maximum, Minimum, _float, convert, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 
@@ -128,6 +129,8 @@ class Prod(Op):
         grad = _unreduce(grad, shape, ctx.dims, ctx.keepdim)
         if not (x._data == 0).any():
             return grad * (_unreduce(result, shape, ctx.dims, ctx.keepdim) / x)
+        if np.prod([shape[d] for d in ctx.dims]) == 1:  # one element per product: no others,
+            return grad  # so the slope is 1, a constant (PyTorch's gradient requires no grad)
         return grad * _products_of_others(x, ctx.dims)
 
 
@@ -162,8 +165,7 @@ class Var(Op):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
         ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):  # too few elements: nan, as PyTorch
-            result = spread_in_float64(np.var, _float(x._data), ctx.dims, correction, keepdim)
+        result = spread_in_float64("var", np.var, x._data, ctx.dims, correction, keepdim)
         return row_major(result)
 
     @staticmethod
@@ -181,8 +183,7 @@ class Std(Op):
     def forward(ctx, x, dim=None, correction=1, keepdim=False):
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, x._data.ndim), keepdim, correction
         ctx.every_dim = dim is None or x._data.ndim == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            result = spread_in_float64(np.std, _float(x._data), ctx.dims, correction, keepdim)
+        result = spread_in_float64("std", np.std, x._data, ctx.dims, correction, keepdim)
         result = _make(row_major(result))
         ctx.save_for_backward(x, result)
         return result
@@ -193,19 +194,31 @@ class Std(Op):
         return var_backward(std_to_var_grad(grad, result), x, ctx)
 
 
+def spread_in_float64(name, spread, data, dims, correction, keepdim):
+    """np.var or np.std of `data` over `dims`, summed in float64 and rounded once to the result's
+    dtype, as PyTorch's kernel (a running sum in double) does. numpy's float32 sums can be a last
+    bit off, and a second-order gradient, whose terms cancel, magnifies that bit."""
+    data = _float(data)
+    wide = data if data.dtype == np.float64 else convert(data, np.float64)
+    count = int(np.prod([data.shape[d] for d in dims]))
+    if count - correction <= 0:  # the result is nan or inf: PyTorch says so (numpy would too)
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0: the correction ({correction}) is not smaller "
+            f"than the number of elements reduced ({count}), so the result is nan or inf. Fix: "
+            "reduce over more elements, or pass a smaller correction=.",
+            UserWarning,
+            stacklevel=6,  # the line that called var(), std(), var_mean() or std_mean()
+        )
+    # a float64 spread beyond float32's range: inf, no warning
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own "degrees of freedom" note
+        return spread(wide, axis=dims, ddof=correction, keepdims=keepdim).astype(data.dtype)
+
+
 def std_to_var_grad(grad, std):
     """d std = d var / (2 std): the gradient std's backward hands to var's; where all values are
     equal (std 0) PyTorch takes it to be 0."""
     return where(std == 0, 0.0, grad / (std * 2))
-
-
-def spread_in_float64(numpy_spread, data, dims, correction, keepdim):
-    """np.var or np.std of `data` over `dims` as PyTorch's CPU kernels compute them: in float64
-    whatever the float dtype, rounded once at the end (float32 squares summed in float32 would be
-    a last bit off; a float32 std of about 1e38 needs a float64 variance, 1e76)."""
-    with np.errstate(over="ignore"):  # beyond float32's range: inf, as PyTorch's
-        wide = numpy_spread(data, axis=dims, dtype=np.float64, ddof=correction, keepdims=keepdim)
-        return wide.astype(data.dtype)
 
 
 def var_backward(grad, x, ctx):
@@ -415,8 +428,9 @@ class Softmax(Op):
     def forward(ctx, x, dim):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
-        shifted = np.exp(data - max_array(data, ctx.dim))
-        result = _make(row_major(shifted / sum_array(shifted, ctx.dim, True)))
+        with np.errstate(invalid="ignore"):  # an inf in the row: inf - inf = nan, silently
+            shifted = np.exp(data - max_array(data, ctx.dim))
+            result = _make(row_major(shifted / sum_array(shifted, ctx.dim, True)))
         ctx.save_for_backward(result)
         return result
 
@@ -435,8 +449,9 @@ class LogSoftmax(Op):
     def forward(ctx, x, dim):
         ctx.dim = _dims(dim, x._data.ndim)
         data = _float(x._data)
-        shifted = data - max_array(data, ctx.dim)
-        result = _make(row_major(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True))))
+        with np.errstate(divide="ignore", invalid="ignore"):  # an inf in the row: nan, silently
+            shifted = data - max_array(data, ctx.dim)
+            result = _make(row_major(shifted - np.log(sum_array(np.exp(shifted), ctx.dim, True))))
         ctx.save_for_backward(result)
         return result
 

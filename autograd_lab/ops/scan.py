@@ -20,7 +20,7 @@ from ..types import to_dtype
 from .elementwise import where
 from .reduction import _one_dim
 from .registry import public
-from .shape import cat
+from .shape import cat, stack
 
 
 def _axis(dim, ndim):
@@ -42,7 +42,8 @@ def _scan(numpy_scan, data, axis, dtype):
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
     # row-major, as PyTorch makes it whatever the input's layout (numpy keeps the input's; the
     # layout shows in stride() and in the order x.uniform_() fills the result)
-    return row_major(numpy_scan(data, axis=axis, dtype=dtype))
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently, as PyTorch
+        return row_major(numpy_scan(data, axis=axis, dtype=dtype))
 
 
 def _reversed_cumsum(grad, axis):
@@ -110,17 +111,20 @@ class Cumprod(Op):
 
 def _gradient_with_zeros(x, grad, axis):
     """The cumprod gradient for inputs that contain zeros, in differentiable ops (so second
-    derivatives are right too): along a line of n elements, row i of an n x n matrix is the line
-    with x_i replaced by 1; its running product at j >= i is d y_j/d x_i (j < i: no dependence)."""
+    derivatives are right too), taken as PyTorch takes it (so NaN and inf come out alike): for
+    each position k of a line, d y_j/d x_k (j >= k) is the product of the elements before k
+    times the running product of those after k, and x_k's gradient is the sum of grad_j times
+    that."""
     last = x.ndim - 1
     line = x.transpose(axis, last) if axis != last else x
     grad = grad.transpose(axis, last) if axis != last else grad
-    n = line.shape[-1]
-    positions = _make(storage.new(np.arange, n, device=x.device))
-    diagonal = positions.reshape(n, 1) == positions.reshape(1, n)
-    later = positions.reshape(1, n) >= positions.reshape(n, 1)  # [i, j]: j >= i
-    without_i = where(diagonal, 1.0, line.unsqueeze(-2)).cumprod(-1)  # [..., i, j]
-    total = where(later, without_i * grad.unsqueeze(-2), 0.0).sum(-1)
+    slopes = []
+    for k in range(line.shape[-1]):
+        before = line[..., :k].prod(-1, keepdim=True)  # (k = 0: the empty product, 1)
+        after = line[..., k + 1 :].cumprod(-1)
+        left_out = cat([before, before * after], -1)  # d y_j/d x_k for j = k, k + 1, ...
+        slopes.append((grad[..., k:] * left_out).sum(-1))
+    total = stack(slopes, -1)
     return total.transpose(axis, last) if axis != last else total
 
 

@@ -12,13 +12,15 @@ middle values (not their average, as numpy does), so the median is always an ele
     (tensor(7.), tensor(3.))
 """
 
+import warnings
+
 import numpy as np
 
 from .. import storage, types
 from ..autograd.function import Op
 from ..layout import row_major
 from ..tensor import _make
-from .elementwise import _float
+from .elementwise import _float, convert
 from .reduction import (
     _all_if_empty,
     _correction,
@@ -48,13 +50,16 @@ class VarMean(Op):
         data = _float(x._data)
         ctx.dims, ctx.keepdim, ctx.correction = _dims(dim, data.ndim), keepdim, correction
         ctx.every_dim = dim is None or data.ndim == 0
-        # too few elements: nan, as PyTorch; huge ones: inf (the mean is mended below), no warning
-        # (both row-major, as every reduction's result: reduction.py)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            spread = spread_in_float64(ctx._fn._spread, data, ctx.dims, correction, keepdim)
-            spread = _make(row_major(spread))
-            mean = np.mean(data, axis=ctx.dims, keepdims=keepdim)
-            mean = _make(row_major(_as_a_running_mean(data, ctx.dims, keepdim, mean)))
+        name = ctx._fn.__name__.replace("Mean", "_mean").lower()  # var_mean or std_mean
+        spread = spread_in_float64(name, ctx._fn._spread, data, ctx.dims, correction, keepdim)
+        spread = _make(row_major(spread))  # both row-major, as every reduction's result
+        # the mean too is summed in float64 and rounded once, as PyTorch's kernel does
+        wide = data if data.dtype == np.float64 else convert(data, np.float64)
+        with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # no elements: nan; huge: inf (mended)
+            mean = np.mean(wide, axis=ctx.dims, keepdims=keepdim)
+            mean = _as_a_running_mean(wide, ctx.dims, keepdim, mean).astype(data.dtype)
+        mean = _make(row_major(mean))
         if ctx._fn is StdMean:  # its slope reads the result: d std = d var / (2 std)
             ctx.save_for_backward(x, spread)
         else:  # as PyTorch, only x: so var_mean's results may be changed in place afterwards

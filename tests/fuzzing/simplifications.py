@@ -161,6 +161,21 @@ def _tie_order_of_a_sort(d):
     return d.what == "values" and op in ("sort", "argsort") and indices and unstable
 
 
+def _tied_values_gradient(d):
+    """A gradient whose values differ only in their order: a sort among tied values handed each
+    tie's gradient to another of the equal elements (PyTorch's unstable sort reorders ties)."""
+    return (
+        d.op in ("backward", "grad")
+        and d.what == "values"
+        and _numbers(d.ours) == _numbers(d.theirs)
+    )
+
+
+def _numbers(shown):
+    """The numbers a tensor's text shows, sorted (its dtype and shape left out)."""
+    return sorted(re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", shown.split(",")[0]))
+
+
 def integer_tensor_written_with_grad(d):
     """An integer or bool tensor written in place with a value that requires grad: PyTorch gives
     it a grad_fn and requires_grad (and then refuses most ops on it: "Autograd not support
@@ -295,7 +310,7 @@ SIMPLIFICATIONS = [
     Simplification(
         "the gradients of `prod`/`cumprod` on inputs that mix NaN or inf with zeros",
         _gradient_differs("values", "NaN/inf"),
-        in_program=r"\b(cumprod|prod)\(",
+        in_program=r"\b(cumprod_?|prod)\(",
     ),
     Simplification(
         "`unique(dim=...)` may order slices that hold NaN differently",
@@ -305,7 +320,7 @@ SIMPLIFICATIONS = [
         "`logit`'s gradient at p = -0.0 and at a nan p is PyTorch's element-by-element rule "
         "(+inf, nan), not that of its vectorized loop for long tensors (-inf, 0 with `eps`)",
         _gradient_differs("NaN/inf"),
-        in_program=r"\blogit\(",
+        in_program=r"\blogit_?\(",
     ),
     Simplification(
         "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",
@@ -332,6 +347,11 @@ SIMPLIFICATIONS = [
         "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
         "reorder them",
         _tie_order_of_a_sort,
+    ),
+    Simplification(
+        "the gradients of `sort`/`msort` among tied values follow that order",
+        _tied_values_gradient,
+        in_program=r"\b(sort|msort)\(",
     ),
     Simplification(
         "writing a value that requires grad into an integer or bool tensor in place records "
