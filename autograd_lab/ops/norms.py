@@ -44,7 +44,8 @@ def _p_norm(data, ord, dims, keepdim):
     if ord == 1:
         return np.sum(size, axis=dims, keepdims=keepdim)
     if ord == 2:
-        return np.sqrt(np.sum(data * data, axis=dims, keepdims=keepdim))
+        with np.errstate(over="ignore"):  # squares beyond the dtype's range: inf, as PyTorch's
+            return np.sqrt(np.sum(data * data, axis=dims, keepdims=keepdim))
     with np.errstate(divide="ignore", over="ignore"):  # p < 0 with a zero entry: the norm is 0
         return np.sum(size**ord, axis=dims, keepdims=keepdim) ** (1 / ord)
 
