@@ -190,6 +190,19 @@ def test_setitem_of_a_tensor_into_itself_through_index_tensors_is_refused_even_w
         written(lib, shape, index, lambda lib, x: x)
 
 
+@pytest.mark.parametrize("shape", [(1, 0), (1, 1, 0), (1, 2, 0)])
+@pytest.mark.parametrize(
+    "index",
+    [lambda lib: ([0],), lambda lib: lib.tensor([0]), lambda lib: lib.zeros(1, dtype=lib.bool)],
+)
+def test_setitem_of_an_empty_tensor_into_itself_runs_when_it_starts_with_a_dim_of_one(
+    torch, shape, index
+):
+    # PyTorch drops the value's leading dims of size 1 before index_put_: a new view, and an
+    # empty view shares no memory (fuzz seed 1413166)
+    both(torch, lambda lib: written(lib, shape, index, lambda lib, x: x))
+
+
 def test_setitem_of_an_empty_view_of_itself_runs(torch):
     both(
         torch,
@@ -385,6 +398,16 @@ def test_dist_saves_both_operands_so_changing_one_in_place_is_caught_at_backward
     y.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         distance.backward()
+
+
+@pytest.mark.parametrize("p", [0, 2])
+def test_dist_saves_its_result_so_changing_it_in_place_is_caught_at_backward(lib, p):
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    distance = x.dist(lib.tensor([0.5, 0.5], dtype=lib.float64), p)
+    loss = distance * 1  # computed before distance changes: its backward reaches DistBackward0
+    distance.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
 
 
 def test_dist_records_dist_backward_and_keeps_its_gradient(torch):

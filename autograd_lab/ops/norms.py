@@ -167,17 +167,18 @@ def _needs_svd(what):
 
 class Dist(Op):
     """dist's own node over the norm of the difference, which computes it: PyTorch's
-    DistBackward0 saves both operands, so changing either in place before backward is refused
-    there, even when the gradient would not need them (p = 0). This node saves them for that
-    check and hands the gradient on unchanged."""
+    DistBackward0 saves both operands and its result, so changing any of them in place before
+    backward is refused there, even when the gradient would not need them (p = 0). This node
+    saves them for that check and hands the gradient on unchanged."""
 
     node_name = "DistBackward0"
-    saved_names = ("self", "other")
+    saved_names = ("self", "other", "result")
 
     @staticmethod
     def forward(ctx, distance, input, other):
-        ctx.save_for_backward(input, other)
-        return distance._data.copy()
+        result = _make(distance._data.copy())
+        ctx.save_for_backward(input, other, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad):

@@ -107,10 +107,13 @@ def _setitem_refusal(tensor, index, value):
         return None  # one mask and one number: PyTorch runs masked_fill_, which has no check
     # index_put_ writes the places in any order, so it refuses a value or an index tensor that
     # shares any of the view's memory; a view that repeats elements is only warned about. The
-    # tensor itself is refused even when empty (PyTorch compares the tensors first): x[mask] = x
+    # tensor itself is refused even when empty (PyTorch compares the tensors first: x[mask] = x),
+    # except as a value with leading dims of size 1: PyTorch drops those first, which makes it a
+    # new view, and a view with no elements shares no memory.
     written_is_tensor = selects_all(basic_part(index), tensor.shape)
     for other in (value, *index_tensors):
-        if other is tensor and written_is_tensor:
+        stripped = other is value and tensor.ndim > 0 and tensor.shape[0] == 1
+        if other is tensor and written_is_tensor and not stripped:
             return RuntimeError(SHARES)
         if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)

@@ -36,8 +36,10 @@ def check(program, ours=None, theirs=None):
     accepted_nodes = {}  # (our node name, PyTorch's) of an accepted grad_fn divergence -> why
     # After an accepted difference in values or length (which of tied elements kthvalue picks, how
     # many slices unique finds), later lines computed from it differ as its consequence: they are
-    # not findings either; nor are the other results of that same call (unique's inverse).
-    accepted_values_line = None
+    # not findings either; nor are the other results of that same call (unique's inverse). So
+    # after an accepted refusal: one library raised where the other went on (and perhaps changed
+    # a tensor in place), so the later lines read other values.
+    accepted_line = None
     # After an integer tensor was written in place with a value that requires grad (PyTorch then
     # records a node, we record nothing), what is computed from it later lacks the history too.
     unrecorded_write_line = None
@@ -50,7 +52,7 @@ def check(program, ours=None, theirs=None):
         ):
             result.consequences.append(divergence)
             continue
-        if accepted_values_line is not None and divergence.line >= accepted_values_line:
+        if accepted_line is not None and divergence.line >= accepted_line:
             result.consequences.append(divergence)
             continue
         history = divergence.what in ("grad_fn", "requires_grad")
@@ -71,8 +73,13 @@ def check(program, ours=None, theirs=None):
             result.accepted.append((divergence, simplification))
             if divergence.what == "grad_fn":
                 accepted_nodes[(divergence.ours, divergence.theirs)] = simplification
-            elif divergence.what in ("values", "NaN/inf", "shape") and accepted_values_line is None:
-                accepted_values_line = divergence.line
+            elif accepted_line is None and divergence.what in (
+                "values",
+                "NaN/inf",
+                "shape",
+                "raises",
+            ):
+                accepted_line = divergence.line
             if simplification.matches is integer_tensor_written_with_grad and history:
                 unrecorded_write_line = divergence.line
     # Once the libraries part ways (one raised where the other changed a tensor in place, say),
