@@ -351,3 +351,19 @@ def test_the_fuzzer_accepts_uniques_count_of_nan_slices_only_with_a_nan(torch):
     near = Divergence(where, "Tensor.unique", "shape", "tensor([1.])", "tensor([1. 2.])", 0)
     assert accepted_by(near) is None  # no NaN in it: a finding
     assert accepted_by(replace(near, theirs="tensor([1. nan 1.])")) is not None
+
+
+def test_the_fuzzer_counts_what_follows_an_accepted_refusal_as_its_consequence(torch):
+    # x -= x.narrow(1, 1, 1) reads the narrowed column broadcast over the one it writes: PyTorch
+    # does not check that layout and writes element after element, ours refuses (README's
+    # Simplifications); what is computed from x afterwards differs as a consequence
+    x = Leaf("x0", (2, 2, 1), "int64", (0, 0, 1, 1))
+    steps = [
+        ("v0", "narrow", "torch.narrow({0}, -2, 1, 1)", ("x0",)),
+        ("v1", "x -= y", "{0} -= {1}", ("x0", "v0"), True),
+        ("v2", "abs", "abs({0})", ("x0",)),
+    ]
+    result = check(_program([x], *steps), ag, torch)
+    assert not result.divergences
+    assert [d.what for d, _ in result.accepted] == ["raises"]
+    assert [(d.op, d.what) for d in result.consequences] == [("abs", "values")]
