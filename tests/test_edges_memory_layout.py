@@ -210,3 +210,14 @@ def test_random_fills_follow_the_memory_order_pytorch_gives_each_result(torch):
         ]
 
     both(torch, filled)
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_indexing_with_a_0d_mask_picks_as_pytorch_does(torch, flag):
+    # x[x] of a 0-d bool tensor adds a dim of size 0 or 1 (fuzz seed 1400068 crashed here)
+    def picked(lib):
+        x = lib.tensor(flag)
+        y = lib.arange(6.0).reshape(2, 3).t()
+        return x[x], y[lib.tensor(flag)], y[:, lib.tensor(flag)]
+
+    both(torch, picked)

@@ -515,6 +515,10 @@ def _at_places(array, sizes, strides, offset):
     return np.lib.stride_tricks.as_strided(start, tuple(sizes), byte_strides, writeable=False)
 
 
+def _is_0d_mask(part):
+    return isinstance(part, np.ndarray) and part.dtype == np.bool_ and part.ndim == 0
+
+
 def _advanced_laid_out(array, x, index):
     """The result of indexing with index tensors, laid out as PyTorch lays it out. PyTorch first
     takes the view of the ints, slices and None, then reads it through the index tensors with
@@ -527,8 +531,10 @@ def _advanced_laid_out(array, x, index):
     index = _without_empty_ellipsis(index, x.ndim)
     first, then = _views_first(index, x.ndim)
     view = _new_dims_strided(x._data[first], x, first)  # (a None's dim with PyTorch's stride)
-    if any(isinstance(part, bool) for part in then):
-        return row_major(array)  # (a Python bool as an index: rare; row-major, as most are)
+    if any(isinstance(part, bool) or _is_0d_mask(part) for part in then):
+        # a bool as an index (a Python bool, or a 0-d mask: x[x > 0] of a number) adds a dim of
+        # size 0 or 1: rare; row-major, as most results are (PyTorch keeps the view's layout)
+        return row_major(array)
     picks = []  # (the dim of `view` it starts at, the index tensors it stands for)
     dim = 0
     for part in then:
