@@ -392,3 +392,39 @@ def test_cat_leaves_out_a_1d_empty_tensor_as_pytorch_does(torch, shape, dim):
         return lib.cat([out.detach().reshape(-1), x.grad.reshape(-1).double()])
 
     both(torch, joined)
+
+
+@pytest.mark.parametrize(
+    "alpha, dim, source_shape, shape, index",
+    [
+        (1, 0, (2, 3), (4, 3), [1, 1]),  # a repeated index adds up
+        (2.5, 1, (3, 2), (3, 4), [0, 3]),
+        (1, 0, (), (), [0]),
+        (-1, 0, (1,), (1,), [0]),
+        (2, 1, (2, 0), (2, 0), []),
+    ],
+)
+def test_index_add_records_one_index_add_backward_with_pytorchs_gradients(
+    torch, alpha, dim, source_shape, shape, index
+):
+    def added(lib):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        size = int(np.prod(source_shape))
+        source = lib.arange(float(size), dtype=lib.float64).reshape(source_shape)
+        source.requires_grad_()
+        y = lib.index_add(x * 1, dim, lib.tensor(index, dtype=lib.int64), source, alpha=alpha)
+        weights = lib.arange(float(y.numel()), dtype=lib.float64).reshape(y.shape)
+        (y * weights).sum().backward()
+        return type(y.grad_fn).__name__, y, x.grad, source.grad
+
+    both(torch, added)
+
+
+def test_kthvalue_of_a_number_records_kthvalue_backward(torch):
+    def picked(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        value, index = x.kthvalue(1, keepdim=True)
+        value.backward()
+        return type(value.grad_fn).__name__, value, index, x.grad
+
+    both(torch, picked)

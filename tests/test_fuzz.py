@@ -168,24 +168,25 @@ def test_only_the_first_diverging_line_is_a_finding(torch):
     assert {d.op for d in result.consequences} >= {"sum", "x + y"}
 
 
+# indexing records one node here, named after the last view that changes something (the select:
+# SelectBackward0); PyTorch records a chain of them, the last a SliceBackward0 for the `:-1` of a
+# dim of size 0 (fuzz seed 492)
+_INDEXED = Step("v0", "getitem", "{0}[4:-4:3, -1, :-1]", ("x0",))
+
+
 def test_a_readme_simplification_is_counted_apart_not_reported(torch):
-    # index_add is composed from other ops here (its result ends in a scatter_add); PyTorch
-    # records one IndexAddBackward0
-    program = Program(
-        (Leaf("x0", (2, 3), "float32", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0), True),),
-        (Step("v0", "index_add", "torch.index_add({0}, 0, torch.tensor([1, 0]), {0})", ("x0",)),),
-    )
+    program = Program((Leaf("x0", (3, 4, 0), "float64", (), True),), (_INDEXED,))
     result = check(program, ag, torch)
     assert not result.divergences
     assert [d.what for d, _ in result.accepted] == ["grad_fn"]
 
 
 def test_a_node_an_op_hands_on_is_accepted_as_it_was_before(torch):
-    # dropout in eval mode returns its input itself: index_add's accepted node shows again
+    # dropout in eval mode returns its input itself: the indexing's accepted node shows again
     program = Program(
-        (Leaf("x0", (2, 3), "float32", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0), True),),
+        (Leaf("x0", (3, 4, 0), "float64", (), True),),
         (
-            Step("v0", "index_add", "torch.index_add({0}, 0, torch.tensor([1, 0]), {0})", ("x0",)),
+            _INDEXED,
             Step(
                 "v1", "F.dropout", "torch.nn.functional.dropout({0}, 0.5, training=False)", ("v0",)
             ),
@@ -193,7 +194,7 @@ def test_a_node_an_op_hands_on_is_accepted_as_it_was_before(torch):
     )
     result = check(program, ag, torch)
     assert not result.divergences
-    assert [d.op for d, _ in result.accepted] == ["index_add", "F.dropout"]
+    assert [d.op for d, _ in result.accepted] == ["getitem", "F.dropout"]
 
 
 def test_each_accepted_simplification_is_said_in_the_readme():

@@ -315,23 +315,32 @@ class IndexSelect(Op):
 
 
 class IndexAdd(Op):
-    """input with source's slices added at the positions `index` names along `dim`."""
+    """input with alpha·source's slices added at the positions `index` names along `dim`."""
 
     node_name = "IndexAddBackward0"
-    derivative = "1 for input; for source, the gradient at the rows it was added to"
+    saves_constants = True  # the index and alpha (PyTorch's _saved_index, _saved_alpha)
+    derivative = "1 for input; for source, alpha times the gradient at the rows it was added to"
 
     @staticmethod
-    def forward(ctx, input, source, dim, index):
-        ctx.dim, ctx.index = dim, index
+    def forward(ctx, input, source, dim, index, alpha=1):
+        ctx.dim, ctx.index, ctx.alpha, ctx.source_shape = dim, index, alpha, source.shape
         out = input._data.copy()
         flat = out.reshape(1) if out.ndim == 0 else out
-        source = source._data.reshape(1) if source._data.ndim == 0 else source._data
-        np.add.at(flat, (slice(None),) * dim + (index._data.reshape(-1),), source)
+        added = source._data.reshape(1) if source._data.ndim == 0 else source._data
+        if alpha != 1:
+            added = added * np.asarray(alpha, dtype=out.dtype)  # (PyTorch's alpha, in x's dtype)
+        if flat.size:  # (a 2-d+ tensor with no elements takes any index: nothing is added)
+            np.add.at(flat, (slice(None),) * dim + (index._data.reshape(-1),), added)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, IndexSelect.apply(grad, dim=ctx.dim, index=ctx.index)
+        if not grad.numel():  # nothing was added: source's gradient is zeros
+            return grad, _zeros(ctx.source_shape, grad)
+        grad_source = IndexSelect.apply(grad, dim=ctx.dim, index=ctx.index)
+        if grad_source.shape != ctx.source_shape:  # a 0-d source: one slice of one element
+            grad_source = grad_source.reshape(ctx.source_shape)
+        return grad, grad_source if ctx.alpha == 1 else grad_source * ctx.alpha
 
 
 @public("index_select", method=True)
@@ -565,12 +574,4 @@ def index_add(input, dim, index, source, *, alpha=1):
         elif input.dtype is not types.bool_:
             promotion.check_fits("alpha", alpha, input.dtype)
         alpha = int(alpha)  # PyTorch converts alpha to the input's integer dtype: 0.25 becomes 0
-    if source.ndim:
-        shape = [1] * source.ndim
-        shape[dim] = -1  # the index runs along dim and is the same for every other position
-        spread = index.reshape(shape).expand(*source.shape)
-    else:  # a 0-d source: one number, added at the one index
-        spread = index.reshape(())
-    if places.size and not adds_something:  # no element to add to: nothing of source is used
-        spread, source = spread.narrow(dim, 0, 0), source.narrow(dim, 0, 0)
-    return scatter_add(input, dim, spread, source if alpha == 1 else source * alpha)
+    return IndexAdd.apply(input, source, dim=dim, index=index, alpha=alpha)

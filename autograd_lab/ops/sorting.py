@@ -281,13 +281,15 @@ def kthvalue(input, k, dim=-1, keepdim=False):
             f"dimension has {size} values. Fix: give 1 <= k <= {size}."
         )
     if input.ndim == 0:  # one number is its own first value, at index 0 (a bool too, in PyTorch)
-        return kthvalue_result(*sort(input, dim))
-    if input.dtype is types.bool_:
-        raise types.not_implemented_for("kthvalue", input.dtype)
-    ordered = sort(input, dim)
-    values, indices = ordered.values.narrow(dim, k - 1, 1), ordered.indices.narrow(dim, k - 1, 1)
-    if not keepdim and input.ndim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
+        values, indices = sort(input, dim)
+    else:
+        if input.dtype is types.bool_:
+            raise types.not_implemented_for("kthvalue", input.dtype)
+        ordered = sort(input, dim)
+        values = ordered.values.narrow(dim, k - 1, 1)
+        indices = ordered.indices.narrow(dim, k - 1, 1)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
     # row-major copies, as PyTorch's are new tensors, not views of the sorted ones (which nobody
     # else sees): an in-place change of the result is then recorded on the result itself
     indices = contiguous(indices)

@@ -231,8 +231,6 @@ def _welford_overflow(d):
     return d.what == "NaN/inf" and op in ("var_mean", "std_mean")
 
 
-COMPOSED = ("kthvalue", "index_add", "dist")  # composed from other ops, so their nodes
-
 SIMPLIFICATIONS = [
     Simplification(
         "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
@@ -253,15 +251,6 @@ SIMPLIFICATIONS = [
             d.what == "grad_fn"
             and d.op in ("x @ y", "matmul", "Tensor.matmul")
             and d.ours.startswith("MatmulBackward0")
-        ),
-    ),
-    Simplification(
-        "a few functions are composed from other ops and so record their nodes (`kthvalue`, "
-        "`index_add`, `dist`)",
-        _node_name_of(
-            *COMPOSED,
-            *[f"Tensor.{name}" for name in COMPOSED],
-            "Tensor.index_add_",
         ),
     ),
     Simplification(
