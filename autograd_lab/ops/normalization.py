@@ -48,9 +48,10 @@ def _scale_and_shift(x_hat, weight, bias, shape):
     out = x_hat
     if weight is not None:
         out = out * weight._data.reshape(shape)
-    if bias is not None:
-        out = out + bias._data.reshape(shape)
-    return out
+    # a missing bias is a bias of 0.0, added all the same, as PyTorch's kernels do: adding +0.0
+    # turns a -0.0 (from x = -0.0 in a row of zeros) into 0.0, so 1 / y is inf, not -inf
+    shift = 0.0 if bias is None else bias._data.reshape(shape)
+    return out + shift
 
 
 def _standardized_tensor(input, dims, eps):
