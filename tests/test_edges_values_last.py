@@ -108,3 +108,65 @@ def test_the_fuzzer_counts_values_after_a_refused_index_add_in_place(torch):
         with pytest.raises(IndexError):
             target.index_add_(1, lib.tensor([0, 3, 0]), lib.arange(12.0).reshape(2, 3, 2))
         assert target.tolist() == expected
+
+
+def _strides_of_new_tensors_like(lib, x):
+    return [
+        lib.ones_like(x).stride(),
+        lib.zeros_like(x, dtype=lib.float64).stride(),
+        lib.full_like(x, 2).stride(),
+        lib.empty_like(x).stride(),
+        lib.rand_like(x).stride(),
+        lib.randint_like(x, 5).stride(),
+    ]
+
+
+@pytest.mark.parametrize(
+    "shape, dims",
+    [((3, 1), (1, 0)), ((1, 3, 1), (2, 1, 0)), ((2, 1, 3), (1, 2, 0)), ((2, 3), (1, 0))],
+)
+def test_new_tensors_like_a_gap_free_tensor_take_its_strides_exactly(torch, shape, dims):
+    # PyTorch's empty_like (behind ones_like, rand_like, ...) keeps a gap-free input's strides,
+    # those of its size-1 dims too: ones_like(zeros(3, 1).t()).stride() is (1, 1), not (3, 1)
+    def strides(lib):
+        return _strides_of_new_tensors_like(lib, lib.zeros(shape).permute(dims))
+
+    assert strides(ag) == strides(torch)
+    # with gaps (every other column), only the memory order is kept
+    assert _strides_of_new_tensors_like(ag, ag.zeros(4, 6).t()[::2]) == (
+        _strides_of_new_tensors_like(torch, torch.zeros(4, 6).t()[::2])
+    )
+
+
+def test_randint_like_of_a_layer_norm_fills_it_row_by_row(torch):
+    # layer_norm's result is row-major whatever input's layout (PyTorch normalizes a contiguous
+    # copy), so the random fill of a tensor like it runs along its rows
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.zeros(2, 3).t()
+        normalized = lib.nn.functional.layer_norm(x, (3, 2))
+        assert normalized.stride() == (2, 1)
+        return lib.randint_like(normalized, 5)
+
+    both(torch, run)
+
+
+def test_masked_fill_gives_a_row_major_result_so_as_strided_reads_its_elements(torch):
+    # PyTorch fills a contiguous clone of input: the result of a permuted input is row-major,
+    # and so is its clone, which as_strided then reads in that order
+    def run(lib):
+        x = lib.tensor([0.0, 2.0, -1.0, -1.0]).reshape(1, 2, 2).permute(2, 1, 0)
+        filled = x.masked_fill(x == 0, -1.0)
+        with_tensor = x.masked_fill(x == 0, lib.tensor(-1.0))
+        assert filled.stride() == with_tensor.stride() == (2, 1, 1)
+        return filled.clone().as_strided((1, 2), (1, 2))
+
+    both(torch, run)
+
+
+def test_a_masked_fill_of_a_transposed_tensor_can_be_viewed_flat(torch):
+    def run(lib):
+        x = lib.zeros(3, 2).t()
+        return x.masked_fill(x.bool(), -2).tan_().view(-1)
+
+    both(torch, run)

@@ -24,7 +24,7 @@ NativeBatchNormBackward0; both save the mean and 1/sqrt(var + eps) instead of re
 import numpy as np
 
 from ..autograd.function import Op
-from ..layout import in_suggested_layout
+from ..layout import in_suggested_layout, row_major
 from ..tensor import _make
 
 
@@ -93,7 +93,10 @@ class LayerNorm(Op):
         dims = tuple(range(data.ndim - normalized_ndim, data.ndim))
         x_hat, _, _ = standardized(data, dims, eps)
         shape = data.shape[data.ndim - normalized_ndim :]
-        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+        out = _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+        # row-major whatever input's layout (PyTorch normalizes a contiguous copy of input), as
+        # stride() and the order randint_like(out, 5) fills it show
+        return row_major(out)
 
     @staticmethod
     def backward(ctx, grad):
