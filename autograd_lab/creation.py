@@ -13,6 +13,7 @@ Python floats become the default dtype, float32 unless `set_default_dtype` chang
 import numpy as np
 
 from . import promotion, ranges, storage, types
+from .layout import laid_out_as
 from .tensor import Tensor, _make
 
 
@@ -163,7 +164,7 @@ def _like(fill, input, dtype, requires_grad, device):
     dtype = input._data.dtype if dtype is None else types.to_dtype(dtype).numpy
     device = input.device if device is None else device
     array = _new(np.full, input._data.shape, _fill_value(fill, dtype), dtype, device=device)
-    return _finish(array, None, requires_grad, device)
+    return _finish(laid_out_as(array, input._data), None, requires_grad, device)
 
 
 def zeros_like(input, dtype=None, requires_grad=False, device=None):

@@ -34,6 +34,19 @@ def copy_keeping_layout(array, like=None, dtype=None):
     return _with_strides_of(like, copy_in_order(array, memory_order(like), dtype))
 
 
+def laid_out_as(array, like):
+    """`array` (new, of like's shape) laid out in memory as PyTorch's empty_like(like) lays it out
+    (preserve_format, behind zeros_like, ones_like, rand_like, ...): like's strides where like is
+    gap-free, else gap-free in like's memory order. `ones_like(x.t())` is transposed in memory
+    too, and `randint_like(x.t(), 9)` fills it column after column. (`array` itself when like is
+    row-major, the common case.)"""
+    if storage.is_device_array(array) or storage.is_device_array(like):
+        return array
+    if _has_row_major_strides(like):
+        return row_major(array)
+    return copy_keeping_layout(array, like)
+
+
 def copy_in_order(array, order, dtype=None):
     """A gap-free copy of `array` (converted to `dtype`, if given) whose dims lie in memory in
     `order`, outermost first: copy with the dims put in that order, then permute them back."""

@@ -85,7 +85,7 @@ import numpy as np
 
 from . import storage, types
 from .creation import _finish, _shape, _size
-from .layout import copy_keeping_layout
+from .layout import laid_out_as
 from .ops import random_fills
 from .ranges import fma64  # float64 a * b + c rounded once (numpy has no fused multiply-add)
 from .tensor import Tensor, _make
@@ -1013,8 +1013,7 @@ def _like(input, dtype, device):
     """A new tensor of input's shape, laid out in memory as input is (PyTorch's preserve_format:
     the draws of randn_like(x.t()) fill it in x.t()'s memory order, column after column)."""
     dtype = types.to_dtype(dtype if dtype is not None else input.dtype).numpy
-    layout = copy_keeping_layout(input.detach().cpu().numpy())  # dense, in input's memory order
-    array = np.zeros_like(layout, dtype=dtype)  # (numpy's order="K": the same layout)
+    array = laid_out_as(np.zeros(tuple(input.shape), dtype), input.detach().cpu().numpy())
     return _finish(array, None, False, device if device is not None else input.device)
 
 

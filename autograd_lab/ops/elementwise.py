@@ -1018,12 +1018,15 @@ class ClampTensor(Op):
     @staticmethod
     def forward(ctx, x, low, high):
         ctx.save_for_backward(x, low, high)
-        data = x._data
+        # PyTorch promotes over all three at once: an int64 x between a 0-d float64 min and a
+        # float32 max is float32 (taken a pair at a time, int64 and float64 would make float64)
+        dtype = promotion.common_dtype(x, low, high).numpy
+        data = _make(convert(x._data, dtype))
         if low is not None:
-            data = np.maximum(*operands(_make(data), low))
+            data = _make(np.maximum(*operands(data, _make(convert(low._data, dtype)))))
         if high is not None:
-            data = np.minimum(*operands(_make(data), high))
-        return data
+            data = _make(np.minimum(*operands(data, _make(convert(high._data, dtype)))))
+        return data._data
 
     @staticmethod
     def backward(ctx, grad):

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import promotion, storage, types
 from ..autograd.function import Op
+from ..layout import row_major
 from ..tensor import Tensor, _make
 from .elementwise import _zeros, check_broadcastable
 from .registry import public
@@ -392,7 +393,9 @@ class MaskedFill(Op):
     @staticmethod
     def forward(ctx, input, mask, value):
         ctx.mask = mask
-        return np.where(mask._data, value, input._data).astype(input._data.dtype, copy=False)
+        filled = np.where(mask._data, value, input._data).astype(input._data.dtype, copy=False)
+        # row-major whatever input's layout: PyTorch fills a contiguous clone of input
+        return row_major(filled)
 
     @staticmethod
     def backward(ctx, grad):
@@ -410,7 +413,10 @@ class MaskedFillTensor(Op):
     @staticmethod
     def forward(ctx, input, value, mask):
         ctx.mask = mask
-        return np.where(mask._data, value._data, input._data).astype(input._data.dtype, copy=False)
+        filled = np.where(mask._data, value._data, input._data).astype(
+            input._data.dtype, copy=False
+        )
+        return row_major(filled)  # (as MaskedFill's)
 
     @staticmethod
     def backward(ctx, grad):

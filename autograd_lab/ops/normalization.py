@@ -24,7 +24,7 @@ NativeBatchNormBackward0; both save the mean and 1/sqrt(var + eps) instead of re
 import numpy as np
 
 from ..autograd.function import Op
-from ..layout import in_suggested_layout
+from ..layout import in_suggested_layout, row_major
 from ..tensor import _make
 
 
@@ -48,9 +48,10 @@ def _scale_and_shift(x_hat, weight, bias, shape):
     out = x_hat
     if weight is not None:
         out = out * weight._data.reshape(shape)
-    if bias is not None:
-        out = out + bias._data.reshape(shape)
-    return out
+    # a missing bias is a bias of 0.0, added all the same, as PyTorch's kernels do: adding +0.0
+    # turns a -0.0 (from x = -0.0 in a row of zeros) into 0.0, so 1 / y is inf, not -inf
+    shift = 0.0 if bias is None else bias._data.reshape(shape)
+    return out + shift
 
 
 def _standardized_tensor(input, dims, eps):
@@ -92,7 +93,10 @@ class LayerNorm(Op):
         dims = tuple(range(data.ndim - normalized_ndim, data.ndim))
         x_hat, _, _ = standardized(data, dims, eps)
         shape = data.shape[data.ndim - normalized_ndim :]
-        return _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+        out = _scale_and_shift(x_hat, weight, bias, shape).astype(data.dtype, copy=False)
+        # row-major whatever input's layout (PyTorch normalizes a contiguous copy of input), as
+        # stride() and the order randint_like(out, 5) fills it show
+        return row_major(out)
 
     @staticmethod
     def backward(ctx, grad):
