@@ -2,7 +2,15 @@
 gradient that differs from PyTorch's, each compared with PyTorch bit for bit (nan where nan, the
 sign of every infinity and zero)."""
 
-from test_edges_gradients import identical
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import values
+from fuzzing.compare import Divergence
+from fuzzing.simplifications import accepted_by
+from test_edges_gradient_values import _fuzzed
+from test_edges_gradients import NAN, identical
 
 import autograd_lab as ag
 
@@ -20,3 +28,37 @@ def test_pow_of_a_float32_base_to_float64_exponents_takes_log_in_float64(torch):
         return e.grad
 
     identical(exponent_gradient(ag), exponent_gradient(torch))
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_elu_gradient_at_nan_is_the_element_rule_not_pytorchs_vector_loop(torch, alpha):
+    # PyTorch's element loop (a short tensor, or the tail after whole vectors of 16) takes the
+    # slope of x > 0 at a nan input, as `x <= 0` is false; its vectorized loop gives nan. Ours is
+    # the element rule at every length, accepted as a simplification (fuzz seed 1430012)
+    def gradient(lib, length):
+        x = lib.full((length,), NAN, requires_grad=True)
+        lib.nn.functional.elu(x, alpha).sum().backward()
+        return x.grad
+
+    identical(gradient(ag, 3), gradient(torch, 3))
+    assert not np.isnan(values(gradient(ag, 16))).any()
+    assert np.isnan(values(gradient(torch, 16))).all()
+    steps = [("v0", "F.elu", f"torch.nn.functional.elu({{0}}, {alpha})", ("x0",))]
+    result = _fuzzed(torch, steps, [NAN] * 16 + [1.0, -1.0], "backward", True)
+    assert not result.divergences and result.accepted
+
+
+def test_only_a_nan_on_pytorchs_side_after_elu_is_accepted():
+    nan_there = Divergence(
+        "loss.backward()  [x0.grad]",
+        "backward",
+        "NaN/inf",
+        "tensor([2. 1.5], float32)",
+        "tensor([nan 1.5], float32)",
+    )
+    assert accepted_by(nan_there, "v0 = torch.nn.functional.elu(x0, 2.0)") is not None
+    assert accepted_by(nan_there, "v0 = x0.exp()") is None
+    nan_here = replace(nan_there, ours=nan_there.theirs, theirs=nan_there.ours)
+    assert accepted_by(nan_here, "v0 = torch.nn.functional.elu(x0, 2.0)") is None
+    inf_there = replace(nan_there, theirs="tensor([inf 1.5], float32)")
+    assert accepted_by(inf_there, "v0 = torch.nn.functional.elu(x0, 2.0)") is None
