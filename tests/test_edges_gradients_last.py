@@ -62,3 +62,32 @@ def test_only_a_nan_on_pytorchs_side_after_elu_is_accepted():
     assert accepted_by(nan_here, "v0 = torch.nn.functional.elu(x0, 2.0)") is None
     inf_there = replace(nan_there, theirs="tensor([inf 1.5], float32)")
     assert accepted_by(inf_there, "v0 = torch.nn.functional.elu(x0, 2.0)") is None
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binary_cross_entropy_second_derivative_is_pytorchs_formula(
+    torch, reduction, weighted, dtype
+):
+    # PyTorch's double backward adds 1e-12 to x and 1 - x where the first derivative clamps
+    # x (1 - x) at 1e-12: near x = 0 or 1 the two differ in the 7th digit (fuzz seed 1404947)
+    def second(lib):
+        x = lib.tensor(
+            [0.5, 0.3, 0.9999, 1e-7, 0.0, 1.0], dtype=getattr(lib, dtype), requires_grad=True
+        )
+        t = lib.tensor(
+            [0.0, 0.24, 0.45, 0.38, 0.5, 1.0], dtype=getattr(lib, dtype), requires_grad=True
+        )
+        arriving = lib.tensor(1.7, dtype=getattr(lib, dtype), requires_grad=True)
+        weight = lib.arange(1.0, 7.0, dtype=getattr(lib, dtype)) if weighted else None
+        loss = lib.nn.functional.binary_cross_entropy(x, t, weight, reduction=reduction)
+        if reduction == "none":
+            arriving = arriving.expand(6)
+        (g,) = lib.autograd.grad(loss, [x], arriving, create_graph=True)
+        upstream = lib.arange(1.0, 7.0, dtype=getattr(lib, dtype))
+        return lib.autograd.grad(g, [x, t, arriving], upstream)
+
+    # (float32: the gradient of `arriving` is a float32 sum, numpy's, equal to rounding)
+    for ours, theirs in zip(second(ag), second(torch), strict=True):
+        identical(ours, theirs, close=dtype == "float32")
