@@ -91,3 +91,17 @@ def test_binary_cross_entropy_second_derivative_is_pytorchs_formula(
     # (float32: the gradient of `arriving` is a float32 sum, numpy's, equal to rounding)
     for ours, theirs in zip(second(ag), second(torch), strict=True):
         identical(ours, theirs, close=dtype == "float32")
+
+
+@pytest.mark.parametrize("arriving", [[[0.0], [0.0]], [[2.0], [0.0]], [[-1.0], [3.0]]])
+def test_logcumsumexp_second_derivative_at_a_zero_gradient_is_nan(torch, arriving):
+    # PyTorch's backward takes log|grad| as it is (-inf at 0, then not chosen): differentiated
+    # again, log's slope 1/|grad| makes the second derivative nan there (fuzz seed 1403966)
+    def second(lib):
+        x = lib.tensor([[0.0], [1.5]], dtype=lib.float64, requires_grad=True)
+        upstream = lib.tensor(arriving, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.logcumsumexp(0), [x], upstream, create_graph=True)
+        return lib.autograd.grad((g * g).sum(), [x, upstream])
+
+    for ours, theirs in zip(second(ag), second(torch), strict=True):
+        identical(ours, theirs)
