@@ -331,8 +331,11 @@ class Pow(Op):
         if needs_a:
             grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
         if needs_b:  # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (as PyTorch,
-            # which multiplies grad by that slope: an inf gradient there gives nan, not 0)
-            grad_b = grad * where((a == 0) & (b >= 0), 0.0, result * a.log())
+            # which multiplies grad by that slope: an inf gradient there gives nan, not 0).
+            # log a is taken in the dtype a ** b computes in: a float32 a with a float64 b
+            # (x32.pow_(b64) keeps a float32 result) still gets a float64 log, as in PyTorch
+            log_a = a.to(promotion.result_type(a, b)).log()
+            grad_b = grad * where((a == 0) & (b >= 0), 0.0, result * log_a)
         return grad_a, grad_b
 
 

@@ -228,13 +228,52 @@ class BinaryCrossEntropy(Op):
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
         grad_input = grad_target = None
-        if ctx.needs_input_grad[0]:  # (x - t) / (x (1 - x)), the denominator kept >= 1e-12
-            slope = grad * (input - target) / (input * (1 - input)).clamp(min=_EPSILON)
-            grad_input = _weighted_mean(slope, ctx)
+        if ctx.needs_input_grad[0]:  # one op, so its own gradient is PyTorch's (below)
+            grad_input = BinaryCrossEntropyGrad.apply(
+                grad, input, target, weight=ctx.weight, reduction=ctx.reduction
+            )
         if ctx.needs_input_grad[1]:  # -logit(x) = log(1 - x) - log(x), as PyTorch takes it: not
             # clamped like the loss's logs, so it is +inf at x = 0 and -inf at x = 1
             grad_target = _weighted_mean(-logit(input) * grad, ctx)
         return grad_input, grad_target
+
+
+class BinaryCrossEntropyGrad(Op):
+    """binary_cross_entropy's input gradient as one op (PyTorch's `binary_cross_entropy_backward`):
+    grad·(x - t) / (x (1 - x)), the denominator kept >= 1e-12. Its own gradients (a second
+    derivative) are PyTorch's formulas, which keep x and 1 - x away from 0 by adding 1e-12 to each
+    instead: the exact derivative of the clamped slope differs from them in the 7th digit where x
+    is near 0 or 1."""
+
+    node_name = "BinaryCrossEntropyBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input, target, weight, reduction):
+        ctx.save_for_backward(grad, input, target)
+        ctx.weight, ctx.reduction = weight, reduction
+        g, x, t = grad._data, input._data, target._data
+        slope = g * (x - t) / np.maximum(x * (1 - x), x.dtype.type(_EPSILON))
+        if weight is not None:
+            slope = slope * weight._data
+        return slope / slope.size if reduction == "mean" else slope
+
+    @staticmethod
+    def backward(ctx, grad2):
+        grad, x, t = ctx.saved_tensors
+        eps = 1e-12
+        d_grad = d_x = d_t = None
+        if ctx.needs_input_grad[0]:  # the slope (x - t) / ((x + eps)(1 - x + eps))
+            d_grad = _weighted_mean((x - t) / ((x + eps) * (1 - x + eps)), ctx) * grad2
+        if ctx.needs_input_grad[1]:  # the slope's own slope, (x² - 2xt + t) / (x² (1 - x)²)
+            curvature = (x * x - 2 * x * t + t) / ((x + eps) ** 2 * (1 - x + eps) ** 2)
+            d_x = _weighted_mean(curvature * (grad2 * grad), ctx)
+        if ctx.needs_input_grad[2]:  # -1 / (x (1 - x)), clamped as the first derivative is
+            d_t = -grad2 * grad
+            if ctx.weight is not None:
+                d_t = d_t * ctx.weight
+            d_t = d_t / ((1 - x) * x).clamp(min=eps)  # (1e-12 exactly here, in PyTorch too)
+            d_t = d_t / d_t.numel() if ctx.reduction == "mean" else d_t
+        return d_grad, d_x, d_t
 
 
 def _weighted_mean(grad, ctx):

@@ -169,7 +169,9 @@ class Logcumsumexp(Op):
         # exp overflows: exp(x_i + log sum_j exp(log|grad_j| - y_j)), with the running logsumexp
         # taken from the end.
         lowest = float(np.finfo(x._data.dtype).min)  # log(0), without the -inf
-        size = where(grad == 0, 1.0, grad.abs()).log()
+        # log|grad| is -inf where grad is 0, a value never chosen below. Taken as it is, as in
+        # PyTorch: so the second derivative there is nan (log's slope 1/|grad| times zero)
+        size = grad.abs().log()
 
         def part(mask):
             logs = where(mask, size, lowest) - result

@@ -173,7 +173,35 @@ def _tied_values_gradient(d):
 
 def _numbers(shown):
     """The numbers a tensor's text shows, sorted (its dtype and shape left out)."""
-    return sorted(re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", shown.split(",")[0]))
+    return sorted(_numbers_in_order(shown))
+
+
+def _numbers_in_order(shown):
+    """The numbers a tensor's text shows, as written (its dtype and shape left out)."""
+    return re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", shown.split(",")[0])
+
+
+def _nan_only_on_their_side(d):
+    """A gradient that PyTorch makes nan at some elements where ours is a finite number, and that
+    agrees about nan and inf everywhere else: elu's vectorized loop at a nan input."""
+    if not (d.op in ("backward", "grad") and d.what == "NaN/inf"):
+        return False
+    ours, theirs = _numbers_in_order(d.ours), _numbers_in_order(d.theirs)
+    if len(ours) != len(theirs):
+        return False
+    # the elements where either side shows nan or inf and the two differ
+    differing = [
+        (our, their)
+        for our, their in zip(ours, theirs, strict=True)
+        if our != their and (_non_finite(our) or _non_finite(their))
+    ]
+    return bool(differing) and all(
+        their == "nan" and not _non_finite(our) for our, their in differing
+    )
+
+
+def _non_finite(number):
+    return number.lstrip("+-") in ("nan", "inf")
 
 
 def integer_tensor_written_with_grad(d):
@@ -310,6 +338,13 @@ SIMPLIFICATIONS = [
         "(+inf, nan), not that of its vectorized loop for long tensors (-inf, 0 with `eps`)",
         _gradient_differs("NaN/inf"),
         in_program=r"\blogit_?\(",
+    ),
+    Simplification(
+        "`elu`'s gradient at a nan input is PyTorch's element-by-element rule "
+        "(the slope for x > 0, as `x <= 0` is false), not that of its vectorized loop for long "
+        "tensors (nan)",
+        _nan_only_on_their_side,
+        in_program=r"\belu_?\(",
     ),
     Simplification(
         "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",
