@@ -1,0 +1,43 @@
+"""Autograd's errors at the edges: which saved tensors an in-place change breaks, which tensors
+detach_() refuses, and which of two problems a call reports first. Issue 14's differential fuzzing
+found these; each test runs the same lines with autograd_lab and with PyTorch (the `torch`
+fixture) and compares results, or error classes and key words."""
+
+from conftest import both, raises_alike
+
+import autograd_lab as ag
+
+
+def test_fmod_saves_nothing_when_only_the_dividend_needs_a_gradient(torch):
+    def grad(lib):
+        x = lib.tensor([2.0, 5.0, -7.5], requires_grad=True)
+        divisor = lib.tensor([1.5, 2.0, 2.0])
+        out = lib.fmod(x * 1, divisor)
+        divisor.mul_(2)  # FmodBackward1 saved nothing: x's slope is 1, it reads no tensor
+        out.sum().backward()
+        return x.grad
+
+    both(torch, grad)
+
+
+def test_fmod_saves_its_operands_when_the_divisor_needs_a_gradient(torch):
+    def run(lib):
+        x = lib.tensor([2.0, 5.0, -7.5])
+        divisor = lib.tensor([1.5, 2.0, 2.0], requires_grad=True)
+        out = lib.fmod(x, divisor)
+        x.mul_(2)  # the divisor's slope, -trunc(x / divisor), reads x
+        out.sum().backward()
+
+    raises_alike(torch, run, RuntimeError, "modified by an inplace operation")
+
+
+def test_nonzero_as_tuple_gives_views_that_detach_in_place_refuses(torch):
+    def run(lib):
+        lib.tensor(0).nonzero(as_tuple=True)[0].detach_()
+
+    raises_alike(torch, run, RuntimeError, "detach views in-place")
+    for lib in (torch, ag):  # views of nonzero()'s result, column by column
+        rows, cols = lib.nonzero(lib.ones(2, 3), as_tuple=True)
+        assert rows._base is not None and rows._base.shape == (6, 2)
+        assert cols.storage_offset() == 6 and cols.tolist() == [0, 1, 2, 0, 1, 2]
+
