@@ -614,7 +614,8 @@ class Tensor:
             refusal = recording and self._inplace_refusal(True)
             if refusal:
                 raise refusal
-            _shape.check_masks(self, index)  # then the masks, then overlapping memory
+            # then overlapping memory (in _inplace), then the masks (index_put)
+            _shape.check_mask_for_masked_fill(self, index, value)
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):

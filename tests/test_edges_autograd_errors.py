@@ -3,6 +3,7 @@ detach_() refuses, and which of two problems a call reports first. Issue 14's di
 found these; each test runs the same lines with autograd_lab and with PyTorch (the `torch`
 fixture) and compares results, or error classes and key words."""
 
+import pytest
 from conftest import both, raises_alike
 
 import autograd_lab as ag
@@ -41,3 +42,27 @@ def test_nonzero_as_tuple_gives_views_that_detach_in_place_refuses(torch):
         assert rows._base is not None and rows._base.shape == (6, 2)
         assert cols.storage_offset() == 6 and cols.tolist() == [0, 1, 2, 0, 1, 2]
 
+
+@pytest.mark.parametrize(
+    "index, value, error",
+    [
+        # the fuzzer's: index_put_ checks overlapping memory before the masks' shapes
+        (
+            lambda lib: (None, lib.tensor([True, False, True]), lib.tensor([-1, -1, 0])),
+            0,
+            RuntimeError,
+        ),
+        (lambda lib: (lib.tensor([0]), lib.tensor([True, False])), 0, RuntimeError),
+        (lambda lib: (lib.tensor([0]), lib.tensor([True, False])), (0, 0), RuntimeError),
+        # one element: PyTorch first tries masked_fill_, which checks a leading mask's shape
+        (lambda lib: (lib.tensor([True, False]),), (0, 0), IndexError),
+        (lambda lib: (lib.tensor([True, False]), lib.tensor([0])), (0, 0), IndexError),
+    ],
+)
+def test_setitem_checks_overlapping_memory_before_a_masks_shape(torch, index, value, error):
+    def write(lib):
+        x = lib.zeros(1, 3)
+        x[index(lib)] = x[value]
+
+    words = "single memory location" if error is RuntimeError else "shape of the mask"
+    raises_alike(torch, write, error, words)
