@@ -66,3 +66,19 @@ def test_setitem_checks_overlapping_memory_before_a_masks_shape(torch, index, va
 
     words = "single memory location" if error is RuntimeError else "shape of the mask"
     raises_alike(torch, write, error, words)
+
+
+@pytest.mark.parametrize(
+    "change, error, words",
+    [
+        # the fuzzer's: a Long result cannot be written into a bool tensor, whatever lerp allows
+        (lambda lib, x: x.lerp_(x, lib.tensor(0)), RuntimeError, "can't be cast"),
+        (lambda lib, x: x.long().lerp_(x.long(), lib.tensor(0.5)), RuntimeError, "can't be cast"),
+        (lambda lib, x: x.lerp_(x, lib.tensor(True)), NotImplementedError, "not implemented"),
+        (lambda lib, x: x.int().lerp_(x.int(), lib.tensor(1)), NotImplementedError, "not impl"),
+    ],
+)
+def test_an_inplace_result_that_cannot_be_cast_is_refused_before_a_missing_kernel(
+    torch, change, error, words
+):
+    raises_alike(torch, lambda lib: change(lib, lib.tensor([False, True])), error, words)
