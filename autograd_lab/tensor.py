@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from . import storage, types
+from . import promotion, storage, types
 from .autograd.grad_mode import _state
 from .autograd.handles import RemovableHandle
 from .backend import contiguous_strides
@@ -495,24 +495,19 @@ class Tensor:
             else:
                 result = op(self, *args, **kwargs)
         except NotImplementedError:
-            # PyTorch checks that the result fits self before it looks for a kernel for self's
-            # dtype: a bool x.lerp_(y, y) with a bigger y is refused for its shape
-            tensors = [a._data.shape for a in args if isinstance(a, Tensor)]
+            # PyTorch checks that the result fits self (its shape, then its dtype) before it
+            # looks for a kernel for that dtype: a bool x.lerp_(y, y) with a bigger y is refused
+            # for its shape, a bool x.lerp_(x, long_weight) for the Long result
+            tensors = [a for a in args if isinstance(a, Tensor)]
             try:
-                shape = np.broadcast_shapes(self._data.shape, *tensors)
+                shape = np.broadcast_shapes(self._data.shape, *[t._data.shape for t in tensors])
             except ValueError:  # not an elementwise op, or shapes the op itself refuses
                 shape = self._data.shape
             self._check_result_fits(shape, kwargs.get("dtype"))
+            self._check_result_casts(promotion.common_dtype(self, *tensors))
             raise
         self._check_result_fits(result._data.shape, kwargs.get("dtype"))
-        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
-            computed, kept = types.of_array(result._data), self.dtype
-            raise RuntimeError(
-                f"result type {types.kernel_name(computed)} can't be cast to the desired output "
-                f"type {types.kernel_name(kept)}: the in-place result is {computed}, and a "
-                f"{kept} tensor cannot hold it. Fix: convert first (x = x.float()) or use an "
-                "out-of-place op."
-            )
+        self._check_result_casts(types.of_array(result._data))
         if self._data.size:  # an empty tensor has nothing to write
             _overlap.write(self._data, result._data)
         self._shared_version_counter()[0] += 1
@@ -539,6 +534,17 @@ class Tensor:
                 f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                 f"{list(shape)}: an in-place op writes into the tensor it changes, so it cannot "
                 "change that tensor's shape. Fix: use the out-of-place op (x = x + y) instead."
+            )
+
+    def _check_result_casts(self, computed):
+        """An in-place result of dtype `computed` must cast to self's dtype (PyTorch's
+        "same kind" rule: no float into an integer, nothing but bool into bool)."""
+        if not promotion.can_cast(computed, self.dtype):
+            raise RuntimeError(
+                f"result type {types.kernel_name(computed)} can't be cast to the desired output "
+                f"type {types.kernel_name(self.dtype)}: the in-place result is {computed}, and a "
+                f"{self.dtype} tensor cannot hold it. Fix: convert first (x = x.float()) or use "
+                "an out-of-place op."
             )
 
     def _inplace_refusal(self, self_requires_grad):
@@ -614,7 +620,8 @@ class Tensor:
             refusal = recording and self._inplace_refusal(True)
             if refusal:
                 raise refusal
-            _shape.check_masks(self, index)  # then the masks, then overlapping memory
+            # then overlapping memory (in _inplace), then the masks (index_put)
+            _shape.check_mask_for_masked_fill(self, index, value)
         self._inplace(_shape.index_put, value, index=index)
 
     def __iadd__(self, other):

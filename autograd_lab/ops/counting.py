@@ -56,7 +56,14 @@ def _linspace(start, end, steps, dtype):
     start, end = kind(start), kind(end)
     if steps == 1:
         return np.array([start], dtype)
-    step = (end - start) / kind(steps - 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = (end - start) / kind(steps - 1)  # inf where end - start is beyond the dtype
+    if not np.isfinite(step):  # no exact fractions of inf: the same sums in the dtype itself
+        # (start + inf * 0 is nan, so the two end edges are nan and the others inf or -inf)
+        with np.errstate(invalid="ignore"):
+            first = [start + step * kind(i) for i in range(steps // 2)]
+            second = [end - step * kind(steps - 1 - i) for i in range(steps // 2, steps)]
+        return np.array(first + second, dtype)
     values = []
     for i in range(steps):
         if i < steps // 2:
@@ -72,11 +79,13 @@ def _round_once(exact, dtype):
     if np.dtype(dtype) == np.float64:
         return float(exact)
     nearest = np.float32(float(exact))  # may be one step off only after a double rounding
-    neighbours = (
-        np.nextafter(nearest, np.float32(-np.inf)),
-        nearest,
-        np.nextafter(nearest, np.float32(np.inf)),
-    )
+    with np.errstate(over="ignore"):  # next to float32's largest number is inf: not a candidate
+        neighbours = [
+            np.nextafter(nearest, np.float32(-np.inf)),
+            nearest,
+            np.nextafter(nearest, np.float32(np.inf)),
+        ]
+    neighbours = [v for v in neighbours if np.isfinite(v)]
     return min(
         neighbours, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.int32)) & 1)
     )
@@ -186,6 +195,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         if low == high:  # a bin of width 1 around the single value, as numpy and PyTorch do
             low, high = low - 0.5, high + 0.5
         edges = _linspace(low, high, bins + 1, values.dtype)
+        _check_edges_apart(edges, values)
         position = np.searchsorted(edges, values, side="right") - 1
     last = edges.size - 2
     position[values == edges[-1]] = last  # the last edge belongs to the last bin
@@ -200,6 +210,20 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         counts = counts / np.diff(edges)
     results = (_make(counts), _make(edges))
     return histogram_result(*_not_differentiable("histogram", (input, weight), results))
+
+
+def _check_edges_apart(edges, values):
+    """Refuse a range too narrow for the dtype to tell its bin edges apart (min - 0.5 and
+    max + 0.5 of one huge value round back to it): a value there has no bin of its own. PyTorch
+    2.13 still counts it, in a bin picked by an undefined conversion (nan to an integer)."""
+    if edges[0] == edges[-1] and (values == edges[0]).any():
+        raise RuntimeError(
+            f"histogram(): the range [{edges[0]:g}, {edges[-1]:g}] is too narrow for "
+            f"{values.dtype} to tell its bin edges apart (they are all equal), so the values in it "
+            "have no bin (PyTorch 2.13 counts them in a bin picked by an undefined conversion; "
+            "autograd_lab refuses). Fix: give a range= whose ends differ as "
+            f"{values.dtype} numbers."
+        )
 
 
 @public("bincount", method=True)

@@ -166,7 +166,10 @@ class Fmod(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        if ctx.needs_input_grad[1]:  # only b's slope reads them: a may change in place otherwise
+            ctx.save_for_backward(a, b)
+        else:
+            ctx.save_for_backward(None, None)
         x, y = _divide_operands("fmod", a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.fmod(x, y)

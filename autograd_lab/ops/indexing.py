@@ -21,7 +21,7 @@ from ..layout import row_major
 from ..tensor import Tensor, _make
 from .elementwise import _zeros, check_broadcastable
 from .registry import public
-from .shape import IndexPut, _one_dim, _with_strides
+from .shape import IndexPut, _one_dim, _with_strides, unbind
 
 # ---- checking an index ------------------------------------------------------------------------------
 
@@ -502,12 +502,11 @@ def nonzero(input, *, as_tuple=False):
     data = input._data
     flat = data.reshape(1) if data.ndim == 0 else data  # a 0-d tensor counts as one element
     places = np.nonzero(flat)
-    if as_tuple and data.ndim == 0:
-        return (_make(places[0].astype(np.int64, copy=False)),)
-    if as_tuple:  # PyTorch's are the columns of nonzero()'s result: views of one storage
-        by_dim = np.stack(places, axis=0).astype(np.int64, copy=False)
-        return tuple(_make(by_dim[dim]) for dim in range(data.ndim))
     rows = places[0].shape[0]
+    if as_tuple:  # PyTorch's are the columns of nonzero()'s result (of a 0-d one as 1-d), unbound:
+        # views of it, so detach_() refuses them as any view
+        by_dim = np.stack(places, axis=0).astype(np.int64, copy=False)
+        return unbind(_make(_with_strides(by_dim.T, (1, rows))), 1)
     if data.ndim == 0:  # PyTorch: shape (1, 0) for a non-zero number, (0, 0) for zero
         by_dim = np.zeros_like(places[0], dtype=np.int64, shape=(0, rows))
     else:

@@ -375,15 +375,20 @@ def _numpy_index(index, device):
     return tuple(out)
 
 
-def check_masks(input, index):
-    """x[index] = value checks its masks before anything else (see _check_masks)."""
-    _check_masks(_numpy_index(index, input.device), input._data.shape)
+def check_mask_for_masked_fill(input, index, value):
+    """x[mask, ...] = value checks the masks after overlapping memory (index_put does), except
+    where the first index tensor is a mask and the value has one element (on the CPU): PyTorch
+    first tries to run masked_fill_, which checks that mask before anything else."""
+    if isinstance(value, Tensor) and (value.numel() != 1 or storage.is_device_array(value._data)):
+        return
+    _check_masks(_numpy_index(index, input.device), input._data.shape, first_only=True)
 
 
-def _check_masks(index, shape):
+def _check_masks(index, shape, first_only=False):
     """A bool mask must have exactly the shape of the dims it indexes (numpy lets some through).
     The dims are counted as PyTorch applies the index: None and True add a dim of 1, an int
-    removes its dim, a slice keeps its dim with the sliced length."""
+    removes its dim, a slice keeps its dim with the sliced length. `first_only`: stop after the
+    first index tensor (or mask)."""
     shape, dim = list(shape), 0
     for position, part in enumerate(index):
         if part is None or isinstance(part, bool):
@@ -407,8 +412,12 @@ def _check_masks(index, shape):
                         "build the mask from the tensor itself, e.g. x[x > 0]."
                     )
             dim += part.ndim
+            if first_only:
+                return
         else:  # an index tensor
             dim += 1
+            if first_only:
+                return
 
 
 def _index_kind(index, shape=None):
