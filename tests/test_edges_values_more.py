@@ -235,6 +235,11 @@ def test_the_fuzzer_counts_values_after_a_refused_integer_division_in_place(torc
     result = check(_program([x], *steps), ag, torch)
     assert not result.divergences
     assert [(d.op, d.what) for d in result.consequences] == [("Tensor.repeat", "values")]
+    # x %= x is x.remainder_(x): the same partial write (fuzz seed 1523978)
+    steps[0] = ("v0", "x %= y", "{0} %= {0}", ("x0",), True)
+    result = check(_program([x], *steps), ag, torch)
+    assert not result.divergences
+    assert [(d.op, d.what) for d in result.consequences] == [("Tensor.repeat", "values")]
     # not in place (fmod refuses and writes nothing in both): a later difference is a finding
     records = {(0, ""): Seen("raise", error="RuntimeError: ZeroDivisionError")}
     lines = statements(_program([x], ("v0", "fmod", "torch.fmod({0}, {0})", ("x0",))))[2:]

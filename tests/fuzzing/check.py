@@ -48,7 +48,7 @@ def check(program, ours=None, theirs=None):
         if (
             partly_written_line is not None
             and divergence.line > partly_written_line
-            and divergence.what in ("values", "NaN/inf")
+            and divergence.what in ("values", "NaN/inf", "shape")  # (nonzero of other values)
         ):
             result.consequences.append(divergence)
             continue
@@ -105,6 +105,7 @@ def _partly_written_line(ours, theirs, lines):
         partly_written = "ZeroDivisionError" in seen.error or (
             op.removeprefix("Tensor.") == "index_add_" and "index out of range" in seen.error
         )
-        if not expression and op.endswith("_") and both_raised and partly_written:
+        in_place = op.endswith("_") or op in ("x //= y", "x %= y")  # (x %= y is x.remainder_(y))
+        if not expression and in_place and both_raised and partly_written:
             return number
     return None
