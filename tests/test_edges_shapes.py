@@ -428,3 +428,20 @@ def test_kthvalue_of_a_number_records_kthvalue_backward(torch):
         return type(value.grad_fn).__name__, value, index, x.grad
 
     both(torch, picked)
+
+
+@pytest.mark.parametrize("shape, normalized", [((2, 0), (0,)), ((0, 3), (3,)), ((2, 3, 0), (3, 0))])
+def test_layer_norm_of_rows_with_no_elements_runs_both_ways_without_warnings(
+    torch, shape, normalized
+):
+    def normalized_and_grads(lib):
+        x = lib.zeros(shape, requires_grad=True)
+        weight, bias = lib.ones(normalized, requires_grad=True), lib.zeros(normalized)
+        bias.requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (numpy's "Mean of empty slice" would be one)
+            y = lib.nn.functional.layer_norm(x, normalized, weight, bias)
+            y.sum().backward()
+        return y, x.grad, weight.grad, bias.grad
+
+    both(torch, normalized_and_grads)

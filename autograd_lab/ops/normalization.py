@@ -34,6 +34,10 @@ def standardized(data, dims, eps):
     The mean is taken around each row's first element: a constant row then has exactly its value
     as mean, so it standardizes to exactly 0 (the output is the bias), as with PyTorch's running
     (Welford) mean; a plain mean leaves rounding there that 1/sqrt(eps) magnifies."""
+    if data.size == 0:  # no element to standardize (an empty row): no statistics, no warning
+        stats_shape = [1 if d in dims else size for d, size in enumerate(data.shape)]
+        nothing = np.full(stats_shape, np.nan, dtype=data.dtype)
+        return data.copy(), nothing, nothing
     first = tuple(slice(0, 1) if d in dims else slice(None) for d in range(data.ndim))
     shift = data[first]
     mean = shift + (data - shift).mean(axis=dims, keepdims=True)
@@ -127,8 +131,9 @@ def _layer_norm_input_grad(x, grad, weight, inverse_std, dims):
     g = grad if weight is None else grad * weight
     mean = x.mean(dims, keepdim=True)
     ds, db = (g * x).sum(dims, keepdim=True), g.sum(dims, keepdim=True)
-    b = (db * mean - ds) * inverse_std * inverse_std * inverse_std * (1 / n)
-    c = -b * mean - db * inverse_std * (1 / n)
+    per_element = 1 / n if n else 0.0  # (rows with no elements: the gradient is empty anyway)
+    b = (db * mean - ds) * inverse_std * inverse_std * inverse_std * per_element
+    c = -b * mean - db * inverse_std * per_element
     first = inverse_std * grad if weight is None else inverse_std * grad * weight
     return first + b * x + c
 
