@@ -221,3 +221,15 @@ def test_indexing_with_a_0d_mask_picks_as_pytorch_does(torch, flag):
         return x[x], y[lib.tensor(flag)], y[:, lib.tensor(flag)]
 
     both(torch, picked)
+
+
+def test_a_range_in_an_index_is_a_sequence_of_indices(torch):
+    # makemore's loss, -logprobs[range(n), Yb].mean(): a range is read as an index tensor
+    def picked(lib):
+        x = lib.arange(20.0).reshape(4, 5).requires_grad_()
+        rows = lib.tensor([1, 2, 0, 3])
+        results = [x[range(4), rows], x[range(1, 3)], x[:, range(2)], x[range(0)]]
+        results[0].sum().backward()
+        return [(r, r.stride(), type(r.grad_fn).__name__) for r in results], x.grad
+
+    both(torch, picked)

@@ -368,9 +368,9 @@ def _numpy_index(index, device):
                 f"step must be greater than zero (got {part.step}): tensors cannot be sliced "
                 "backwards. Fix: x.flip(dim) reverses a dimension, e.g. x.flip(0) for x[::-1]."
             )
-        elif isinstance(part, list):
-            # an empty list picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
-            part = np.asarray(part) if part else np.zeros(0, np.int64)
+        elif isinstance(part, (list, range)):  # (x[range(n), y] in makemore: a sequence too)
+            # an empty one picks nothing: int64 indices, as PyTorch reads it (numpy: float64)
+            part = np.asarray(part) if len(part) else np.zeros(0, np.int64)
         out.append(part)
     return tuple(out)
 
