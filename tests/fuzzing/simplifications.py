@@ -23,6 +23,16 @@ def _gradient_differs(*whats):
     return lambda d: d.op in ("backward", "grad") and d.what in whats
 
 
+def _backward_fails_in_pytorch(words):
+    """PyTorch's backward (or grad) fails with `words` in its message where ours runs."""
+    return lambda d: (
+        d.what == "raises"
+        and d.op in ("backward", "grad")
+        and d.ours == "ran"
+        and words in d.theirs
+    )
+
+
 def _node_name_of(*ops):
     return lambda d: d.what == "grad_fn" and d.op in ops
 
@@ -125,12 +135,7 @@ def _dist_zero_backward(d):
     """PyTorch 2.13's backward of dist(x, y, 0) fails inside its own code (it hands an undefined
     tensor on); ours runs, and dist with p=0, a count, gives no gradient, as norm(x, 0) does.
     That internal message comes from nowhere else a program reaches."""
-    return (
-        d.what == "raises"
-        and d.op in ("backward", "grad")
-        and d.ours == "ran"
-        and "Expected a proper Tensor but got None" in d.theirs
-    )
+    return _backward_fails_in_pytorch("Expected a proper Tensor but got None")(d)
 
 
 # PyTorch's C++ formula for addcdiv's tensor1 gradient computes `value / tensor2` in tensor2's own
@@ -408,12 +413,7 @@ SIMPLIFICATIONS = [
     Simplification(
         "`index_add` into a tensor with no elements gives its source a zero gradient (PyTorch's "
         'backward raises there: "self indexing axis dim should be positive")',
-        lambda d: (
-            d.what == "raises"
-            and d.op in ("backward", "grad")
-            and d.ours == "ran"
-            and "index_select(): self indexing axis dim should be positive" in d.theirs
-        ),
+        _backward_fails_in_pytorch("index_select(): self indexing axis dim should be positive"),
     ),
     Simplification(
         "on Intel CPUs PyTorch draws `bernoulli_(p)` (dropout) through MKL, which is not "
@@ -439,24 +439,14 @@ SIMPLIFICATIONS = [
         "gradient of their formula (PyTorch 2.13's backward combines the masks in place, in a "
         "tensor of the input's shape, and fails: \"output with shape [1, 1, 2] doesn't match the "
         'broadcast shape [2, 3, 2]")',
-        lambda d: (
-            d.what == "raises"
-            and d.op in ("backward", "grad")
-            and d.ours == "ran"
-            and "doesn't match the broadcast shape" in d.theirs
-        ),
+        _backward_fails_in_pytorch("doesn't match the broadcast shape"),
         in_program=r"\b(clamp|clip)\(",
     ),
     Simplification(
         "the second derivative of `F.embedding` with no indices is zero (PyTorch 2.13's double "
         'backward reshapes the empty gradient to [0, -1] and fails: "cannot reshape tensor of 0 '
         'elements")',
-        lambda d: (
-            d.what == "raises"
-            and d.op in ("backward", "grad")
-            and d.ours == "ran"
-            and "cannot reshape tensor of 0 elements into shape [0, -1]" in d.theirs
-        ),
+        _backward_fails_in_pytorch("cannot reshape tensor of 0 elements into shape [0, -1]"),
         in_program=r"\bembedding\(",
     ),
 ]
