@@ -17,6 +17,8 @@ are row-major (`row_major`), and a few stay channels-last (`in_suggested_layout`
 its own results by similar rules that differ in the details (a broadcast dim, a dim of size 1).
 """
 
+import functools
+
 import numpy as np
 
 from . import storage
@@ -144,9 +146,11 @@ def row_major(array):
     """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
     gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
     (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
+    if _has_row_major_strides(array):
+        return array  # the common case, asked first: it is the cheapest question
     if not array.flags.c_contiguous:
         return array.copy()
-    if storage.is_device_array(array) or _has_row_major_strides(array):
+    if storage.is_device_array(array):
         return array
     # numpy lets a dim of size 0 or 1 have any stride (it never steps along it); PyTorch gives
     # it the row-major one, and stride() shows it: the same memory, seen with those strides
@@ -156,12 +160,14 @@ def row_major(array):
 
 def _has_row_major_strides(array):
     """Whether `array` is row-major with the row-major strides exactly (its size-1 dims' too)."""
-    step = array.itemsize
-    for size, stride in zip(reversed(array.shape), reversed(array.strides)):
-        if stride != step:
-            return False
-        step *= max(size, 1)  # (as contiguous_strides counts a 0)
-    return True
+    return array.strides == _row_major_byte_strides(array.shape, array.itemsize)
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_major_byte_strides(shape, itemsize):
+    # Asked for every elementwise result (laid_out_like_inputs), mostly for a few shapes that a
+    # program uses again and again: remembering the answer keeps tiny ops cheap (benchmark row 1)
+    return tuple(step * itemsize for step in contiguous_strides(shape))
 
 
 def in_suggested_layout(result, inputs):
@@ -238,10 +244,19 @@ def laid_out_like_inputs(result, inputs):
     """An elementwise op's `result` laid out as PyTorch lays it out over the op's tensor `inputs`
     (arrays): each input is broadcast to the result's shape, and laid_out_like_operands decides.
     A 0-d input counts as a number, as PyTorch reads it (it says nothing about layout)."""
-    if storage.is_device_array(result) or result.ndim == 0:
+    if result.ndim == 0:
+        return result
+    if type(result) is np.ndarray:  # the common case, answered first and cheaply (row 1 of the
+        # benchmarks): row-major inputs of the result's shape, and numpy laid it out so already
+        shape, strides = result.shape, result.strides
+        if strides == _row_major_byte_strides(shape, result.itemsize) and all(
+            [array.shape == shape and array.strides == strides for array in inputs]
+        ):
+            return result
+    elif storage.is_device_array(result):
         return result
     inputs = [array for array in inputs if array.ndim > 0]
-    if all(_has_row_major_strides(array) for array in inputs):
+    if all([_has_row_major_strides(array) for array in inputs]):
         # the common case: PyTorch's sort leaves row-major operands (broadcast or not) in order
         return row_major(result)
     operands = [_as_operand(array, result.shape) for array in inputs]

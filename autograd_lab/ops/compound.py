@@ -56,14 +56,14 @@ class Addcdiv(Op):
     derivative = "d/d(input) = 1,  d/d(tensor1) = value / tensor2,  d/d(tensor2) = -value * tensor1 / tensor2²"
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore", over="ignore")  # x/0 = inf, silently
     def forward(ctx, input, tensor1, tensor2, value=1, dtype=None):
         ctx.value = value
         # tensor1 is needed only for tensor2's gradient; tensor2 for both, so PyTorch always keeps
         # it (changing it in place before backward is refused even when only input needs a grad)
         ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
         x, t1, t2 = _in_dtype(dtype, input, tensor1, tensor2)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x/0 = inf, silently
-            return x + value * (t1 / t2)
+        return x + value * (t1 / t2)
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,10 +92,10 @@ class Lerp(Op):
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight"
 
     @staticmethod
+    @np.errstate(invalid="ignore")  # inf - inf in the branch not taken
     def forward(ctx, input, end, weight):
         ctx.weight = weight
-        with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
-            return _lerp(input._data, end._data, weight).astype(input._data.dtype, copy=False)
+        return _lerp(input._data, end._data, weight).astype(input._data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -111,6 +111,7 @@ class LerpTensor(Op):
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight,  d/d(weight) = end - input"
 
     @staticmethod
+    @np.errstate(invalid="ignore")  # inf - inf in the branch not taken
     def forward(ctx, input, end, weight, bool_weight=False):
         ctx.bool_weight = bool_weight
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
@@ -121,8 +122,7 @@ class LerpTensor(Op):
             end if needs_weight else None,
             weight if needs_input or needs_end else None,
         )
-        with np.errstate(invalid="ignore"):  # inf - inf in the branch not taken
-            return _lerp(input._data, end._data, weight._data)
+        return _lerp(input._data, end._data, weight._data)
 
     @staticmethod
     def backward(ctx, grad):

@@ -94,14 +94,14 @@ class Remainder(Op):
     domain, piecewise = "nonzero", True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")  # x % 0.0 is nan, silently
     def forward(ctx, a, b):
         if ctx.needs_input_grad[1]:  # only b's slope reads them: a may change in place otherwise
             ctx.save_for_backward(a, b)
         else:
             ctx.save_for_backward(None, None)
         x, y = _divide_operands("remainder", a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):  # x % 0.0 is nan, silently
-            return _remainder(x, y)
+        return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -121,10 +121,10 @@ class RemainderNumber(Op):
     domain, piecewise = "nonzero", True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")
     def forward(ctx, a, number):
         x, y = _divide_operands("remainder", a, number)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _remainder(x, y)
+        return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -138,10 +138,10 @@ class NumberRemainder(Op):
     no_derivative = True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")
     def forward(ctx, b, number):
         x, y = _divide_operands("remainder", number, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _remainder(x, y)
+        return _remainder(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -165,14 +165,14 @@ class Fmod(Op):
     domain, piecewise = "nonzero", True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")
     def forward(ctx, a, b):
         if ctx.needs_input_grad[1]:  # only b's slope reads them: a may change in place otherwise
             ctx.save_for_backward(a, b)
         else:
             ctx.save_for_backward(None, None)
         x, y = _divide_operands("fmod", a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.fmod(x, y)
+        return np.fmod(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -192,10 +192,10 @@ class FmodNumber(Op):
     domain, piecewise = "nonzero", True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")
     def forward(ctx, a, number):
         x, y = _divide_operands("fmod", a, number)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.fmod(x, y)
+        return np.fmod(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -242,12 +242,12 @@ class DivFloor(Op):
     domain, piecewise = "nonzero", True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")  # 7.0 // 0 = inf
     def forward(ctx, a, b):
         ctx.rounding_mode = "floor"  # grad_fn._saved_rounding_mode, as in PyTorch
         _save_as_div(ctx, a, b)
         x, y = _divide_operands("div", a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):  # 7.0 // 0 = inf
-            return np.floor_divide(x, y)
+        return np.floor_divide(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -268,12 +268,12 @@ class DivTrunc(Op):
     domain, piecewise = "nonzero", True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")
     def forward(ctx, a, b):
         ctx.rounding_mode = "trunc"
         _save_as_div(ctx, a, b)
         x, y = _divide_operands("div", a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _trunc_divide(x, y)
+        return _trunc_divide(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -292,10 +292,10 @@ class FloorDivide(Op):
     no_derivative = True
 
     @staticmethod
+    @np.errstate(divide="ignore", invalid="ignore")
     def forward(ctx, a, b):
         x, y = _divide_operands("floor_divide", a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.floor_divide(x, y)
+        return np.floor_divide(x, y)
 
     @staticmethod
     def backward(ctx, grad):

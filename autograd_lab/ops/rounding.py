@@ -153,6 +153,7 @@ class Frac(Op):
     derivative = "d frac(x)/dx = 1 (between whole numbers)"
 
     @staticmethod
+    @np.errstate(invalid="ignore")  # frac(inf) = inf - inf = nan, as in PyTorch
     def forward(ctx, input):
         data = _whole_numbers("frac", input)
         if data.dtype.kind != "f":
@@ -160,8 +161,7 @@ class Frac(Op):
                 f'"frac" is not implemented for {input.dtype} tensors: a whole number has no '
                 "fractional part. Fix: convert first, x.float().frac()"
             )
-        with np.errstate(invalid="ignore"):  # frac(inf) = inf - inf = nan, as in PyTorch
-            return data - np.trunc(data)
+        return data - np.trunc(data)
 
     @staticmethod
     def backward(ctx, grad):
