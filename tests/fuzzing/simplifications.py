@@ -186,23 +186,36 @@ def _numbers_in_order(shown):
     return re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", shown.split(",")[0])
 
 
-def _nan_only_on_their_side(d):
-    """A gradient that PyTorch makes nan at some elements where ours is a finite number, and that
-    agrees about nan and inf everywhere else: elu's vectorized loop at a nan input."""
+def _non_finite_differences(d):
+    """The (ours, theirs) numbers of a gradient where either side shows nan or inf and the two
+    differ; None when `d` is not a gradient's NaN/inf divergence of tensors of one size."""
     if not (d.op in ("backward", "grad") and d.what == "NaN/inf"):
-        return False
+        return None
     ours, theirs = _numbers_in_order(d.ours), _numbers_in_order(d.theirs)
     if len(ours) != len(theirs):
-        return False
-    # the elements where either side shows nan or inf and the two differ
-    differing = [
+        return None
+    return [
         (our, their)
         for our, their in zip(ours, theirs, strict=True)
         if our != their and (_non_finite(our) or _non_finite(their))
     ]
+
+
+def _nan_only_on_their_side(d):
+    """A gradient that PyTorch makes nan at some elements where ours is a finite number, and that
+    agrees about nan and inf everywhere else: elu's vectorized loop at a nan input."""
+    differing = _non_finite_differences(d)
     return bool(differing) and all(
         their == "nan" and not _non_finite(our) for our, their in differing
     )
+
+
+def _nan_only_on_our_side(d):
+    """A gradient that is nan at some elements where PyTorch's is a number (finite or ±inf), and
+    that agrees about nan and inf everywhere else: a zero by construction that PyTorch keeps as
+    an efficient zero tensor, and we as an ordinary 0 (0 * inf, 0 / 0)."""
+    differing = _non_finite_differences(d)
+    return bool(differing) and all(our == "nan" and their != "nan" for our, their in differing)
 
 
 def _non_finite(number):
@@ -373,6 +386,14 @@ SIMPLIFICATIONS = [
         "tensors (nan)",
         _nan_only_on_their_side,
         in_program=r"\belu_?\(",
+    ),
+    Simplification(
+        "a derivative that is zero by construction (`sign`, inside the backward of `abs` and so "
+        "of `l1_loss`) is an ordinary 0 in a second derivative, so times a NaN or infinite "
+        "gradient, or divided by zero in a later backward (`log`'s at 0), it gives NaN "
+        "(PyTorch's efficient zero tensors keep it 0)",
+        _nan_only_on_our_side,
+        in_program=r"(?s)\b(abs|absolute|l1_loss)_?\(.*create_graph=True",
     ),
     Simplification(
         "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",

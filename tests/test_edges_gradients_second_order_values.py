@@ -1,0 +1,57 @@
+"""Gradient values, first and second order: issue 14's differential fuzzing found second
+derivatives that differ from PyTorch's. Each test runs the same lines with autograd_lab and with
+PyTorch (the `torch` fixture) and compares the gradients, or shows both sides of a difference
+kept on purpose (README's "Simplifications", matched by tests/fuzzing/simplifications.py)."""
+
+import numpy as np
+from fuzzing import check
+from fuzzing.compare import Divergence
+from fuzzing.program import Leaf, Program, Step
+from fuzzing.simplifications import accepted_by
+
+import autograd_lab as ag
+
+SECOND_ORDER = "grad, create_graph, then second order"
+
+
+def second_derivative_of_l1_loss_of_log(lib):
+    """d/dx of (dL/dx)², L = |log(x) - t|, at x = 0: the chain passes abs's sign, then 1/x."""
+    x = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+    loss = lib.nn.functional.l1_loss(lib.log(x), lib.tensor(-0.04, dtype=lib.float64))
+    (g,) = lib.autograd.grad(loss, [x], create_graph=True)
+    return lib.autograd.grad(g * g, [x])[0]
+
+
+def test_the_zero_from_sign_in_abs_backward_is_an_ordinary_zero_in_a_second_derivative(torch):
+    # abs's gradient is grad * sign(x), and sign's own derivative is 0. PyTorch returns that 0 as
+    # an "efficient zero tensor" that later ops skip, so log's backward (grad / x) at x = 0 keeps
+    # it 0 and the answer is the other path's -inf; ours is an ordinary 0, and 0 / 0 is nan
+    # there (a README simplification)
+    assert second_derivative_of_l1_loss_of_log(torch).item() == -np.inf
+    assert np.isnan(second_derivative_of_l1_loss_of_log(ag).item())
+    program = Program(
+        (Leaf("x0", (), "float64", (0.0,), True), Leaf("x1", (), "float64", (-0.04,))),
+        (
+            Step("v0", "log", "torch.log({0})", ("x0",)),
+            Step(
+                "v1",
+                "F.l1_loss",
+                'torch.nn.functional.l1_loss({0}, {1}, reduction="none")',
+                ("v0", "x1"),
+            ),
+        ),
+        backward=SECOND_ORDER,
+        loss_of="v1",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ("grad", "NaN/inf") in [(d.op, d.what) for d, _ in result.accepted]
+    # narrow: a nan on PyTorch's side, or a first-order gradient, is not this difference
+    theirs_nan = Divergence("second order", "grad", "NaN/inf", "tensor(-inf, float64, shape=[])",
+                            "tensor(nan, float64, shape=[])")  # fmt: skip
+    assert (
+        accepted_by(theirs_nan, "x.abs()\ngrads = torch.autograd.grad(create_graph=True)") is None
+    )
+    ours_nan = Divergence("backward", "backward", "NaN/inf", "tensor(nan, float64, shape=[])",
+                          "tensor(-inf, float64, shape=[])")  # fmt: skip
+    assert accepted_by(ours_nan, "v1 = x0.abs()\nloss.backward()") is None
