@@ -470,6 +470,14 @@ SIMPLIFICATIONS = [
         _backward_fails_in_pytorch("cannot reshape tensor of 0 elements into shape [0, -1]"),
         in_program=r"\bembedding\(",
     ),
+    Simplification(
+        "the second derivative of `smooth_l1_loss` with a bool input or target is that of its "
+        "formula, the bool counted as 0 or 1 as in its loss and gradient (PyTorch 2.13's double "
+        'backward subtracts the bool tensor and fails: "Subtraction, the `-` operator, with a '
+        'bool tensor is not supported")',
+        _backward_fails_in_pytorch("Subtraction, the `-` operator, with a bool tensor"),
+        in_program=r"(?s)\bsmooth_l1_loss\(.*create_graph=True",
+    ),
 ]
 
 
