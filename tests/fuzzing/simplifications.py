@@ -416,8 +416,8 @@ SIMPLIFICATIONS = [
     Simplification(
         "a float32 second derivative of `logcumsumexp` that is 0 in exact arithmetic keeps a "
         "rounding residue (up to a thousandth of the gradient's largest element) other than "
-        "PyTorch's: its backward takes exp and log of logs, and numpy's float32 `log` rounds "
-        "the last bit differently from PyTorch's vectorized one",
+        "PyTorch's: its backward takes exp and log of logs, and numpy's float32 `exp` and `log` "
+        "round the last bit differently from PyTorch's vectorized ones",
         _rounding_residue_of_a_zero,
         in_program=r"(?s)\blogcumsumexp_?\(.*create_graph=True",
     ),
