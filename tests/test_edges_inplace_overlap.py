@@ -47,3 +47,25 @@ def test_the_fuzzer_counts_values_after_a_refused_scatter_add_as_a_consequence(t
     scatter_add = ("v0", "scatter_add", "torch.scatter_add({0}, 0, {1}, {0})", ("x0", "x1"))
     lines = statements(_program([x, index], scatter_add))[2:]
     assert _partly_written_line(records, records, lines) is None
+
+
+def test_setitem_with_index_tensors_into_an_as_strided_view_whose_elements_overlap_is_refused(
+    torch,
+):
+    # fuzz seed 1522320: v's rows share the place 2 (v[0, 2] is v[1, 0]); PyTorch's index_put_
+    # writes row 0, then row 1 reading the value v[0] as it goes, so v[1, 2] reads the 1.0 just
+    # written at place 2 (README's Simplifications: we refuse such a view)
+    def overlapping_view(lib):
+        return lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0]).as_strided((2, 3), (2, 1))
+
+    v = overlapping_view(torch)
+    v[[0, 1]] = v[0]
+    assert values(v).tolist() == [[1.0, 2.0, 1.0], [1.0, 2.0, 1.0]]
+    v = overlapping_view(ag)
+    with pytest.raises(RuntimeError, match="as_strided view whose elements overlap"):
+        v[[0, 1]] = v[0]
+    # a row of it does not overlap itself: written as in PyTorch
+    for lib in (torch, ag):
+        v = overlapping_view(lib)
+        v[1][[0, 2]] = lib.tensor([7.0, 8.0])
+        assert values(v).tolist() == [[1.0, 2.0, 7.0], [7.0, 4.0, 8.0]]

@@ -117,6 +117,10 @@ def _setitem_refusal(tensor, index, value):
             return RuntimeError(SHARES)
         if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)
+    # index_put_ writes (and reads the value) place after place: where the view's own elements
+    # share places, PyTorch 2.13 lets it pass and its answer depends on that order
+    if overlaps_itself(view) and not repeats_elements(view):
+        return RuntimeError(OVERLAPS_ITSELF)
     return None
 
 
