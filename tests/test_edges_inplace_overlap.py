@@ -2,7 +2,7 @@
 the inputs' graph after an in-place change, against PyTorch 2.13."""
 
 import pytest
-from conftest import values
+from conftest import both, raises_alike, values
 from fuzzing import check
 from fuzzing.check import _partly_written_line
 from fuzzing.program import Leaf, Program, Step, statements
@@ -69,3 +69,31 @@ def test_setitem_with_index_tensors_into_an_as_strided_view_whose_elements_overl
         v = overlapping_view(lib)
         v[1][[0, 2]] = lib.tensor([7.0, 8.0])
         assert values(v).tolist() == [[1.0, 2.0, 7.0], [7.0, 4.0, 8.0]]
+
+
+def test_tril_and_triu_in_place_refuse_a_repeating_tensor_they_must_copy_back(torch):
+    # fuzz seed 1521758: PyTorch's tril_/triu_ write in place only where their loop can walk the
+    # matrices one after another; otherwise they compute aside and copy back, and that copy_
+    # refuses a tensor whose elements repeat (x.T of an expanded tensor)
+    refused = {
+        "x.T of an expanded tensor": lambda lib: lib.zeros(1, 1, 1, 1).expand(2, 1, 1, 1).T,
+        "a repeated batch dim after the first": lambda lib: lib.ones(2, 1, 2, 2).expand(2, 3, 2, 2),
+        "a repeated row": lambda lib: lib.ones(2, 2, 1, 2).expand(2, 2, 2, 2),
+    }
+    for make in refused.values():
+        for method in ("tril_", "triu_"):
+            raises_alike(
+                torch,
+                lambda lib: getattr(make(lib), method)(),
+                RuntimeError,
+                "more than one element of the written-to tensor refers to a single memory location",
+            )
+    # written in place, repeats and all, as PyTorch does: at most 3 dims, or a repeated first dim
+    written = {
+        "3 dims": lambda lib: lib.arange(4.0).reshape(1, 2, 2).expand(3, 2, 2),
+        "a repeated first dim": lambda lib: lib.arange(8.0).reshape(1, 2, 2, 2).expand(3, 2, 2, 2),
+        "2 dims, a repeated row": lambda lib: lib.arange(3.0).expand(3, 3),
+    }
+    for make in written.values():
+        for method in ("tril_", "triu_"):
+            both(torch, lambda lib: getattr(make(lib), method)(-1 if method == "tril_" else 1))
