@@ -97,3 +97,23 @@ def test_tril_and_triu_in_place_refuse_a_repeating_tensor_they_must_copy_back(to
     for make in written.values():
         for method in ("tril_", "triu_"):
             both(torch, lambda lib: getattr(make(lib), method)(-1 if method == "tril_" else 1))
+
+
+def test_backward_checks_saved_tensors_even_where_no_gradient_flows(torch):
+    # fuzz seed 1529792: dist(y, x, 0) sends no gradient back (a count has none), yet PyTorch's
+    # nodes behind it still unpack what they saved, and log_softmax's result was changed in place
+    def dist_zero_after_fill(lib):
+        x = lib.tensor([[-1.86], [-2.81], [0.27]], dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.log_softmax(x, dim=0)
+        y.fill_(-0.5)
+        lib.dist(y, lib.zeros(3, 1, dtype=lib.float64), 0).backward()
+
+    raises_alike(torch, dist_zero_after_fill, RuntimeError, "modified by an inplace operation")
+
+    # without the in-place change backward runs, and x gets no gradient in either
+    def dist_zero(lib):
+        x = lib.tensor([[-1.86], [-2.81], [0.27]], dtype=lib.float64, requires_grad=True)
+        lib.dist(lib.nn.functional.log_softmax(x, dim=0), lib.zeros(3, 1), 0).backward()
+        return x.grad
+
+    assert dist_zero(torch) is None and dist_zero(ag) is None
