@@ -117,3 +117,43 @@ def test_backward_checks_saved_tensors_even_where_no_gradient_flows(torch):
         return x.grad
 
     assert dist_zero(torch) is None and dist_zero(ag) is None
+
+
+def test_linear_through_bmm_with_nothing_to_multiply_takes_weights_dtype(torch):
+    # fuzz seed 1534240: an expanded input is not folded into one matrix, so PyTorch multiplies
+    # as a batch (bmm), which gives zeros of weight's dtype when there is nothing to multiply,
+    # without comparing the dtypes; then it adds the bias in place (add_'s dtype rule)
+    def expanded(lib, dtype):
+        return lib.tensor([0, 1]).to(dtype).reshape(1, 1, 2).expand(2, 1, 2)
+
+    def empty_product(lib, input_dtype, bias_dtype):
+        weight = lib.ones(0, 2, dtype=lib.float64)
+        bias = None if bias_dtype is None else lib.ones(0, dtype=getattr(lib, bias_dtype))
+        return lib.nn.functional.linear(expanded(lib, getattr(lib, input_dtype)), weight, bias)
+
+    # (the result is float64, weight's dtype, in each: `both` compares dtypes too)
+    for input_dtype, bias_dtype in [("int64", None), ("int64", "float64"), ("float32", "int64")]:
+        both(torch, lambda lib: empty_product(lib, input_dtype, bias_dtype))
+    # something to multiply: bmm compares the dtypes
+    raises_alike(
+        torch,
+        lambda lib: lib.nn.functional.linear(expanded(lib, lib.int64), lib.ones(3, 2).double()),
+        RuntimeError,
+        "same dtype",
+    )
+    # the bias is added in place: a float32 bias to a float64 product is fine (addmm would
+    # refuse it), a float one to an integer product is not
+    both(
+        torch,
+        lambda lib: lib.nn.functional.linear(
+            expanded(lib, lib.float64), lib.ones(3, 2).double(), lib.ones(3)
+        ),
+    )
+    raises_alike(
+        torch,
+        lambda lib: lib.nn.functional.linear(
+            expanded(lib, lib.int64), lib.ones(3, 2).long(), lib.ones(3)
+        ),
+        RuntimeError,
+        "can't be cast",
+    )
