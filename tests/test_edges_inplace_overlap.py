@@ -64,11 +64,20 @@ def test_setitem_with_index_tensors_into_an_as_strided_view_whose_elements_overl
     v = overlapping_view(ag)
     with pytest.raises(RuntimeError, match="as_strided view whose elements overlap"):
         v[[0, 1]] = v[0]
-    # a row of it does not overlap itself: written as in PyTorch
+    # a row of it does not overlap itself, and one number is the same in any order: written as
+    # in PyTorch
     for lib in (torch, ag):
         v = overlapping_view(lib)
         v[1][[0, 2]] = lib.tensor([7.0, 8.0])
         assert values(v).tolist() == [[1.0, 2.0, 7.0], [7.0, 4.0, 8.0]]
+        v[[0, 1]] = 9.0
+        assert values(v).tolist() == [[9.0] * 3] * 2
+
+    # an index out of range is PyTorch's IndexError first (it would write otherwise)
+    def out_of_range(lib):
+        overlapping_view(lib)[lib.tensor([0, 5])] = lib.tensor([1.0, 2.0, 3.0])
+
+    raises_alike(torch, out_of_range, IndexError, "out of bounds")
 
 
 def test_tril_and_triu_in_place_refuse_a_repeating_tensor_they_must_copy_back(torch):

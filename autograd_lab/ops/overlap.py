@@ -97,6 +97,12 @@ def refusal(tensor, op, args, kwargs):
     return None
 
 
+def refused_where_pytorch_runs(refusal):
+    """Whether `refusal` is one of ours where PyTorch 2.13 writes anyway (README's
+    Simplifications): PyTorch would first raise whatever else it finds wrong with the call."""
+    return str(refusal) in (OVERLAPS_ITSELF, READS_WHAT_IT_WRITES)
+
+
 def _setitem_refusal(tensor, index, value):
     """PyTorch's refusal of `x[index] = value`, or None. PyTorch first takes the view
     x[ints, slices, None, ...]; without index tensors it copies the value into that view (copy_'s
@@ -123,8 +129,10 @@ def _setitem_refusal(tensor, index, value):
         if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)
     # index_put_ writes (and reads the value) place after place: where the view's own elements
-    # share places, PyTorch 2.13 lets it pass and its answer depends on that order
-    if overlaps_itself(view) and not repeats_elements(view):
+    # share places, PyTorch 2.13 lets it pass and its answer depends on that order (unless one
+    # number is written everywhere, as fill_ writes it)
+    one_value = not isinstance(value, Tensor) or value.ndim == 0
+    if overlaps_itself(view) and not repeats_elements(view) and not one_value:
         return RuntimeError(OVERLAPS_ITSELF)
     return None
 
