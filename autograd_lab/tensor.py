@@ -605,15 +605,19 @@ class Tensor:
         if not isinstance(value, Tensor):  # PyTorch first makes the value a tensor of x's dtype
             _shape.check_assigned_number(value, self.dtype)
         recording = _state.enabled and self.requires_grad
+        basic = _shape.basic_part(index)
         if recording:
             # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view
             # of one), and the index tensors after: an int out of range is an IndexError, a
             # wrong mask is not
-            self.detach()[_shape.basic_part(index)]
+            self.detach()[basic]
+            if self._base is not None and not _shape.selects_all(basic, self.shape):
+                # taking that view reads this view's grad_fn, which rebuilds its history if its
+                # base was changed in place since: it then no longer counts as a leaf
+                self._refresh_view_history()
         if _shape.assigns_all(index, value, self._data.shape):
             return _shape.assign_all(self, value)  # x[...] = v: a fill_ or copy_ of x itself
         parts = index if isinstance(index, tuple) else (index,)
-        basic = _shape.basic_part(index)
         if _overlap.repeats_elements(self._data) and not _shape.selects_all(basic, self.shape):
             # PyTorch writes into the view x[ints, slices, None] (x expanded: e[2] = v writes one
             # row, not all of e), so only that view's places are changed, and get new gradients

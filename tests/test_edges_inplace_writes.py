@@ -1,0 +1,39 @@
+"""In-place writes at the edges: issue 14's differential fuzzing found writes (`x[index] = v`,
+`sub_`, ...) that ran in one library and raised in the other. Each test runs the same lines with
+autograd_lab and with PyTorch (the `torch` fixture, or the `lib` fixture where a rule holds in
+both) and compares results, or error classes and key words."""
+
+import pytest
+from conftest import both
+
+
+def _view_of_a_tensor_that_got_a_history(lib):
+    """v, a view of x made while x needed no gradient; then x is written a value that does, so
+    x gets a history (CopySlices) that v has not read yet."""
+    x = lib.tensor([0.0, 0.0, 0.0])
+    w = lib.tensor(2.0, requires_grad=True)
+    v = x.unflatten(0, (1, 1, 3))
+    x[0:] = w * 3
+    return v, w
+
+
+@pytest.mark.parametrize("index", [0, -1, None, True, (Ellipsis, 0), (0, [True])])
+def test_writing_through_a_part_of_a_view_rebuilds_its_history_first(torch, index):
+    # the write takes a view of v first (v[0]), which reads v's grad_fn, rebuilding it from x's
+    # new history: v is no leaf after all, and the write is recorded
+    def run(lib):
+        v, w = _view_of_a_tensor_that_got_a_history(lib)
+        v[index] = w * 2 if index != (0, [True]) else -0.5
+        (v * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return v.detach(), w.grad, v.grad_fn.name()
+
+    both(torch, run)
+
+
+@pytest.mark.parametrize("index", [slice(None), Ellipsis, slice(0, 1), [0], (slice(None), [1])])
+def test_writing_all_of_a_view_or_through_index_tensors_alone_is_a_leaf_write(lib, index):
+    # a whole-dim slice, `...` and index tensors take no view first: v's history is not read, so
+    # v still counts as a leaf that requires grad, and the write is refused
+    v, _ = _view_of_a_tensor_that_got_a_history(lib)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        v[index] = -0.5
