@@ -6,6 +6,8 @@ both) and compares results, or error classes and key words."""
 import pytest
 from conftest import both
 
+import autograd_lab as ag
+
 
 def _view_of_a_tensor_that_got_a_history(lib):
     """v, a view of x made while x needed no gradient; then x is written a value that does, so
@@ -37,3 +39,41 @@ def test_writing_all_of_a_view_or_through_index_tensors_alone_is_a_leaf_write(li
     v, _ = _view_of_a_tensor_that_got_a_history(lib)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         v[index] = -0.5
+
+
+def _leaf_given_a_history_after_use(lib):
+    """x is used as a leaf (y = x.exp()), then stops requiring grad and is changed in place by a
+    value that does: the change is recorded, and x gets a grad_fn."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor(3.0, requires_grad=True)
+    seen = []
+    x.register_hook(seen.append)
+    y = x.exp()
+    x.requires_grad_(False)
+    x.add_(w)
+    return x, w, y, seen
+
+
+def test_backward_into_a_leaf_that_got_a_history_since_is_refused(torch):
+    def grads(lib):
+        x, w, y, seen = _leaf_given_a_history_after_use(lib)
+        with pytest.raises(RuntimeError, match="leaf variable has been moved into the graph"):
+            (y.sum() + x.sum()).backward()
+        return w.grad, x.grad, len(seen)  # w's AccumulateGrad ran first; x's hook was dropped
+
+    both(torch, grads)
+    for lib in (ag, torch):  # the fuzzer's program
+        x = lib.tensor(0.0).requires_grad_()
+        median = x.median(-1)
+        x.requires_grad_(False).sub_(median[0])
+        with pytest.raises(RuntimeError, match="leaf variable has been moved into the graph"):
+            x.sum().backward()
+
+
+def test_a_leaf_that_got_a_history_passes_gradients_through_its_new_node(torch):
+    def grads(lib):
+        x, w, _, seen = _leaf_given_a_history_after_use(lib)
+        (x * lib.tensor([1.0, 2.0])).sum().backward()  # the old graph (y) is not used
+        return w.grad, x.grad_fn.name(), len(seen)
+
+    both(torch, grads)

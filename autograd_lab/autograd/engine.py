@@ -434,7 +434,9 @@ def _apply_tensor_hooks(node, grads, owned, create_graph):
                 tensor._grad = g if create_graph else _make(g._data.copy())
             else:
                 tensor._grad = _make(tensor._grad._data + g._data)
-    if type(node) is AccumulateGrad:  # a leaf's hooks live on the tensor
+    # a leaf's hooks live on the tensor; PyTorch drops them once an in-place op gives the leaf a
+    # history (then its AccumulateGrad refuses the gradient: see _accumulate)
+    if type(node) is AccumulateGrad and node.variable.grad_fn is None:
         for hook in list((node.variable._hooks or {}).values()):
             result = hook(grads[0])
             owned[0] = False
@@ -449,6 +451,16 @@ def _accumulate(variable, g, owned, create_graph):
     see _owned), else a copy of it: a later backward adds into `.grad` in place, which
     must not change a tensor someone else holds (a hook's, a retained gradient, the caller's).
     With create_graph, `.grad` keeps its graph, as in PyTorch."""
+    if variable.grad_fn is not None:
+        # the leaf was changed in place since this graph was recorded, by an op that recorded
+        # (x.requires_grad_(False), then x.add_(w) with a w that requires grad): it is now the
+        # result of that op, no leaf, and has no .grad to fill
+        raise RuntimeError(
+            "leaf variable has been moved into the graph interior: a tensor that was a leaf "
+            "when this graph was recorded has since been changed in place by an op that was "
+            "recorded, so it now has a grad_fn and no longer holds a gradient. Fix: change it "
+            "inside `with no_grad():`, or work on a copy (y = x.clone()) or an out-of-place op."
+        )
     if not variable._requires_grad:  # requires_grad_(False) since the graph was recorded
         return  # PyTorch then leaves .grad alone (its hooks still run)
     if variable._grad is None:
