@@ -153,6 +153,16 @@ def _fill_value(value, dtype):
 
 
 def full(size, fill_value, dtype=None, requires_grad=False, device=None):
+    if isinstance(fill_value, Tensor):
+        # PyTorch takes a 0-d tensor that needs no gradient as the number it holds (so that
+        # number must fit dtype); any other tensor is not a number
+        if fill_value.ndim != 0 or fill_value.requires_grad:
+            raise TypeError(
+                "full(): argument 'fill_value' (position 2) must be Number, not Tensor: only a "
+                "0-d tensor that does not require grad counts as a number. Fix: pass "
+                "t.item(), or build the result from the tensor, e.g. t.expand(size)."
+            )
+        fill_value = fill_value.item()
     dtype = _dtype_or(dtype, types.default_numpy_dtype(np.asarray(fill_value)))
     fill = _fill_value(fill_value, dtype)
     array = _new(np.full, _size((size,)), fill, dtype, device=device)

@@ -77,3 +77,65 @@ def test_a_leaf_that_got_a_history_passes_gradients_through_its_new_node(torch):
         return w.grad, x.grad_fn.name(), len(seen)
 
     both(torch, grads)
+
+
+def _raises_or_runs(make):
+    try:
+        return str(make().tolist())  # (as text, so that nan equals nan)
+    except RuntimeError as error:
+        assert "without overflow" in str(error), error
+        return "overflow"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e30, 300.0, -1.0, 3.5])
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool", "float16"])
+def test_a_one_number_tensor_taken_as_a_number_must_fit_the_dtype(torch, dtype, value):
+    # masked_fill, x[mask] = v and full() take a one-element tensor as the number it holds, and
+    # convert that number as any number: one the dtype cannot hold is refused. fill_ and writes
+    # through ints and slices copy the tensor instead, and convert it as copy_ does
+    def writes(lib):
+        def x():
+            return lib.tensor([4, 0], dtype=getattr(lib, dtype))
+
+        mask = lib.tensor([False, True])
+        v = lib.tensor(value, dtype=lib.float64)
+
+        def put(index, v):
+            t = x()
+            t[index] = v
+            return t
+
+        return [
+            _raises_or_runs(make)
+            for make in (
+                lambda: x().masked_fill(mask, v),
+                lambda: x().masked_fill_(mask, v),
+                lambda: put(mask, v),
+                lambda: put(mask, v.reshape(1)),
+                lambda: put((None, mask), v),
+                lambda: lib.full((2,), v, dtype=getattr(lib, dtype)),
+                lambda: x().fill_(v),
+                lambda: put(1, v),
+                lambda: put(slice(0, 1), v),
+            )
+        ]
+
+    assert writes(ag) == writes(torch)
+
+
+def test_the_fuzzers_masked_write_of_nan_into_an_integer_tensor_is_refused(lib):
+    x = lib.tensor([4, 0])
+    value = lib.tensor([-1.0]).sqrt()[0]  # nan
+    with pytest.raises(RuntimeError, match="without overflow"):
+        x[lib.tensor([False, True]),] = value
+
+
+def test_full_takes_a_0d_tensor_that_needs_no_gradient_as_a_number(torch):
+    def made(lib):
+        return [lib.full((2,), v) for v in (lib.tensor(3), lib.tensor(3.5, dtype=lib.float64))]
+
+    both(torch, made)
+    for lib in (ag, torch):
+        for value in (lib.tensor([3.0]), lib.tensor(3.0, requires_grad=True)):
+            with pytest.raises(TypeError, match="must be Number, not Tensor"):
+                lib.full((2,), value)

@@ -435,6 +435,8 @@ def masked_fill(input, mask, value):
                 f"{value.ndim} dimension(s). Fix: pass a number, or value.reshape(()) if it "
                 "holds one element."
             )
+        # PyTorch fills with the number the tensor holds, converted as any number is
+        promotion.check_value_fits(value.item(), input.dtype)
         return MaskedFillTensor.apply(input, value, mask=mask)
     promotion.check_value_fits(value, input.dtype)
     return MaskedFill.apply(input, mask=mask, value=value)

@@ -1245,11 +1245,14 @@ def is_index_tensor(part):
 def _check_index_put_dtype(input, value, index):
     """Writing through index tensors is PyTorch's index_put_, which does not convert the value:
     its dtype must be the tensor's. (A bool mask alone with a one-element value is a
-    masked_fill_, which converts; so do ints and slices alone, a copy_ into a view.)"""
+    masked_fill_, which converts it as a number, so the number must fit; so do ints and slices
+    alone, a copy_ into a view.)"""
     tensors = [
         part for part in index if isinstance(part, np.ndarray) or storage.is_device_array(part)
     ]
     one_mask = len(tensors) == 1 and tensors[0].dtype == np.bool_ and value.numel() == 1
+    if one_mask:
+        promotion.check_value_fits(value.item(), input.dtype)
     if tensors and not one_mask:
         raise RuntimeError(
             f"Index put requires the source and destination dtypes match: x[index] = value with "
