@@ -504,6 +504,13 @@ SIMPLIFICATIONS = [
         _backward_fails_in_pytorch("Subtraction, the `-` operator, with a bool tensor"),
         in_program=r"(?s)\bsmooth_l1_loss\(.*create_graph=True",
     ),
+    Simplification(
+        "`True ** x` and `False ** x` (a bool base, a tensor exponent) have the gradient of "
+        "`1 ** x` and `0 ** x` (PyTorch 2.13's backward takes the bool as a number and fails "
+        'with an internal assert, "unknown ivalue tag 4")',
+        _backward_fails_in_pytorch("unknown ivalue tag 4"),
+        in_program=r"\b(True|False)\s*\*\*|\bpow\(\s*(True|False)\s*,",
+    ),
 ]
 
 

@@ -1,10 +1,15 @@
-"""In-place writes at the edges: issue 14's differential fuzzing found writes (`x[index] = v`,
-`sub_`, ...) that ran in one library and raised in the other. Each test runs the same lines with
-autograd_lab and with PyTorch (the `torch` fixture, or the `lib` fixture where a rule holds in
-both) and compares results, or error classes and key words."""
+"""Which calls raise, and which run: issue 14's differential fuzzing (wave 8) found writes
+(`x[index] = v`, `sub_`, `masked_fill`) and backward passes that ran in one library and raised in
+the other. Each test runs the same lines with autograd_lab and with PyTorch (the `torch` fixture,
+or the `lib` fixture where a rule holds in both) and compares results, or error classes and key
+words; where PyTorch fails inside its own code, the test shows both sides."""
 
 import pytest
 from conftest import both
+from fuzzing import check
+from fuzzing.compare import Divergence
+from fuzzing.program import Leaf, Program, Step
+from fuzzing.simplifications import accepted_by
 
 import autograd_lab as ag
 
@@ -139,3 +144,32 @@ def test_full_takes_a_0d_tensor_that_needs_no_gradient_as_a_number(torch):
         for value in (lib.tensor([3.0]), lib.tensor(3.0, requires_grad=True)):
             with pytest.raises(TypeError, match="must be Number, not Tensor"):
                 lib.full((2,), value)
+
+
+def test_a_bool_base_to_a_tensor_power_has_the_gradient_of_its_number(torch):
+    # True ** x is 1 ** x, False ** x is 0 ** x: ours has their gradients (0 everywhere), where
+    # PyTorch 2.13's backward takes the bool as a number and fails with an internal assert (a
+    # README simplification)
+    def grad(lib, base):
+        x = lib.tensor([0.0, 1.5], requires_grad=True)
+        (g,) = lib.autograd.grad((base**x).sum(), [x], create_graph=True)
+        return g
+
+    for base, number in ((True, 1), (False, 0)):
+        assert grad(ag, base).tolist() == grad(torch, number).tolist() == [0.0, 0.0]
+        with pytest.raises(RuntimeError, match="unknown ivalue tag 4"):
+            grad(torch, base)
+    tag = "unknown ivalue tag 4"
+    program = Program(
+        (Leaf("x0", (), "float32", (0.0,), True),),
+        (Step("v0", "Tensor.__rpow__", "(False ** {0})", ("x0",)),),
+        backward="grad, create_graph, then second order",
+        loss_of="v0",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ("grad", "raises") in [(d.op, d.what) for d, _ in result.accepted]
+    # the entry is narrow: that assert in a program without a bool base is still reported
+    same_assert = Divergence("grads = ...", "grad", "raises", "ran", "raises RuntimeError: " + tag)
+    assert accepted_by(same_assert, "v0 = (x0 ** False)\nv1 = (2 ** x0)") is None
+    assert accepted_by(same_assert, "v0 = torch.pow(True, x0)") is not None
