@@ -35,3 +35,30 @@ def test_index_add_in_place_along_the_last_dim_out_of_range_writes_nothing_where
     result = check(_program([x], *steps), ag, torch)
     assert not result.divergences
     assert [(d.op, d.what) for d in result.consequences] == [("F.pad", "values")]
+
+
+@pytest.mark.parametrize("pool", ["avg_pool2d", "max_pool2d"])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "one transposed image",  # fuzz seed 1614599 (#8): (C, H, W) with dims swapped
+        "a batch of permuted images",
+        "a channels-last batch",  # pixel by pixel, channels innermost
+    ],
+)
+def test_pooling_lays_its_result_and_gradient_out_as_pytorch_suggests(torch, pool, layout):
+    # PyTorch pools into a new row-major tensor, or a channels-last one for a channels-last batch
+    # (its suggest_memory_format), whatever the input's own strides; its gradient the same
+    def pooled(lib):
+        if layout == "one transposed image":
+            x = lib.zeros(1, 3, 2).transpose(0, -1)
+        elif layout == "a batch of permuted images":
+            x = lib.zeros(3, 2, 4, 5).permute(1, 0, 2, 3)
+        else:
+            x = lib.zeros(2, 4, 5, 3).permute(0, 3, 1, 2)
+        x.requires_grad_()
+        y = getattr(lib.nn.functional, pool)(x, 1)
+        (grad,) = lib.autograd.grad(y.sum(), x)
+        return y.stride(), grad.stride()
+
+    assert pooled(ag) == pooled(torch)
