@@ -115,3 +115,22 @@ def test_softmaxs_float32_second_derivative_keeps_the_rounding_of_terms_that_can
     log_softmax = source.replace("softmax", "log_softmax")
     assert accepted_by(seen, log_softmax) is None
     assert accepted_by(seen, source.replace("create_graph=True", "")) is None
+
+
+@pytest.mark.parametrize("others", [0, 1], ids=["only empty vectors", "beside a matrix"])
+def test_cat_gives_an_empty_vector_new_zeros_for_its_gradient_with_no_history(torch, others):
+    # fuzz seed 1618756 (#4): PyTorch's cat backward gives each 1-D empty input (shape [0], its
+    # legacy "leave it out" case) fresh zeros, even when every input is one, so the gradient that
+    # create_graph=True gives it does not require grad; an empty input of another shape gets a
+    # slice of the gradient, which does
+    def gradients(lib):
+        empty, matrix = lib.zeros(0).requires_grad_(), lib.zeros(2, 0).requires_grad_()
+        pieces = [empty, empty] + [lib.ones(2, 3).requires_grad_()] * others
+        joined = lib.cat(pieces, dim=-1)
+        grads = lib.autograd.grad(joined.exp().sum(), [empty], create_graph=True)
+        grads += lib.autograd.grad(
+            lib.cat([matrix, matrix]).exp().sum(), [matrix], create_graph=True
+        )
+        return [(tuple(g.shape), g.requires_grad) for g in grads]
+
+    assert gradients(ag) == gradients(torch) == [((0,), False), ((2, 0), True)]
