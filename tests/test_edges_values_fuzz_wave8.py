@@ -134,3 +134,13 @@ def test_cat_gives_an_empty_vector_new_zeros_for_its_gradient_with_no_history(to
         return [(tuple(g.shape), g.requires_grad) for g in grads]
 
     assert gradients(ag) == gradients(torch) == [((0,), False), ((2, 0), True)]
+
+
+def test_pad_of_a_channels_last_batch_stays_channels_last(torch):
+    # found beside #8: np.pad lays a channels-last batch out row-major; PyTorch keeps it
+    # channels-last (in_suggested_layout now copies it so)
+    def padded(lib):
+        images = lib.zeros(2, 4, 5, 3).permute(0, 3, 1, 2)
+        return lib.nn.functional.pad(images, (1, 0)).stride()
+
+    assert padded(ag) == padded(torch) == (72, 1, 18, 3)
