@@ -171,13 +171,18 @@ def _row_major_byte_strides(shape, itemsize):
 
 
 def in_suggested_layout(result, inputs):
-    """A new result (of cat, stack, batch_norm, ...) in the layout PyTorch suggests for it
+    """A new result (of cat, stack, batch_norm, pooling, ...) in the layout PyTorch suggests for it
     (suggest_memory_format): row-major, unless every input is a channels-last image batch (4-D
     or 5-D, channels innermost in memory), which it stays. numpy follows its inputs' layout
     instead (a transposed input gives a transposed result); the layout shows in stride() and in
     the order x.uniform_() fills the result."""
     if all(is_channels_last(array) for array in inputs):
-        return result
+        # numpy laid it out so already (np.pad, np.concatenate do; np.stack keeps each input's
+        # layout inside its new dim); a pooled batch it did not
+        stacked = result.ndim != inputs[0].ndim
+        if stacked or storage.is_device_array(result) or _channels_last_contiguous(result):
+            return result
+        return copy_in_order(result, _channels_last_order(result.ndim))
     return row_major(result)
 
 

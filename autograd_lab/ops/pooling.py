@@ -13,12 +13,15 @@ Average pooling sums each window and divides by its `divisor` (the window's size
 of it lies inside the image); its backward spreads grad / divisor back over each window
 (`add_windows_back`), and these two are again each other's backward.
 
-Both take (N, C, H, W) images or a single (C, H, W) image.
+Both take (N, C, H, W) images or a single (C, H, W) image. Their results and gradients are new
+tensors, row-major or channels-last as PyTorch suggests (`in_suggested_layout`), whatever layout
+numpy's window arithmetic left them in: stride() shows it.
 """
 
 import numpy as np
 
 from ..autograd.function import Op
+from ..layout import in_suggested_layout
 from .elementwise import _zeros
 from .windows import add_windows_back, crop, pad, windows
 
@@ -62,7 +65,7 @@ class MaxPool2d(Op):
         n, c = images.shape[:2]
         flat = images.reshape(n, c, -1)
         out = np.take_along_axis(flat, where.reshape(n, c, -1), axis=2).reshape(where.shape)
-        return out[0] if input._data.ndim == 3 else out
+        return in_suggested_layout(out[0] if input._data.ndim == 3 else out, [input._data])
 
     @staticmethod
     def backward(ctx, grad):
@@ -87,7 +90,7 @@ class MaxPool2dGrad(Op):
         batch = np.arange(n)[:, None, None, None]
         channel = np.arange(c)[None, :, None, None]
         np.add.at(out, (batch, channel, where), g)  # overlapping windows may share a maximum
-        return out.reshape(input_shape)
+        return in_suggested_layout(out.reshape(input_shape), [input._data])
 
     @staticmethod
     def backward(ctx, grad2):
@@ -109,7 +112,7 @@ class AvgPool2d(Op):
         images = _as_batch(input._data)
         patches = windows(pad(images, padding), kernel, stride, (1, 1))
         out = (patches.sum(axis=(-2, -1)) / divisor).astype(images.dtype, copy=False)
-        return out[0] if input._data.ndim == 3 else out
+        return in_suggested_layout(out[0] if input._data.ndim == 3 else out, [input._data])
 
     @staticmethod
     def backward(ctx, grad):
@@ -135,7 +138,7 @@ class AvgPool2dGrad(Op):
         n, c = g.shape[:2]
         padded_shape = (n, c, input_shape[-2] + top + bottom, input_shape[-1] + left + right)
         padded = add_windows_back(patches, padded_shape, stride, (1, 1))
-        return crop(padded, padding).reshape(input_shape)
+        return in_suggested_layout(crop(padded, padding).reshape(input_shape), [input._data])
 
     @staticmethod
     def backward(ctx, grad2):

@@ -245,9 +245,7 @@ class Cat(Op):
         arrays = _promoted([t._data for t in tensors])
         # PyTorch's legacy rule: a 1-D empty tensor (shape [0]) joins any shape by being left out
         ctx.left_out = [a.shape == (0,) for a in arrays]
-        if all(ctx.left_out):
-            ctx.left_out = [False] * len(arrays)
-        joined = [a for a, out in zip(arrays, ctx.left_out) if not out]
+        joined = [a for a, out in zip(arrays, ctx.left_out) if not out] or arrays
         ctx.dim = dim
         ctx.sizes = [0 if out else a.shape[dim] for a, out in zip(arrays, ctx.left_out)]
         try:
@@ -263,7 +261,8 @@ class Cat(Op):
         bounds = np.cumsum([0] + ctx.sizes)
         lead = (slice(None),) * (ctx.dim % grad.ndim)
         pieces = [grad[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
-        # a left-out input gets the gradient of its own (empty) shape
+        # a left-out input gets the gradient of its own (empty) shape: new zeros, as in PyTorch,
+        # so a gradient taken with create_graph=True has no history there
         return tuple(
             _make(np.zeros_like(grad._data, shape=(0,))) if out else piece
             for piece, out in zip(pieces, ctx.left_out)

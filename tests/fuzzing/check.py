@@ -104,10 +104,15 @@ def _partly_written_line(ours, theirs, lines):
         both_raised = mine is not None and seen.kind == mine.kind == "raise"
         op = lines[number].op
         method = op.removeprefix("Tensor.")
+        # (index_add_ along the first or last dim of a 2-d+ tensor is scatter_add_'s work in
+        # PyTorch's CPU kernel, and so is its error: "out of bounds")
         partly_written = (
             "ZeroDivisionError" in seen.error
             or (method == "index_add_" and "index out of range" in seen.error)
-            or (method in ("scatter_", "scatter_add_") and "out of bounds" in seen.error)
+            or (
+                method in ("index_add_", "scatter_", "scatter_add_")
+                and "out of bounds" in seen.error
+            )
         )
         in_place = op.endswith("_") or op in ("x //= y", "x %= y")  # (x %= y is x.remainder_(y))
         if not expression and in_place and both_raised and partly_written:
