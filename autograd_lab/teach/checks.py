@@ -58,7 +58,7 @@ def check(exercise, condition, hint=None, message=None):
     label = f"{exercise} ({message})" if message else exercise
     hint = hint or DEFAULT_HINT
     try:
-        passed = bool(condition() if callable(condition) else condition)
+        passed = _truth(condition() if callable(condition) else condition)
     except CheckFailed:
         raise  # a check inside the condition has already given its verdict
     except NotImplementedError:
@@ -69,6 +69,17 @@ def check(exercise, condition, hint=None, message=None):
     if not passed:
         raise CheckFailed(exercise, f"✗ {label}: {hint}") from None
     print(f"✓ {exercise} passed" + (f" ({message})" if message else ""))
+
+
+def _truth(outcome):
+    """Whether a condition's outcome counts as passed. In grading (judge.py), an outcome that is
+    the learner's object must be a value (True, a number, a tensor of them): an object that
+    merely claims to be true - a `__bool__` or `__eq__` that always says so - passes nothing."""
+    from .judge import Remote  # (light: the judge's module, not a worker)
+
+    if isinstance(outcome, Remote):
+        return bool(np.asarray(outcome._value()).all())
+    return bool(outcome)
 
 
 def _stub_ran(exercise, error):
