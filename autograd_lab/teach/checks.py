@@ -9,6 +9,7 @@ a traceback. Everything printed here is deterministic, because nbval compares it
 instructor's saved outputs.
 """
 
+import contextlib
 import inspect
 import sys
 
@@ -105,6 +106,41 @@ def _describe(error):
     return f"your code raised {text}"
 
 
+def type_name(value):
+    """The module and name of value's class, e.g. 'numba.core.registry.CPUDispatcher': a check
+    asks it of a learner's object instead of type(), which in grading (judge.py) sees only the
+    stand-in for that object."""
+    if _learners(value):
+        return value._type
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+@contextlib.contextmanager
+def replacing(name, value):
+    """Rebind a name of the notebook while the block runs, then put the old value back: a check
+    can slip a spy in place of the lesson's kernel and count how the learner's code launches it.
+
+        with replacing("block_sum_kernel", CountingLaunches()):
+            total = gpu_sum(x)
+
+    (In grading, judge.py gives check cells its own `replacing`, which rebinds the name in the
+    learner's worker.)"""
+    names = sys._getframe(2).f_globals  # the notebook's names: the globals of the check cell
+    before = names.get(name, _MISSING)
+    names[name] = value
+    try:
+        yield value
+    finally:
+        if before is _MISSING:
+            names.pop(name, None)
+        else:
+            names[name] = before
+
+
+_MISSING = object()
+
+
 # ---- gradient tables ----------------------------------------------------------------------------
 
 
@@ -170,7 +206,8 @@ def gradient_table(fn, inputs, analytic, eps=1e-6, max_rows=8):
     arrays = [_float64_array(v) for v in values]
     numerical = _numerical_gradients(fn, names, kinds, arrays, by_keyword, eps)
     if callable(analytic):
-        analytic = _call(analytic, names, _as_kinds(arrays, kinds), by_keyword)
+        arguments = [_as_kind(t, k) for t, k in zip(_leaves(arrays), kinds)]
+        analytic = _call(analytic, names, arguments, by_keyword)
     analytic = _gradients_per_input(analytic, names, arrays)
     rows, summarized = [], False
     for name, x, a, n in zip(names, arrays, analytic, numerical):
@@ -224,6 +261,8 @@ def _named_inputs(fn, inputs):
 def _kind(value):
     if isinstance(value, Tensor):
         return "tensor"
+    if _learners(value):
+        return value  # a tensor of the learner's engine, in grading (judge.py): made like it
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "number"
     return "array"
@@ -235,14 +274,24 @@ def _float64_array(value):
     return np.array(value, dtype=np.float64)  # a copy: nudging it never touches the learner's
 
 
-def _as_kinds(arrays, kinds):
-    """Fresh arguments of the kinds the learner passed: fn sees what it was written for."""
-    return [
-        _as_kind(tensor(a, dtype=float64, requires_grad=True), k) for a, k in zip(arrays, kinds)
-    ]
+def _leaves(arrays):
+    """Fresh float64 leaves that require grad, one per input."""
+    return [tensor(a, dtype=float64, requires_grad=True) for a in arrays]
+
+
+def _learners(value):
+    """Whether `value` is the learner's object, seen from the grader's process (judge.Remote)."""
+    from .judge import Remote  # (light: the judge's module, not a worker)
+
+    return isinstance(value, Remote)
 
 
 def _as_kind(t, kind):
+    """The leaf t as the kind of value the learner passed: fn sees what it was written for."""
+    if _learners(kind):  # a tensor made by the learner's engine, in the learner's worker
+        from .judge import learner_tensor
+
+        return learner_tensor(kind, t.detach().numpy())
     if kind == "tensor":
         return t
     if kind == "number":

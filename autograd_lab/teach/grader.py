@@ -251,7 +251,8 @@ def _judge(graded, timeout, total_timeout, sandbox=None):
         with tempfile.TemporaryDirectory(prefix="autograd-lab-worker-") as workdir:
             worker = judge.WorkerProcess.start(workdir=workdir, sandbox=sandbox)
             try:
-                culprit = _run_cells(worker, graded, cells, stopped, timeout, deadline)
+                checks = judge.CheckCells(worker)
+                culprit = _run_cells(worker, checks, graded, cells, stopped, timeout, deadline)
             finally:
                 worker.stop()
         if culprit is None:
@@ -259,18 +260,20 @@ def _judge(graded, timeout, total_timeout, sandbox=None):
     return _Run(cells, False, stopped)
 
 
-def _run_cells(worker, graded, cells, stopped, timeout, deadline):
+def _run_cells(worker, checks, graded, cells, stopped, timeout, deadline):
     """Run every code cell once in order; return the exercise whose cell stopped the worker (the
-    caller runs the notebook again without it), or None when the notebook ran to its end."""
+    caller runs the notebook again without it), or None when the notebook ran to its end. A
+    check cell judged in an earlier run runs again (later check cells may use what it defines),
+    but its first verdict stands."""
     for number, ((exercise, role), cell) in enumerate(zip(graded.code_cells, graded.sources)):
         left = deadline - time.monotonic()
         if left < 1:
             return None  # the overall time limit: the cells not run yet have no record
         limit = min(timeout, left)
         if role == "check":
-            if number in cells:
-                continue  # judged in an earlier run of the notebook: its verdict stands
-            outcome = _run_check(worker, cell, limit)
+            if exercise in stopped:
+                continue  # its exercise stopped the worker: nothing to judge, nothing to define
+            outcome = _run_check(checks, cell, limit)
         else:
             source = cell
             if exercise in stopped and role == "solution":
@@ -306,12 +309,11 @@ def _run_in_worker(worker, source, timeout):
     return _record(True)
 
 
-def _run_check(worker, source, timeout):
-    """Run a check cell here, its free names taken from the worker (judge.judge_namespace)."""
+def _run_check(checks, source, timeout):
+    """Run a check cell here, its free names taken from the worker (judge.CheckCells)."""
     try:
         with judge.time_limit(timeout), _quiet():
-            namespace = judge.judge_namespace(worker, source)
-            exec(compile(source, "<check cell>", "exec"), namespace)
+            checks.run(source)
     except judge.WorkerDied as died:
         return _record(False, stopped=died.why)
     except Exception as error:

@@ -29,11 +29,13 @@ code that walks them.
 
 import ast
 import builtins
+import contextlib
 import importlib
 import json
 import os
 import select
 import subprocess
+import symtable
 import sys
 import threading
 import time
@@ -44,7 +46,7 @@ import numpy as np
 from . import wire
 
 GRACE = 3.0  # seconds a cell may overrun its time limit (ignoring the interrupt) before the kill
-HELPERS = ("check", "check_gradients", "gradient_table", "CheckFailed")
+HELPERS = ("check", "check_gradients", "gradient_table", "CheckFailed", "type_name")
 
 
 class WorkerDied(Exception):
@@ -149,11 +151,23 @@ class WorkerProcess:
             raise _as_exception(answer.get("error") or {})
 
     def _run_callback(self, message, deadline):
-        function = self.callbacks.get(message.get("callback"))
+        """The learner's code called a function of the grader's, or read an attribute of one of
+        its objects (a check may hand the learner's `train` a watching optimizer): answer it.
+        Only public attributes: nothing with a leading underscore (no `__globals__`, no
+        `__code__`), so the check's source and its other values stay here."""
+        target = self.callbacks.get(message.get("callback"))
         try:
-            if function is None:
-                raise LookupError("no such callback")
-            value = function(*self.decode(message["args"]), **self.decode(message["kwargs"]))
+            if target is None:
+                raise LookupError("no such object of the grader's")
+            if message.get("action") == "getattr":
+                name = str(message.get("name"))
+                if name.startswith("_"):
+                    raise AttributeError(f"{name}: private to the grader")
+                value = getattr(target, name)
+            elif message.get("action") == "getitem":
+                value = target[self.decode(message["args"])[0]]
+            else:
+                value = target(*self.decode(message["args"]), **self.decode(message["kwargs"]))
             reply = {"reply": message["call"], "ok": True, "value": self.encode(value)}
         except WorkerDied:
             raise
@@ -204,14 +218,16 @@ class WorkerProcess:
             if value._worker is not self:
                 raise wire.WireError("a value of another learner's worker")
             return {"~": "ref", "id": value._ref}
-        if callable(value):
-            cid = len(self.callbacks) + 1
-            self.callbacks[cid] = value
-            return {"~": "callback", "id": cid}
-        raise wire.WireError(
-            f"a {type(value).__qualname__} object of the grader's cannot be handed to the "
-            "learner's code: pass numbers, strings, lists, numpy arrays, or the learner's objects"
-        )
+        if isinstance(value, type(np)) or _grader_tensor(value):
+            raise wire.WireError(
+                f"the grader's {type(value).__name__} cannot be handed to the learner's code: "
+                "make tensors with the notebook's own torch (autograd_lab) in a check cell"
+            )
+        # a function or object of the check's own: the learner's code gets a stand-in that
+        # calls back here (wire.py, "callback")
+        cid = len(self.callbacks) + 1
+        self.callbacks[cid] = value
+        return {"~": "callback", "id": cid}
 
     def _resolve(self, data):
         if data["~"] != "ref":
@@ -221,6 +237,12 @@ class WorkerProcess:
             remote = Remote(self, data["id"], str(data.get("type")), data.get("module"))
             self.remotes[data["id"]] = remote
         return remote
+
+
+def _grader_tensor(value):
+    from ..tensor import Tensor
+
+    return isinstance(value, Tensor)
 
 
 def _kill_group(process):
@@ -293,9 +315,21 @@ class Remote:
 
     def __call__(self, *args, **kwargs):
         encode = self._worker.encode
-        return self._ask(
+        result, args_after, kwargs_after = self._ask(
             "call", timeout=_call_timeout(), args=encode(list(args)), kwargs=encode(kwargs)
         )
+        # Arrays cross by value: what the learner's function wrote into one (a kernel's `out`)
+        # is copied back into the check's own array, as if it had been passed by reference
+        pairs = [*zip(args, args_after), *((kwargs[k], kwargs_after.get(k)) for k in kwargs)]
+        for mine, theirs in pairs:
+            if (
+                type(mine) is np.ndarray
+                and type(theirs) is np.ndarray
+                and mine.shape == theirs.shape
+                and mine.flags.writeable
+            ):
+                mine[...] = theirs
+        return result
 
     def __getitem__(self, key):
         return self._ask("getitem", key=self._worker.encode(key))
@@ -397,6 +431,13 @@ for _name in "add sub mul truediv floordiv mod pow matmul and or xor".split():
     setattr(Remote, f"__r{_name}__", _reflected)
 
 
+def learner_tensor(like, values):
+    """A new float64 leaf that requires grad, holding `values`, made in the worker of `like` (a
+    learner's tensor): gradient_table hands the learner's functions their own engine's tensors."""
+    engine = like._worker.request({"op": "import", "name": "autograd_lab"})
+    return engine.tensor(values, dtype=engine.float64, requires_grad=True)
+
+
 # ---- a check cell's names ----------------------------------------------------------------------
 
 _limits = threading.local()  # the deadline of the check cell this thread runs
@@ -409,60 +450,169 @@ def _call_timeout():
 
 
 def free_names(source):
-    """The names a check cell reads but does not define itself (at its top level or inside its
-    functions): those come from the learner's notebook. Imports and assignments of the cell
-    define names; so do its functions' parameters and locals, which stay theirs."""
-    tree = ast.parse(source)
-    defined, read = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else defined).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                defined.add((alias.asname or alias.name).split(".")[0])
-        elif isinstance(node, ast.arg):
-            defined.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            defined.add(node.name)
+    """The names a check cell reads but does not define itself: those come from the learner's
+    notebook. Python's own symbol tables say which names each scope reads from the globals (a
+    function's parameter `loss_fn` is its own; the cell's top-level `loss_fn` is not)."""
+    top = symtable.symtable(source, "<check cell>", "exec")
+    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    read = set()
+    scopes = [top]
+    while scopes:
+        scope = scopes.pop()
+        for symbol in scope.get_symbols():
+            if symbol.is_referenced() and (scope is top or symbol.is_global()):
+                read.add(symbol.get_name())
+        scopes.extend(scope.get_children())
     return sorted(read - defined - set(dir(builtins)))
 
 
-def judge_namespace(worker, source, helpers=None):
-    """The globals a check cell runs with in the judge: its free names from the learner's
-    notebook (plain data or Remotes), modules other than autograd_lab imported here, and the
-    grader's own check helpers. A name the notebook lacks stays undefined (a NameError when the
-    check reads it: the learner's cell did not define it)."""
-    if helpers is None:
-        from . import checks
+@contextlib.contextmanager
+def _replacing_in(worker, name, value):
+    """checks.replacing, in grading: rebind the name in the learner's worker for a while."""
+    try:
+        before = worker.request({"op": "get", "name": name})
+    except NameError:
+        before = _MISSING
+    worker.request({"op": "set", "name": name, "value": worker.encode(value)})
+    try:
+        yield value
+    finally:
+        if before is _MISSING:
+            worker.request({"op": "delete", "name": name})
+        else:
+            worker.request({"op": "set", "name": name, "value": worker.encode(before)})
 
-        helpers = {name: getattr(checks, name) for name in HELPERS}
-    namespace = {"__builtins__": builtins, "__name__": "__check__"}
-    for name in free_names(source):
-        if name in helpers:
-            continue
-        try:
-            value = worker.request({"op": "get", "name": name})
-        except NameError:
-            continue
-        if isinstance(value, Remote) and value._module:
-            value = _grader_module(value)
-        namespace[name] = value
-    namespace.update(helpers)
-    return namespace
+
+_MISSING = object()
+
+
+def _check_builtins(worker):
+    """Python's builtins for a check cell, with three that must know about the worker: `import`
+    of autograd_lab gives the worker's (its tensors must meet the learner's), and `isinstance` /
+    `issubclass` of a learner's object are asked of the worker."""
+    own = dict(vars(builtins))
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and _is_engine(name):
+            module = worker.request({"op": "import", "name": name if fromlist else "autograd_lab"})
+            return module
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    def isinstance_(obj, classes):
+        if isinstance(obj, Remote) or _has_remote(classes):
+            return worker.request(
+                {"op": "isinstance", "of": worker.encode(obj), "classes": worker.encode(classes)}
+            )
+        return isinstance(obj, classes)
+
+    def issubclass_(cls, classes):
+        if isinstance(cls, Remote) or _has_remote(classes):
+            return worker.request(
+                {"op": "issubclass", "of": worker.encode(cls), "classes": worker.encode(classes)}
+            )
+        return issubclass(cls, classes)
+
+    own.update(__import__=import_, isinstance=isinstance_, issubclass=issubclass_)
+    return own
+
+
+def _is_engine(name):
+    """autograd_lab and its modules, except the check helpers (autograd_lab.teach), which are
+    the grader's own."""
+    engine = name == "autograd_lab" or name.startswith("autograd_lab.")
+    return engine and not (name == "autograd_lab.teach" or name.startswith("autograd_lab.teach."))
+
+
+def _has_remote(classes):
+    if isinstance(classes, tuple):
+        return any(_has_remote(c) for c in classes)
+    return isinstance(classes, Remote)
 
 
 def _grader_module(remote):
     """The grader's own copy of a module the notebook imported (numpy, math...); autograd_lab's
     modules stay in the worker, where the learner's tensors and graphs are."""
     name = remote._module
-    if name == "autograd_lab" or name.startswith("autograd_lab."):
+    if _is_engine(name):
         return remote
     try:
         return importlib.import_module(name)
     except ImportError:
         return remote
+
+
+class CheckCells:
+    """The check cells of one graded notebook, run here one after another in one namespace, as a
+    notebook's cells share theirs (a helper that ex1's check cell defines serves ex2's).
+
+    Before each cell, its free names are looked up in the learner's worker again: plain data or
+    Remotes, and the grader's own copy of modules other than autograd_lab. A name the notebook
+    lacks stays undefined (a NameError when the check reads it: the learner's cell did not define
+    it). The grader's check helpers and the names the check cells define themselves never come
+    from the worker.
+    """
+
+    def __init__(self, worker):
+        from . import checks
+
+        self.worker = worker
+        self.helpers = {name: getattr(checks, name) for name in HELPERS}
+        self.helpers["replacing"] = lambda name, value: _replacing_in(worker, name, value)
+        self.namespace = {"__builtins__": _check_builtins(worker), "__name__": "__check__"}
+        self.own = set()  # names defined by the check cells run so far
+
+    def run(self, source):
+        """Run one check cell here, statement by statement.
+
+        One kind of statement runs in the worker instead: a class that derives from a class of
+        the learner's engine (`class Probe(nn.Module)`, to be put into the learner's model). Its
+        instances must live where the model lives, so its source is sent there - keep such
+        probe classes free of expected answers."""
+        self._look_up(source)
+        namespace = self.namespace
+        for statement in ast.parse(source).body:
+            if isinstance(statement, ast.ClassDef) and _derives_from_learners(statement, namespace):
+                namespace[statement.name] = self._define_in_worker(source, statement)
+            else:
+                code = compile(ast.Module([statement], type_ignores=[]), "<check cell>", "exec")
+                exec(code, namespace)
+
+    def _look_up(self, source):
+        top = symtable.symtable(source, "<check cell>", "exec")
+        self.own |= {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+        for name in free_names(source):
+            if name in self.helpers or name in self.own:
+                continue
+            try:
+                value = self.worker.request({"op": "get", "name": name})
+            except NameError:
+                self.namespace.pop(name, None)
+                continue
+            if isinstance(value, Remote) and value._module:
+                value = _grader_module(value)
+            self.namespace[name] = value
+        self.namespace.update(self.helpers)
+
+    def _define_in_worker(self, source, statement):
+        decorators = [d.lineno for d in statement.decorator_list]
+        start = min([statement.lineno, *decorators])
+        text = "\n".join(source.splitlines()[start - 1 : statement.end_lineno])
+        names = {n: self.namespace[n] for n in free_names(text) if n in self.namespace}
+        names = {n: v for n, v in names.items() if not isinstance(v, type(ast))}
+        request = {"op": "define", "source": text, "name": statement.name}
+        request["names"] = self.worker.encode(names)
+        return self.worker.request(request, _call_timeout())
+
+
+def _derives_from_learners(statement, namespace):
+    for base in statement.bases:
+        try:
+            value = eval(compile(ast.Expression(base), "<base>", "eval"), namespace)
+        except Exception:
+            continue
+        if isinstance(value, Remote):
+            return True
+    return False
 
 
 class time_limit:

@@ -64,16 +64,26 @@ class _Objects:
 
 
 class _Callback:
-    """A function of the grader's, as the learner's code sees it: calling it asks the grader."""
+    """A function or object of the grader's, as the learner's code sees it: calling it, or
+    reading one of its public attributes, asks the grader (a check may hand the learner's
+    `train` an optimizer that watches each step)."""
 
     def __init__(self, cid):
-        self.cid = cid
+        object.__setattr__(self, "_cid", cid)
 
     def __call__(self, *args, **kwargs):
-        return _worker.call_back(self.cid, args, kwargs)
+        return _worker.call_back(self._cid, "call", args=args, kwargs=kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _worker.call_back(self._cid, "getattr", name=name)
+
+    def __getitem__(self, key):
+        return _worker.call_back(self._cid, "getitem", args=(key,))
 
     def __repr__(self):
-        return "<a function of the grader's>"
+        return "<an object of the grader's>"
 
 
 class Worker:
@@ -116,16 +126,19 @@ class Worker:
     def _decode(self, data):
         return wire.decode(data, resolve=self.objects.resolve)
 
-    def call_back(self, cid, args, kwargs):
-        """Run one of the grader's callbacks: ask, and answer its requests until it replies."""
+    def call_back(self, cid, action, name=None, args=(), kwargs=None):
+        """Call one of the grader's callbacks, or read an attribute of its object: ask, and
+        answer the grader's own requests until it replies."""
         self.calls += 1
         call = self.calls
         self._send(
             {
                 "callback": cid,
                 "call": call,
+                "action": action,
+                "name": name,
                 "args": self._encode(list(args)),
-                "kwargs": self._encode(kwargs),
+                "kwargs": self._encode(kwargs or {}),
             }
         )
         while True:
@@ -135,7 +148,10 @@ class Worker:
             if message.get("reply") == call:
                 if message["ok"]:
                     return self._decode(message["value"])
-                raise RuntimeError(message["error"]["message"])
+                error = message["error"]["message"]
+                if action == "getattr":
+                    raise AttributeError(error)
+                raise RuntimeError(error)
             self._answer(message)  # the callback's own requests to this worker
 
     # ---- the requests ----------------------------------------------------------------------
@@ -152,11 +168,42 @@ class Worker:
             raise error
         return None
 
+    def op_set(self, request):
+        """Rebind a name of the notebook (checks.replacing: a spy in place of a learner's kernel)."""
+        self.namespace[request["name"]] = self._decode(request["value"])
+
+    def op_delete(self, request):
+        self.namespace.pop(request["name"], None)
+
     def op_get(self, request):
         name = request["name"]
         if name not in self.namespace:
             raise NameError(f"name {name!r} is not defined")
         return self.namespace[name]
+
+    def op_import(self, request):
+        """A module of the worker's own autograd_lab: a check cell's tensors are made by the
+        learner's engine, so that they meet the learner's code."""
+        import importlib
+
+        name = request["name"]
+        if name != "autograd_lab" and not name.startswith("autograd_lab."):
+            raise ImportError(f"{name}: a check imports only autograd_lab from the worker")
+        return importlib.import_module(name)
+
+    def op_isinstance(self, request):
+        return isinstance(self._decode(request["of"]), self._decode(request["classes"]))
+
+    def op_issubclass(self, request):
+        return issubclass(self._decode(request["of"]), self._decode(request["classes"]))
+
+    def op_define(self, request):
+        """A check's probe class that derives from an engine class (judge.run_check), defined
+        beside the notebook's names and the names of the check it uses (`names`)."""
+        namespace = dict(self.namespace)
+        namespace.update(self._decode(request.get("names", {})))
+        exec(compile(request["source"], "<probe class>", "exec"), namespace)
+        return namespace[request["name"]]
 
     def op_getattr(self, request):
         return getattr(self._decode(request["of"]), request["name"])
@@ -165,9 +212,14 @@ class Worker:
         setattr(self._decode(request["of"]), request["name"], self._decode(request["value"]))
 
     def op_call(self, request):
+        """Call the function; answer its result, and the numpy arrays it was given as they are
+        now: a kernel or a function that fills an `out` array changes its arguments, and the
+        grader's copies must change too (judge.Remote.__call__ writes them back)."""
         function = self._decode(request["of"])
+        args, kwargs = self._decode(request["args"]), self._decode(request["kwargs"])
         with _time_limit(request.get("timeout")):
-            return function(*self._decode(request["args"]), **self._decode(request["kwargs"]))
+            result = function(*args, **kwargs)
+        return result, args, kwargs
 
     def op_operator(self, request):
         import operator
