@@ -62,6 +62,8 @@ def check(exercise, condition, hint=None, message=None):
         passed = _truth(condition() if callable(condition) else condition)
     except CheckFailed:
         raise  # a check inside the condition has already given its verdict
+    except Mismatch as mismatch:  # the condition says which input failed, and how
+        passed, hint = False, f"{hint} — {mismatch}"
     except NotImplementedError:
         passed, hint = False, NOT_DONE
     except Exception as error:
@@ -70,6 +72,66 @@ def check(exercise, condition, hint=None, message=None):
     if not passed:
         raise CheckFailed(exercise, f"✗ {label}: {hint}") from None
     print(f"✓ {exercise} passed" + (f" ({message})" if message else ""))
+
+
+class Mismatch(Exception):
+    """Raised by a check's condition (through `expect`) to say which input failed and how: the
+    verdict then shows it, so the learner can try that input in the notebook."""
+
+
+def expect(got, expected, call=None, tolerance=None):
+    """True if `got` equals `expected` (numbers and arrays: within `tolerance`, absolute, if
+    given; shapes must match), else raise Mismatch naming the call and both values:
+
+        expect(np.shape(unbroadcast(g, (3, 1))), (3, 1), call="unbroadcast(g, (3, 1)).shape")
+        # Mismatch: unbroadcast(g, (3, 1)).shape gave (2, 1), expected (3, 1)
+
+    Use it inside a check's condition for each input it tries; `call` says what was called, in a
+    form the learner can paste into a cell."""
+    if _learners(got):
+        got = _value_or_self(got)
+    if _same(got, expected, tolerance):
+        return True
+    what = call or "your code"
+    raise Mismatch(f"{what} gave {_short(got)}, expected {_short(expected)}")
+
+
+def _value_or_self(value):
+    try:
+        return value._value()
+    except Exception:
+        return value
+
+
+def _same(got, expected, tolerance):
+    arrays = (np.ndarray, Tensor)
+    if isinstance(got, arrays) or isinstance(expected, arrays) or tolerance is not None:
+        try:
+            got_array, expected_array = np.asarray(got), np.asarray(expected)
+        except Exception:
+            return False
+        if got_array.shape != expected_array.shape:
+            return False
+        if tolerance is None:
+            return bool(np.array_equal(got_array, expected_array))
+        return bool(np.allclose(got_array, expected_array, rtol=0, atol=tolerance))
+    try:
+        return bool(got == expected)
+    except Exception:  # a comparison that gives no single answer is no match
+        return False
+
+
+def _short(value, limit=160):
+    """A value as the learner would print it, cut to one short line."""
+    if isinstance(value, Tensor):
+        value = value.detach().numpy()
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=12, precision=4, separator=", ")
+        text = f"{text} (shape {value.shape})" if value.ndim else text
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _truth(outcome):

@@ -29,6 +29,7 @@ runs, with the grader's permissions, in the kernel: grade in a throwaway contain
 import copy
 import json
 import re
+import symtable
 import sys
 import tempfile
 import threading
@@ -398,8 +399,47 @@ def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None,
         )
         points = max_points if passed else 0
         result.exercises[exercise] = ExerciseResult(points, max_points, passed, feedback)
+    _name_failed_dependencies(result, graded)
     result.score = sum(e.points for e in result.exercises.values())
     return result
+
+
+def _name_failed_dependencies(result, graded):
+    """Add to a failed exercise's feedback the earlier failed exercises whose functions the
+    learner's cells of it use: "ex3 calls your `unbroadcast` from ex2, which failed: fix ex2
+    first" - its check may have failed only through them."""
+    defined = {}  # name -> the exercise whose solution cells define it (the first one)
+    uses = {}  # exercise -> the names its solution cells read from other cells
+    for (exercise, role), source in zip(graded.code_cells, graded.sources):
+        if role != "solution":
+            continue
+        try:
+            own, read = _names_of(source)
+        except SyntaxError:
+            continue
+        for name in own:
+            defined.setdefault(name, exercise)
+        uses.setdefault(exercise, set()).update(read)
+    for exercise, verdict in result.exercises.items():
+        if verdict.passed:
+            continue
+        failed = {}
+        for name in sorted(uses.get(exercise, ())):
+            other = defined.get(name)
+            if other not in (None, exercise) and not result.exercises[other].passed:
+                failed.setdefault(other, []).append(f"`{name}`")
+        for other, names in failed.items():
+            verdict.feedback += (
+                f" — {exercise} calls your {', '.join(names)} from {other}, which failed: "
+                f"fix {other} first"
+            )
+
+
+def _names_of(source):
+    """(names a cell defines at its top level, names it reads from the notebook)."""
+    top = symtable.symtable(source, "<cell>", "exec")
+    own = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    return own, set(judge.free_names(source)) - own
 
 
 def _explain(exercise, graded, run, solutions, check, timeout):
@@ -444,7 +484,7 @@ def _exception(record):
     return f"{record['ename']}: {message}" if message else record["ename"]
 
 
-def _one_line(text, limit=200):
+def _one_line(text, limit=500):
     """The first non-empty line of a message, without terminal colours, at most `limit` long."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(text or ""))
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")

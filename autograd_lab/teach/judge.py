@@ -46,7 +46,15 @@ import numpy as np
 from . import wire
 
 GRACE = 3.0  # seconds a cell may overrun its time limit (ignoring the interrupt) before the kill
-HELPERS = ("check", "check_gradients", "gradient_table", "CheckFailed", "type_name")
+HELPERS = (
+    "check",
+    "check_gradients",
+    "gradient_table",
+    "expect",
+    "CheckFailed",
+    "Mismatch",
+    "type_name",
+)
 
 
 class WorkerDied(Exception):
