@@ -30,7 +30,9 @@ needs_sandbox = pytest.mark.skipif(
 
 
 def _solution(exercise, source):
-    return new_code_cell(source, metadata={"autograd_lab": {"exercise": exercise, "role": "solution"}})
+    return new_code_cell(
+        source, metadata={"autograd_lab": {"exercise": exercise, "role": "solution"}}
+    )
 
 
 def _check(exercise, points, source, printed):
@@ -47,7 +49,10 @@ def lesson_notebook():
     return new_notebook(
         cells=[
             new_code_cell("import numpy as np\nfrom autograd_lab.teach import check"),
-            _solution("ex1", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
+            _solution(
+                "ex1",
+                "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+            ),
             _check(
                 "ex1",
                 1,
@@ -58,7 +63,10 @@ def lesson_notebook():
                 "### END HIDDEN TESTS",
                 "✓ ex1 passed\n",
             ),
-            _solution("ex2", "def square(x):\n    ### BEGIN SOLUTION\n    return x * x\n    ### END SOLUTION"),
+            _solution(
+                "ex2",
+                "def square(x):\n    ### BEGIN SOLUTION\n    return x * x\n    ### END SOLUTION",
+            ),
             _check(
                 "ex2",
                 2,
@@ -270,9 +278,7 @@ def test_the_worker_sees_neither_the_grader_nor_its_files(tmp_path):
     )
     work = tmp_path / "work"
     work.mkdir()
-    process = sandbox.start(
-        [sys.executable, "-c", script], workdir=work, stdout=subprocess.PIPE
-    )
+    process = sandbox.start([sys.executable, "-c", script], workdir=work, stdout=subprocess.PIPE)
     try:
         out, _ = process.communicate(timeout=60)
     finally:

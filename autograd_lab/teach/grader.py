@@ -241,7 +241,7 @@ def _record(passed, ename="", evalue="", stopped=None):
     return {"passed": passed, "ename": ename, "evalue": _one_line(evalue), "stopped": stopped}
 
 
-def _judge(graded, timeout, total_timeout, sandbox=None):
+def _judge(graded, timeout, total_timeout, isolate=None):
     """Run the graded notebook: lesson and solution cells in the learner's worker, check cells
     here, in the judge (judge.py). A cell that stops the worker (it ran past the time limit, or
     ended the process) costs its exercise: the worker is started again and the notebook run
@@ -250,7 +250,7 @@ def _judge(graded, timeout, total_timeout, sandbox=None):
     cells, stopped = {}, {}
     for _attempt in range(len(graded.code_cells) + 1):
         with tempfile.TemporaryDirectory(prefix="autograd-lab-worker-") as workdir:
-            worker = judge.WorkerProcess.start(workdir=workdir, sandbox=sandbox)
+            worker = judge.WorkerProcess.start(workdir, isolate)
             try:
                 checks = judge.CheckCells(worker)
                 culprit = _run_cells(worker, checks, graded, cells, stopped, timeout, deadline)
@@ -366,7 +366,7 @@ class _ThreadStdout:
 # ---- scoring -------------------------------------------------------------------------------------
 
 
-def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None, sandbox=None):
+def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None, isolate=None):
     """Grade one submission against the instructor's notebook (a path, or a Lesson).
 
     >>> r = grade("alice.ipynb", against="solutions/01_graphs.ipynb", timeout=10)
@@ -387,7 +387,7 @@ def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None,
     n_code = sum(cell.get("cell_type") == "code" for cell in lesson.notebook["cells"])
     total_timeout = total_timeout or WORKER_STARTUP + n_code * (timeout + 10)
     graded = build_graded_notebook(lesson, submission)
-    run = _judge(graded, timeout, total_timeout, sandbox)
+    run = _judge(graded, timeout, total_timeout, isolate)
     for exercise, max_points in lesson.points.items():
         solutions = [
             n for n, cell in enumerate(graded.code_cells) if cell == (exercise, "solution")
@@ -498,7 +498,7 @@ def grade_many(
     timeout=DEFAULT_TIMEOUT,
     total_timeout=None,
     progress=None,
-    sandbox=None,
+    isolate=None,
 ):
     """Grade many submissions, `jobs` at a time; the results come in the order of `paths`.
 
@@ -513,7 +513,7 @@ def grade_many(
 
     def one(path):
         try:
-            result = grade(path, lesson, timeout, total_timeout, sandbox)
+            result = grade(path, lesson, timeout, total_timeout, isolate)
         except Exception as error:  # reported for this submission; never stops the class
             result = Result(str(path), max_score=lesson.max_score, error=f"grader bug: {error!r}")
         if progress:

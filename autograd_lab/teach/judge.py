@@ -20,7 +20,7 @@ patches `np.allclose` patches only their own copy). autograd_lab itself - usuall
 `torch` - stays in the worker, because the graphs a check builds must live beside the learner's
 code that walks them.
 
-    >>> worker = WorkerProcess.start()
+    >>> worker = WorkerProcess.start(workdir=folder)
     >>> worker.run("def double(x):\\n    return 2 * x")
     >>> namespace = judge_namespace(worker, "check('ex1', lambda: double(3) == 6)")
     >>> exec("check('ex1', lambda: double(3) == 6)", namespace)
@@ -39,11 +39,10 @@ import symtable
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
-from . import wire
+from . import sandbox, wire
 
 GRACE = 3.0  # seconds a cell may overrun its time limit (ignoring the interrupt) before the kill
 HELPERS = (
@@ -90,38 +89,28 @@ class WorkerProcess:
         self.callbacks = {}  # callback id -> a function of the grader's
 
     @classmethod
-    def start(cls, workdir=None, sandbox=None, memory_bytes=None):
-        """Start a worker; `sandbox` (sandbox.py's start, or None) decides how it is isolated."""
+    def start(cls, workdir, isolate=None, memory_bytes=sandbox.DEFAULT_MEMORY):
+        """Start a worker working in `workdir` (its only writable folder), in the sandbox where
+        this machine has one (sandbox.py; isolate=False: never, True: or fail)."""
         request_read, request_write = os.pipe()
         answer_read, answer_write = os.pipe()
         argv = [sys.executable, "-m", "autograd_lab.teach.worker"]
         argv += [str(request_read), str(answer_write)]
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-        env["MPLBACKEND"] = "Agg"
-        fds = (request_read, answer_write)
-        output = subprocess.DEVNULL  # what the learner's code prints decides nothing
-        if sandbox is not None:
+        try:
             process = sandbox.start(
-                argv, workdir=workdir, env=env, pass_fds=fds, memory_bytes=memory_bytes
-            )
-            stop = sandbox.stop
-        else:
-            process = subprocess.Popen(
                 argv,
-                cwd=workdir,
-                env=env,
-                pass_fds=fds,
+                workdir=workdir,
+                memory_bytes=memory_bytes,
+                pass_fds=(request_read, answer_write),
                 stdin=subprocess.DEVNULL,
-                stdout=output,
-                stderr=output,
-                start_new_session=True,  # its own process group, killed as a whole
+                stdout=subprocess.DEVNULL,  # what the learner's code prints decides nothing
+                stderr=subprocess.DEVNULL,
+                sandbox=isolate,
             )
-            stop = _kill_group
-        os.close(request_read)
-        os.close(answer_write)
-        return cls(process, request_write, answer_read, stop)
+        finally:
+            os.close(request_read)
+            os.close(answer_write)
+        return cls(process, request_write, answer_read, sandbox.stop)
 
     def stop(self):
         for fd in (self.to_worker, self.from_worker):
@@ -251,20 +240,6 @@ def _grader_tensor(value):
     from ..tensor import Tensor
 
     return isinstance(value, Tensor)
-
-
-def _kill_group(process):
-    """Kill a worker started without a sandbox: its whole process group, then reap it."""
-    import signal
-
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 _BUILTIN_ERRORS = {
