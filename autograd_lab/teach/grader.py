@@ -12,18 +12,21 @@ How (the "Grading" section of FORMAT.md):
 1. The *graded notebook* is the INSTRUCTOR's notebook in which each solution cell's source is
    replaced by the learner's cell with the same exercise id and the same position among that
    exercise's solution cells (a missing one becomes the stub). Everything else - lesson cells,
-   check cells with their hidden tests, their expected outputs and their points - comes from the
-   instructor, so editing a check cell, pasting "✓" into stored outputs or raising the points in
-   the metadata gains nothing.
-2. It runs in a subprocess, `python -m pytest --nbval graded.ipynb`, on a fresh kernel. nbval runs
-   each code cell as a test; only check cells have their outputs compared. nbval interrupts a cell
-   after the per-cell timeout and goes on with the next one, so an endless loop costs one exercise.
-3. The small pytest plugin at the end of this file records, for each cell, whether it passed and
-   which exception it raised. An exercise earns its points iff its check cell passed. Feedback is
-   the verdict plus the check's one-line hint: never a traceback, which would show hidden tests.
-
-Trust boundary: the grader defends against edits to the notebook FILE. The learner's code still
-runs, with the grader's permissions, in the kernel: grade in a throwaway container (a CI job).
+   check cells with their hidden tests and their points - comes from the instructor, so editing
+   a check cell, pasting "✓" into stored outputs or raising the points in the metadata gains
+   nothing.
+2. Its lesson and solution cells run, in order, in the learner's *worker* process (worker.py),
+   started in a sandbox where the machine has one (sandbox.py). Its check cells run HERE, in the
+   grader's process (judge.py): they call the learner's functions and read the learner's values
+   through a channel that carries plain data only (wire.py), and compare here. The worker never
+   sees a check cell, so nothing it does - rebinding `check`, patching numpy, an object equal to
+   everything - can decide a verdict. An exercise earns its points iff its check cell ran here
+   to its end.
+3. A cell that runs past the time limit is interrupted; one that ignores the interrupt, or ends
+   the worker, has the worker killed (with everything it started), and the notebook is run
+   again in a new worker without that exercise: it costs its own points only. Feedback is the
+   verdict plus the check's one-line hint and, where the check says so (teach.expect), the input
+   that failed: never a traceback, which would show hidden tests.
 """
 
 import copy
@@ -374,8 +377,10 @@ def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None,
     (3, 5, True, None)
 
     `timeout` bounds each cell; `total_timeout` (default: a generous bound from the number of code
-    cells) bounds the whole run. Never raises for a bad submission, never writes to it: a problem
-    with it goes to `Result.error`. GraderError when the instructor's notebook is unusable.
+    cells) bounds the whole run. `isolate`: None runs the learner's worker in the sandbox where
+    this machine has one, True insists (sandbox.SandboxUnavailable otherwise), False never does.
+    Never raises for a bad submission, never writes to it: a problem with it goes to
+    `Result.error`. GraderError when the instructor's notebook is unusable.
     """
     lesson = against if isinstance(against, Lesson) else load_lesson(against)
     result = Result(str(submission_path), max_score=lesson.max_score)
