@@ -243,22 +243,25 @@ def _find_submissions(arguments, against, parser):
     its subfolders, hidden folders such as .ipynb_checkpoints and .git skipped; links, FIFOs and
     devices named .ipynb are kept, so that each gets an error entry saying what it is.
     """
-    from .teach.exports import learner_name
+    from .teach.exports import learner_name, learner_names
     from .teach.submission import find_notebooks
 
-    paths, learners = [], {}
+    paths, class_folder = [], {}  # a notebook found in a folder given -> that folder
     for argument in arguments:
         path = Path(argument)
         if not path.is_dir() or path.is_symlink():  # a link to a folder is refused, not followed
             paths.append(path)
-            learners.setdefault(str(path), learner_name(path))
             continue
         found = [p for p in find_notebooks(path) if not _is_the_file(p, against)]
         if not found:
             parser.error(f"no .ipynb files in the folder {path}")
         paths += found
         for notebook in found:
-            learners.setdefault(str(notebook), learner_name(notebook, class_folder=path))
+            class_folder.setdefault(str(notebook), path)
+    # named one by one: by their folder in the folder that holds them all
+    learners = learner_names([p for p in paths if str(p) not in class_folder])
+    for notebook, folder in class_folder.items():
+        learners[notebook] = learner_name(notebook, class_folder=folder)
     return list(dict.fromkeys(paths)), learners  # each submission once, in the order given
 
 
@@ -292,8 +295,8 @@ def _shard_and_check_exports(args, submissions, learners, parser):
         shared = shared_names(learners[str(p)] for p in submissions)
         if shared:
             parser.error(
-                f"--canvas: several submissions belong to {', '.join(shared)}; grade a class "
-                "folder (a folder per learner) so that each learner has one row"
+                f"--canvas: several submissions belong to {', '.join(shared)}; grade one "
+                "notebook per learner, e.g. name it: class/*/01_graphs.ipynb"
             )
     if args.max_size is None:
         return submissions, DEFAULT_MAX_SIZE

@@ -21,6 +21,7 @@ from autograd_lab.teach.exports import (
     CANVAS_COLUMNS,
     gradescope_results,
     learner_name,
+    learner_names,
     write_canvas,
 )
 from autograd_lab.teach.grader import ExerciseResult, Result, grade_many
@@ -282,6 +283,34 @@ def test_a_learner_is_named_by_their_folder_in_the_class_else_by_the_file():
     assert learner_name("submissions/dave.ipynb") == "dave"
 
 
+def test_notebooks_named_one_by_one_are_named_by_their_folder_in_the_common_one(tmp_path):
+    class_paths = [f"{tmp_path}/class/{who}/exercises/01_graphs.ipynb" for who in ("ann", "ben")]
+    assert list(learner_names(class_paths).values()) == ["ann", "ben"]  # from class/*/exercises/
+    assert learner_names(["x/ann.ipynb", "x/ben.ipynb"]) == {
+        "x/ann.ipynb": "ann",
+        "x/ben.ipynb": "ben",
+    }
+    assert learner_names(["only/one/01_graphs.ipynb"]) == {"only/one/01_graphs.ipynb": "01_graphs"}
+
+
+def test_grade_names_learners_in_the_json_and_the_canvas_csv(tmp_path, lesson):
+    notebooks = [tmp_path / "class" / who / "exercises" / "01.ipynb" for who in ("ann", "ben")]
+    for notebook in notebooks:
+        notebook.parent.mkdir(parents=True)
+        notebook.write_text("{")  # not gradable: no kernel needed, a 0 each
+    grades, canvas = tmp_path / "grades.json", tmp_path / "canvas.csv"
+    arguments = [*map(str, notebooks), "--against", str(lesson[0]), "--json", str(grades)]
+    assert main(["grade", *arguments, "--canvas", str(canvas), "--assignment", "Lesson 1"]) == 0
+    assert [s["learner"] for s in json.loads(grades.read_text())["submissions"]] == ["ann", "ben"]
+    with open(canvas, newline="", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    assert [(row["Student"], row["SIS Login ID"], row["Lesson 1"]) for row in rows] == [
+        ("Points Possible", "", "6"),
+        ("ann", "ann", "0"),
+        ("ben", "ben", "0"),
+    ]
+
+
 def _result(name, points, error=None):
     """A Result as grading gives it: {exercise: (earned, max)}."""
     exercises = {
@@ -523,22 +552,15 @@ def test_gradescope_with_several_submissions_and_canvas_with_clashing_names_are_
             ]
         )
     assert stop.value.code == 2 and "ONE submission" in capsys.readouterr().err
-    for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "01.ipynb").write_text("{")
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    for name in ("01.ipynb", "01 (copy).ipynb"):  # two notebooks in one learner's folder
+        (tmp_path / "class" / "alice" / name).write_text("{")
     with pytest.raises(SystemExit) as stop:
         main(
-            [
-                "grade",
-                str(tmp_path / "a" / "01.ipynb"),
-                str(tmp_path / "b" / "01.ipynb"),
-                "--against",
-                str(solution),
-                "--canvas",
-                str(tmp_path / "c.csv"),
-            ]
+            ["grade", str(tmp_path / "class"), "--against", str(solution)]
+            + ["--canvas", str(tmp_path / "c.csv")]
         )
-    assert stop.value.code == 2 and "several submissions belong to 01" in capsys.readouterr().err
+    assert stop.value.code == 2 and "several submissions belong to alice" in capsys.readouterr().err
 
 
 def test_max_size_is_an_option_of_grade(tmp_path, lesson, capsys):

@@ -20,6 +20,7 @@ The `--json` file and the markdown report are written by cli.py; shards.py merge
 
 import csv
 import json
+import os
 from pathlib import Path, PurePath
 
 # ---- who a submission belongs to -----------------------------------------------------------------
@@ -36,7 +37,7 @@ def learner_name(path, class_folder=None):
 
     A class folder (one folder per learner, as `gh classroom clone` makes) names its learners by
     their folders, however deep the notebook lies inside; a notebook directly in it, or given by
-    itself, is named by its file.
+    itself, is named by its file. For notebooks named one by one, see `learner_names`.
     """
     path = PurePath(path)
     if class_folder is not None:
@@ -44,6 +45,23 @@ def learner_name(path, class_folder=None):
         if len(inside) > 1:
             return inside[0]
     return path.stem
+
+
+def learner_names(paths):
+    """{str(path): learner} for notebooks named one by one: each learner is named by their folder
+    in the deepest folder that holds them all, as if that folder had been given.
+
+    >>> learner_names(["class/alice/exercises/01.ipynb", "class/bob/exercises/01.ipynb"])
+    {'class/alice/exercises/01.ipynb': 'alice', 'class/bob/exercises/01.ipynb': 'bob'}
+    >>> learner_names(["alice.ipynb", "bob.ipynb"])
+    {'alice.ipynb': 'alice', 'bob.ipynb': 'bob'}
+    """
+    absolute = [Path(os.path.abspath(path)) for path in paths]
+    try:
+        holder = os.path.commonpath([path.parent for path in absolute]) if paths else None
+    except ValueError:  # Windows: notebooks on different drives share no folder
+        holder = None
+    return {str(path): learner_name(a, holder) for path, a in zip(paths, absolute)}
 
 
 # ---- Gradescope ----------------------------------------------------------------------------------
@@ -111,7 +129,7 @@ def write_canvas(path, results, learners, assignment):
     if shared:
         raise ExportError(
             f"several submissions belong to {', '.join(shared)}: Canvas would keep only one "
-            "of them; grade a class folder (a folder per learner), or one notebook per learner"
+            "of them; grade one notebook per learner, e.g. name it: class/*/01_graphs.ipynb"
         )
     max_score = max((r.max_score for r in results), default=0)
     path = Path(path)
