@@ -132,7 +132,7 @@ def test_a_file_swapped_after_the_lstat_check_is_still_refused(tmp_path, monkeyp
         submission.os, "lstat", lambda p: real_lstat(honest) if p in (fifo, link) else real_lstat(p)
     )
     assert "named pipe (FIFO)" in refusal(fifo)
-    assert "symbolic link" in refusal(link)
+    assert "is a symbolic link; submit the notebook file itself" in refusal(link)
 
 
 # ---- what is not a notebook is refused, saying what and where -----------------------------------
@@ -419,7 +419,10 @@ def test_the_shards_of_a_class_partition_it_exactly(n):
 def test_a_bad_shard_is_refused_saying_the_form(text):
     with pytest.raises(ValueError, match="I/N"):
         parse_shard(text)
-    assert parse_shard("2/3") == (2, 3)
+
+
+def test_a_shard_is_read_as_i_of_n():
+    assert parse_shard("2/3") == (2, 3) and parse_shard("1/1") == (1, 1)
 
 
 @pytest.mark.parametrize("text", ["0/2", "3/2", "a/b"])

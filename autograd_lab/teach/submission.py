@@ -30,6 +30,7 @@ byte-order mark is refused, as JupyterLab and `nbformat.read` refuse it ("does n
 JSON"), with a message saying how to fix the file.
 """
 
+import errno
 import json
 import os
 import stat
@@ -73,7 +74,7 @@ def read_submission_bytes(path, max_size=DEFAULT_MAX_SIZE):
     try:
         descriptor = os.open(path, _OPEN_FLAGS)
     except OSError as error:
-        if os.path.islink(path):  # O_NOFOLLOW: it became a link since lstat
+        if error.errno == errno.ELOOP or os.path.islink(path):  # O_NOFOLLOW met a link
             raise SubmissionError(
                 f"{path} is a symbolic link; submit the notebook file itself"
             ) from None
