@@ -67,6 +67,17 @@ def test_a_symlink_is_refused_even_to_a_real_notebook(tmp_path, lesson):
 
 
 @needs_links
+def test_a_notebook_behind_a_linked_folder_is_refused(tmp_path, lesson, monkeypatch):
+    """A learner's repository may commit `exercises -> ../instructor/solutions`: the notebook
+    named `class/alice/exercises/01_demo.ipynb` is then the instructor's, a regular file."""
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    (tmp_path / "class" / "alice" / "exercises").symlink_to(lesson[0].parent)
+    monkeypatch.chdir(tmp_path)  # the grader's working folder, as in CI
+    words = "lies in class/alice/exercises, which is a symbolic link that grading does not follow"
+    assert words in refusal("class/alice/exercises/01_demo.ipynb")
+
+
+@needs_links
 def test_a_symlink_to_dev_zero_is_refused_without_reading(tmp_path):
     link = tmp_path / "zero.ipynb"
     link.symlink_to("/dev/zero")  # endless bytes, were it read

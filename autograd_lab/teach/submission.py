@@ -10,7 +10,7 @@ A submission is written by someone who may want a better grade than their work d
 file is read in careful steps:
 
 1. **The file** (`read_submission_bytes`). `lstat` looks at the path itself, without following a
-   link: only a regular file is read. A symbolic link could point at the instructor's notebook
+   link: only a regular file is read, and no folder on a relative path may be a link either. A symbolic link could point at the instructor's notebook
    (full marks for nothing) or at `/dev/zero` (endless bytes); a FIFO would block the grader
    forever; a device or a socket is no notebook. The file is then opened without following links
    and without blocking (`O_NOFOLLOW | O_NONBLOCK`), and `fstat` on the open file checks that it
@@ -62,6 +62,7 @@ def read_submission_bytes(path, max_size=DEFAULT_MAX_SIZE):
     48213
     """
     path = Path(path)
+    _refuse_linked_folders(path)
     try:
         before = os.lstat(path)  # the path itself: a link is seen as a link
     except FileNotFoundError:
@@ -90,6 +91,24 @@ def read_submission_bytes(path, max_size=DEFAULT_MAX_SIZE):
         os.close(descriptor)
     _refuse_if_too_big(path, len(data), max_size)  # it may have grown since fstat
     return data
+
+
+def _refuse_linked_folders(path):
+    """SubmissionError if a folder on a relative `path` is a symbolic link.
+
+    O_NOFOLLOW guards only the last step of a path: `exercises/01.ipynb` would still be read
+    through a committed link `exercises -> ../instructor/solutions`. The working folder is the
+    grader's own, so every folder below it is checked; an absolute path is the grader's own
+    choice up to its last step (system folders such as macOS's /tmp are links themselves).
+    """
+    if path.is_absolute():
+        return
+    for folder in reversed(path.parents[:-1]):  # "a/b/c.ipynb": a, then a/b (not ".")
+        if folder.is_symlink():
+            raise SubmissionError(
+                f"{path} lies in {folder}, which is a symbolic link that grading does not "
+                "follow: submit the notebook in a real folder"
+            )
 
 
 def _refuse_unless_regular(path, mode):
