@@ -75,6 +75,7 @@ def test_a_notebook_behind_a_linked_folder_is_refused(tmp_path, lesson, monkeypa
     monkeypatch.chdir(tmp_path)  # the grader's working folder, as in CI
     words = "lies in class/alice/exercises, which is a symbolic link that grading does not follow"
     assert words in refusal("class/alice/exercises/01_demo.ipynb")
+    assert words in refusal(tmp_path / "class/alice/exercises/01_demo.ipynb")  # absolute, too
 
 
 @needs_links

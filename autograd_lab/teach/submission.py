@@ -10,7 +10,7 @@ A submission is written by someone who may want a better grade than their work d
 file is read in careful steps:
 
 1. **The file** (`read_submission_bytes`). `lstat` looks at the path itself, without following a
-   link: only a regular file is read, and no folder on a relative path may be a link either. A symbolic link could point at the instructor's notebook
+   link: only a regular file is read, and no folder below the working folder may be a link. A symbolic link could point at the instructor's notebook
    (full marks for nothing) or at `/dev/zero` (endless bytes); a FIFO would block the grader
    forever; a device or a socket is no notebook. The file is then opened without following links
    and without blocking (`O_NOFOLLOW | O_NONBLOCK`), and `fstat` on the open file checks that it
@@ -94,17 +94,19 @@ def read_submission_bytes(path, max_size=DEFAULT_MAX_SIZE):
 
 
 def _refuse_linked_folders(path):
-    """SubmissionError if a folder on a relative `path` is a symbolic link.
+    """SubmissionError if a folder on `path`, below the working folder, is a symbolic link.
 
     O_NOFOLLOW guards only the last step of a path: `exercises/01.ipynb` would still be read
     through a committed link `exercises -> ../instructor/solutions`. The working folder is the
-    grader's own, so every folder below it is checked; an absolute path is the grader's own
+    grader's own, so every folder below it is checked; a path elsewhere is the grader's own
     choice up to its last step (system folders such as macOS's /tmp are links themselves).
     """
-    if path.is_absolute():
+    working = Path.cwd()
+    if path.is_absolute() and not path.is_relative_to(working):
         return
-    for folder in reversed(path.parents[:-1]):  # "a/b/c.ipynb": a, then a/b (not ".")
-        if folder.is_symlink():
+    below = path.relative_to(working) if path.is_absolute() else path
+    for folder in reversed(below.parents[:-1]):  # "a/b/c.ipynb": a, then a/b (not ".")
+        if (working / folder).is_symlink():
             raise SubmissionError(
                 f"{path} lies in {folder}, which is a symbolic link that grading does not "
                 "follow: submit the notebook in a real folder"
