@@ -314,7 +314,7 @@ def _write_exports(args, results, learners, points, against):
         print(f"wrote {args.gradescope}", file=sys.stderr)
     if args.canvas:
         assignment = args.assignment or Path(against).stem
-        exports.write_canvas(args.canvas, results, learners, assignment)
+        exports.write_canvas(args.canvas, results, learners, assignment, sum(points.values()))
         print(f"wrote {args.canvas}", file=sys.stderr)
 
 

@@ -397,10 +397,9 @@ def test_the_canvas_csv_reads_back_with_the_documented_columns(tmp_path):
         _result("class/bob/01.ipynb", {"ex1": (1, 1), "ex2": (0, 2), "ex3": (0, 3)}),
         _result("class/carol/01.ipynb", {}, error="class/carol/01.ipynb: file not found"),
     ]
-    results[2].max_score = 6
     learners = {r.submission: learner_name(r.submission, "class") for r in results}
     path = tmp_path / "canvas.csv"
-    write_canvas(path, results, learners, "01 graphs, part 1")  # a comma: quoted by csv
+    write_canvas(path, results, learners, "01 graphs, part 1", 6)  # a comma: quoted by csv
     with open(path, newline="", encoding="utf-8") as file:
         rows = list(csv.reader(file))
     assert rows[0] == CANVAS_COLUMNS + ["01 graphs, part 1"]

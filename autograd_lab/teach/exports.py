@@ -1,7 +1,7 @@
 """Grades in the formats other tools read: Gradescope's results.json and a Canvas gradebook CSV.
 
     >>> write_gradescope("results.json", result, lesson.points, "01_graphs.ipynb")  # one learner
-    >>> write_canvas("canvas.csv", results, learners, "01_graphs")                 # a class
+    >>> write_canvas("canvas.csv", results, learners, "01_graphs", 5)              # a class
 
 Each writer follows the format its tool documents, and nothing more:
 
@@ -123,15 +123,15 @@ def canvas_rows(results, learners, assignment, max_score):
     return rows
 
 
-def write_canvas(path, results, learners, assignment):
-    """Write a Canvas gradebook CSV for `results` at `path` (Canvas: Grades > Import)."""
+def write_canvas(path, results, learners, assignment, max_score):
+    """Write a Canvas gradebook CSV for `results` at `path` (Canvas: Grades > Import); `max_score`
+    is the lesson's total, for the "Points Possible" row."""
     shared = shared_names(learners[r.submission] for r in results)
     if shared:
         raise ExportError(
             f"several submissions belong to {', '.join(shared)}: Canvas would keep only one "
             "of them; grade one notebook per learner, e.g. name it: class/*/01_graphs.ipynb"
         )
-    max_score = max((r.max_score for r in results), default=0)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as file:  # newline="": csv ends the rows
