@@ -332,9 +332,9 @@ def _merge_grades(args, extra, parser):
             return _fail(f"{name} could not be read as a --json file of `grade`: {error}")
     try:
         merged = shards.merge_grades(files)
+        results = shards.results_from_json(merged)
     except shards.MergeError as error:
         return _fail(str(error))
-    results = shards.results_from_json(merged)
     learners = {
         s["submission"]: s.get("learner") or learner_name(s["submission"])
         for s in merged["submissions"]

@@ -126,6 +126,9 @@ def test_merge_grades_says_why_a_file_cannot_be_merged(tmp_path, capsys):
     assert "does not list the lesson's points" in capsys.readouterr().err
     assert main(["merge-grades", str(tmp_path / "absent.json")]) == 2
     assert "absent.json could not be read" in capsys.readouterr().err
+    other.write_text('{"points": {"ex1": 1}, "submissions": [{"submission": "a.ipynb"}]}')
+    assert main(["merge-grades", str(other)]) == 2
+    assert "submission 1 of the --json data is incomplete" in capsys.readouterr().err
 
 
 def test_python_dash_m_runs_the_command_line():

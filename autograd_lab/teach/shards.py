@@ -98,8 +98,13 @@ def merge_grades(files):
 def results_from_json(data):
     """The Result of each submission of a --json document, to print or export them again."""
     results = []
-    for submission in data["submissions"]:
-        exercises = {e: ExerciseResult(**x) for e, x in submission["exercises"].items()}
-        fields = {key: submission[key] for key in ("submission", "score", "max_score", "error")}
+    for number, submission in enumerate(data["submissions"], start=1):
+        try:
+            exercises = {e: ExerciseResult(**x) for e, x in submission["exercises"].items()}
+            keys = ("submission", "score", "max_score", "error")
+            fields = {key: submission[key] for key in keys}
+        except (AttributeError, KeyError, TypeError) as error:
+            why = f"submission {number} of the --json data is incomplete: {error!r}"
+            raise MergeError(why) from None
         results.append(Result(**fields, exercises=exercises))
     return results

@@ -1,4 +1,4 @@
-"""Reading a learner's submission safely: a regular notebook file, or a SubmissionError that says why.
+"""Reading a learner's submission safely: a regular notebook file, or a SubmissionError saying why.
 
     >>> from autograd_lab.teach.submission import read_notebook
     >>> read_notebook("class/alice/01_graphs.ipynb")["nbformat"]
@@ -10,9 +10,10 @@ A submission is written by someone who may want a better grade than their work d
 file is read in careful steps:
 
 1. **The file** (`read_submission_bytes`). `lstat` looks at the path itself, without following a
-   link: only a regular file is read, and no folder below the working folder may be a link. A symbolic link could point at the instructor's notebook
-   (full marks for nothing) or at `/dev/zero` (endless bytes); a FIFO would block the grader
-   forever; a device or a socket is no notebook. The file is then opened without following links
+   link: only a regular file is read, and no folder below the working folder may be a link. A
+   symbolic link could point at the instructor's notebook (full marks for nothing) or at
+   `/dev/zero` (endless bytes); a FIFO would block the grader forever; a device or a socket is
+   no notebook. The file is then opened without following links
    and without blocking (`O_NOFOLLOW | O_NONBLOCK`), and `fstat` on the open file checks that it
    is still the same regular file: a path swapped for a link or a FIFO between the two looks is
    caught. At most `max_size + 1` bytes are read, so a huge file costs nothing.
@@ -56,7 +57,7 @@ _OPEN_FLAGS = (
 
 
 def read_submission_bytes(path, max_size=DEFAULT_MAX_SIZE):
-    """The bytes of the regular file at `path`; SubmissionError for anything else or anything bigger.
+    """The bytes of the regular file at `path`; SubmissionError for anything else or bigger.
 
     >>> len(read_submission_bytes("class/alice/01_graphs.ipynb"))
     48213
