@@ -138,9 +138,7 @@ def _truth(outcome):
     """Whether a condition's outcome counts as passed. In grading (judge.py), an outcome that is
     the learner's object must be a value (True, a number, a tensor of them): an object that
     merely claims to be true - a `__bool__` or `__eq__` that always says so - passes nothing."""
-    from .judge import Remote  # (light: the judge's module, not a worker)
-
-    if isinstance(outcome, Remote):
+    if _learners(outcome):
         return bool(np.asarray(outcome._value()).all())
     return bool(outcome)
 
@@ -342,18 +340,15 @@ def _leaves(arrays):
 
 
 def _learners(value):
-    """Whether `value` is the learner's object, seen from the grader's process (judge.Remote)."""
-    from .judge import Remote  # (light: the judge's module, not a worker)
-
-    return isinstance(value, Remote)
+    """Whether `value` is the learner's object, seen from the grader's process: a judge.Remote,
+    which says so (this module is the learner's too, and does not import the judge's)."""
+    return getattr(type(value), "stands_for_a_learners_object", False)
 
 
 def _as_kind(t, kind):
     """The leaf t as the kind of value the learner passed: fn sees what it was written for."""
     if _learners(kind):  # a tensor made by the learner's engine, in the learner's worker
-        from .judge import learner_tensor
-
-        return learner_tensor(kind, t.detach().numpy())
+        return kind._new_tensor(t.detach().numpy())
     if kind == "tensor":
         return t
     if kind == "number":

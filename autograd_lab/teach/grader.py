@@ -30,7 +30,6 @@ How (the "Grading" section of FORMAT.md):
 """
 
 import copy
-import json
 import re
 import symtable
 import sys
@@ -43,6 +42,12 @@ from pathlib import Path
 
 from . import judge
 
+# ---- submission files (submission.py): re-exported, so grader.read_notebook and
+# grader.SubmissionError keep working; read_notebook refuses links, FIFOs and devices
+from .submission import DEFAULT_MAX_SIZE, SubmissionError, read_notebook  # noqa: F401
+
+# ---- end of submission files
+
 DEFAULT_TIMEOUT = 30  # seconds one cell (or one check cell's calls) may run before it is stopped
 WORKER_STARTUP = 60  # seconds: starting the learner's worker, part of the overall bound
 STUB = 'raise NotImplementedError("{exercise}: write your solution here")'  # the generator's stub
@@ -50,10 +55,6 @@ STUB = 'raise NotImplementedError("{exercise}: write your solution here")'  # th
 
 class GraderError(Exception):
     """Grading cannot run at all: the instructor's notebook is unusable, or nbval is missing."""
-
-
-class SubmissionError(ValueError):
-    """A submission that is not a readable notebook: it gets an error entry instead of a score."""
 
 
 # ---- what a grade is -----------------------------------------------------------------------------
@@ -96,38 +97,6 @@ class Lesson:
     @property
     def max_score(self):
         return sum(self.points.values())
-
-
-def read_notebook(path):
-    """The notebook at `path` as a dict, or a SubmissionError saying in words why it is not one.
-
-    Plain JSON on purpose: the grader needs only the cells, and a notebook that breaks nbformat's
-    schema in some unrelated corner can still be graded.
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise SubmissionError(f"{path} is a folder, not a notebook")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise SubmissionError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SubmissionError(f"{path} could not be read as text: {error}") from None
-    try:
-        notebook = json.loads(text)
-    except json.JSONDecodeError as error:
-        if path.suffix != ".ipynb":
-            raise SubmissionError(f"{path} is not a notebook (a .ipynb file)") from None
-        where = f"{error.msg} at line {error.lineno}, column {error.colno}"
-        raise SubmissionError(f"{path} is not a notebook: invalid JSON ({where})") from None
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise SubmissionError(f"{path} is JSON but not a Jupyter notebook (no list of cells)")
-    if notebook.get("nbformat") != 4:
-        raise SubmissionError(
-            f"{path} is in notebook format {notebook.get('nbformat')!r}, not 4: "
-            "open it in JupyterLab and save it again"
-        )
-    return notebook
 
 
 def load_lesson(path):
@@ -369,7 +338,14 @@ class _ThreadStdout:
 # ---- scoring -------------------------------------------------------------------------------------
 
 
-def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None, isolate=None):
+def grade(
+    submission_path,
+    against,
+    timeout=DEFAULT_TIMEOUT,
+    total_timeout=None,
+    isolate=None,
+    max_size=DEFAULT_MAX_SIZE,
+):
     """Grade one submission against the instructor's notebook (a path, or a Lesson).
 
     >>> r = grade("alice.ipynb", against="solutions/01_graphs.ipynb", timeout=10)
@@ -385,7 +361,7 @@ def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None,
     lesson = against if isinstance(against, Lesson) else load_lesson(against)
     result = Result(str(submission_path), max_score=lesson.max_score)
     try:
-        submission = read_notebook(submission_path)
+        submission = read_notebook(submission_path, max_size)  # max_size: bytes
     except SubmissionError as error:
         result.error = str(error)
         return result
@@ -504,6 +480,7 @@ def grade_many(
     total_timeout=None,
     progress=None,
     isolate=None,
+    max_size=DEFAULT_MAX_SIZE,
 ):
     """Grade many submissions, `jobs` at a time; the results come in the order of `paths`.
 
@@ -518,7 +495,7 @@ def grade_many(
 
     def one(path):
         try:
-            result = grade(path, lesson, timeout, total_timeout, isolate)
+            result = grade(path, lesson, timeout, total_timeout, isolate, max_size)
         except Exception as error:  # reported for this submission; never stops the class
             result = Result(str(path), max_score=lesson.max_score, error=f"grader bug: {error!r}")
         if progress:

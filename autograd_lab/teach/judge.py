@@ -276,6 +276,7 @@ class Remote:
     """
 
     __slots__ = ("_worker", "_ref", "_type", "_module", "__weakref__")
+    stands_for_a_learners_object = True  # how checks.py tells a Remote, without importing this
 
     def __init__(self, worker, ref, type_name, module=None):
         object.__setattr__(self, "_worker", worker)
@@ -336,6 +337,13 @@ class Remote:
     # values, compared on this side
     def _value(self):
         return self._ask("value")
+
+    def _new_tensor(self, values):
+        """A new float64 leaf that requires grad, holding `values`, made by the learner's engine
+        in this object's worker: gradient_table hands the learner's functions their own kind
+        of tensors."""
+        engine = self._worker.request({"op": "import", "name": "autograd_lab"})
+        return engine.tensor(values, dtype=engine.float64, requires_grad=True)
 
     def __array__(self, dtype=None, copy=None):
         value = np.asarray(self._value())
@@ -412,13 +420,6 @@ for _name in "add sub mul truediv floordiv mod pow matmul and or xor".split():
         )
 
     setattr(Remote, f"__r{_name}__", _reflected)
-
-
-def learner_tensor(like, values):
-    """A new float64 leaf that requires grad, holding `values`, made in the worker of `like` (a
-    learner's tensor): gradient_table hands the learner's functions their own engine's tensors."""
-    engine = like._worker.request({"op": "import", "name": "autograd_lab"})
-    return engine.tensor(values, dtype=engine.float64, requires_grad=True)
 
 
 # ---- a check cell's names ----------------------------------------------------------------------
