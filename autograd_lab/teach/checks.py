@@ -283,8 +283,9 @@ def gradient_table(fn, inputs, analytic, eps=1e-6, max_rows=8):
     return GradientTable([(*row, _verdict(row[3])) for row in rows], summarized)
 
 
-def check_gradients(exercise, fn, inputs, analytic_backward, hint=None, eps=1e-6):
+def check_gradients(exercise, fn, inputs, analytic_backward, hint=None, eps=1e-6, message=None):
     """Print the gradient table of `analytic_backward` against fn, then check that no row is wrong.
+    message: what is being checked, as for check() (needed when an exercise has several checks).
 
     >>> check_gradients("ex3", lambda x: x**3, (2.0,), lambda x: 3 * x**2)
     input  analytic  numerical  rel. error  verdict
@@ -299,7 +300,7 @@ def check_gradients(exercise, fn, inputs, analytic_backward, hint=None, eps=1e-6
         print(table)
         return table.ok
 
-    check(exercise, all_rows_right, hint=hint or GRADIENT_HINT)
+    check(exercise, all_rows_right, hint=hint or GRADIENT_HINT, message=message)
 
 
 def _named_inputs(fn, inputs):
