@@ -480,9 +480,13 @@ class Tensor:
             # an op with a side effect (a random fill moves the generator on) is refused before
             # it runs; any other runs first, on the side, in case it has an argument of the wrong
             # type to report (clamp_(min=tensor, max=0.5)); the scatter family checks its dim and
-            # index even before it looks at overlapping memory
+            # index even before it looks at overlapping memory, and where only we refuse, any
+            # error of the op's own is PyTorch's
             if not check_first:
-                own_checks_first = not autograd_refusal and op.__name__ in _overlap.CHECKS_FIRST
+                own_checks_first = not autograd_refusal and (
+                    op.__name__ in _overlap.CHECKS_FIRST
+                    or _overlap.refused_where_pytorch_runs(refusal)
+                )
                 _raise_error_of(op, self.detach(), args, kwargs, not own_checks_first)
             raise refusal
         base = self._base

@@ -229,7 +229,12 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         if node._saved is None:  # an earlier backward freed what this node saved
             raise freed_error(node)
         if grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
-            results = (None,) * len(node.next_functions)  # nothing arrived: send nothing on
+            # nothing arrived: send nothing on. A built-in node still unpacks what it saved first,
+            # as PyTorch's do before they look at the gradients, so a saved tensor changed in
+            # place is refused even where no gradient flows through (dist(x.fill_(0), y, 0))
+            if issubclass(node._fn, Op):
+                _ = node.saved_tensors
+            results = (None,) * len(node.next_functions)
         else:
             results = _call_backward(node, grads, check_nan)
         if not retain_graph and (node._saved or node._fn.saves_constants):

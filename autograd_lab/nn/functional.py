@@ -220,22 +220,28 @@ def _linear_any_rank(input, weight, bias):
     batch = tuple(input.shape[:-1])
     rows = int(np.prod(batch))
     if bias is not None:
-        _check_bias(bias, weight)
+        _checks.check_tensors("linear", bias=bias)
         vector = sum(s != 1 for s in bias.shape) == 1 or bias.ndim == 1  # PyTorch's test
         if vector and input._data.flags.c_contiguous and _adds_to_rows(bias, rows, out_features):
+            _check_bias(bias, weight)  # addmm's rule: one dtype for all three
             flat = View.apply(input, shape=(rows, in_features))
             return View.apply(Addmm.apply(bias, flat, weight), shape=batch + (out_features,))
     # otherwise PyTorch computes matmul(input, weight.t()), and where that multiplies as a batch
-    # (bmm) its errors are bmm's: bool has no bmm kernel, before the dtypes are compared
-    if input.numel() and weight.numel() and _multiplies_as_a_batch(input, weight.mT):
-        check_batch_dtypes(input, weight.mT, names=("input", "weight"))
+    # (bmm) its errors are bmm's: bool has no bmm kernel, before the dtypes are compared; with
+    # nothing to multiply, bmm gives zeros of weight's dtype without comparing them (as matmul)
+    if _multiplies_as_a_batch(input, weight.mT):
+        if input.numel() and weight.numel():
+            check_batch_dtypes(input, weight.mT, names=("input", "weight"))
+        else:
+            input = input.to(weight.dtype)
     if input.ndim == 1:
         # squeezed in place, as PyTorch does: the result is a tensor of its own, not a view
         out = LinearMm.apply(unsqueeze(input, 0), weight).squeeze_(0)
     else:
         flat = View.apply(input, shape=(rows, in_features), copy_ok=True)
         out = UnsafeView.apply(LinearMm.apply(flat, weight), shape=batch + (out_features,))
-    return out if bias is None else out + bias
+    # then it adds the bias in place, so the product's dtype and shape stay (add_'s rules)
+    return out if bias is None else out.add_(bias)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

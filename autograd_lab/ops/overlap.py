@@ -13,8 +13,9 @@ read while it is being written, and is refused too. An input in exactly the same
 
 PyTorch checks in the machinery most element-wise kernels share (TensorIterator): add_, exp_,
 copy_, clamp_, the random fills. Some ops write without it (fill_ with a number, zero_,
-masked_fill_, tril_, triu_), and some refuse any input in the written-to memory, even one in the
-same places (index_add_, scatter_, scatter_add_, and `x[index] = v` through index tensors).
+masked_fill_, and tril_, triu_ where they write in place), and some refuse any input in the
+written-to memory, even one in the same places (index_add_, scatter_, scatter_add_, and
+`x[index] = v` through index tensors).
 """
 
 import numpy as np
@@ -28,6 +29,8 @@ from .views import geometry, places, strided
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
 # fill_ with a tensor as the value copies it in, and checks as copy_ does
 WRITE_WITHOUT_CHECK = {"zero", "masked_fill", "tril", "triu"}
+# ... except where tril_ and triu_ compute aside and copy back (triangle_copies_back)
+TRIANGLES = {"tril", "triu"}
 # the ones that refuse an input in the written-to memory even where it lines up exactly
 REFUSE_ANY_OVERLAP = {"index_add", "scatter", "scatter_add"}
 # ops whose own checks (dim, index) PyTorch runs before it looks at overlapping memory
@@ -61,6 +64,8 @@ SHARES = (
 def refusal(tensor, op, args, kwargs):
     """PyTorch's error for writing `op(tensor, *args)` into `tensor`, or None when it may."""
     name = op.__name__
+    if name in TRIANGLES and triangle_copies_back(tensor._data) and repeats_elements(tensor._data):
+        return RuntimeError(REPEATS)  # (copy_'s refusal: see triangle_copies_back)
     if name in WRITE_WITHOUT_CHECK or (name == "nan_to_num" and not tensor.is_floating_point()):
         return None  # (an integer has no nan or inf, so nan_to_num_ writes nothing)
     if name == "fill" and not isinstance(args[0], Tensor):
@@ -92,6 +97,12 @@ def refusal(tensor, op, args, kwargs):
     return None
 
 
+def refused_where_pytorch_runs(refusal):
+    """Whether `refusal` is one of ours where PyTorch 2.13 writes anyway (README's
+    Simplifications): PyTorch would first raise whatever else it finds wrong with the call."""
+    return str(refusal) in (OVERLAPS_ITSELF, READS_WHAT_IT_WRITES)
+
+
 def _setitem_refusal(tensor, index, value):
     """PyTorch's refusal of `x[index] = value`, or None. PyTorch first takes the view
     x[ints, slices, None, ...]; without index tensors it copies the value into that view (copy_'s
@@ -117,6 +128,12 @@ def _setitem_refusal(tensor, index, value):
             return RuntimeError(SHARES)
         if isinstance(other, Tensor) and _overlaps(view, other._data):
             return RuntimeError(SHARES)
+    # index_put_ writes (and reads the value) place after place: where the view's own elements
+    # share places, PyTorch 2.13 lets it pass and its answer depends on that order (unless one
+    # number is written everywhere, as fill_ writes it)
+    one_value = not isinstance(value, Tensor) or value.ndim == 0
+    if overlaps_itself(view) and not repeats_elements(view) and not one_value:
+        return RuntimeError(OVERLAPS_ITSELF)
     return None
 
 
@@ -219,6 +236,25 @@ def repeats_elements(array):
         return False
     size, stride, _ = geometry(array)
     return any(step == 0 and length > 1 for length, step in zip(size, stride))
+
+
+def triangle_copies_back(array):
+    """Whether PyTorch's tril_/triu_ compute `array`'s new values aside and copy them back with
+    copy_ (whose check refuses a tensor that repeats elements). They write in place where their
+    loop over the matrices can walk the memory: a contiguous tensor, one of at most 3 dims, or
+    one whose batch dims lay its matrices out one after another (the first batch dim may also
+    repeat, stride 0, or have size 1)."""
+    if array.ndim <= 3 or array.size == 0 or array.flags.c_contiguous:
+        return False
+    size, stride, _ = geometry(array)
+    matrix_after_matrix = size[-2] * size[-1]  # the stride each batch dim would have
+    for dim in range(array.ndim - 3, -1, -1):
+        if dim == 0 and (stride[0] == 0 or size[0] == 1):
+            continue
+        if stride[dim] != matrix_after_matrix:
+            return True
+        matrix_after_matrix *= size[dim]
+    return False
 
 
 def overlaps_itself(array):

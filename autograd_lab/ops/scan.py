@@ -40,10 +40,19 @@ def _scan(numpy_scan, data, axis, dtype):
         dtype = np.int64
     if data.ndim == 0:  # one element: the running total is the element itself
         return data.astype(dtype or data.dtype)  # a copy: the result never aliases the input
+    result_dtype = np.dtype(dtype or data.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently, as PyTorch
+        if result_dtype.kind == "f" and result_dtype != np.float64:
+            # PyTorch keeps a float32 running total in float64 and rounds each result once (in
+            # float32 one result in two would be a last bit off): the input in the result's
+            # dtype first (cumsum(dtype=float32) of a float64 tensor), then the total in float64
+            wide = data.astype(result_dtype, copy=False).astype(np.float64)
+            running = numpy_scan(wide, axis=axis).astype(result_dtype)
+        else:
+            running = numpy_scan(data, axis=axis, dtype=dtype)
     # row-major, as PyTorch makes it whatever the input's layout (numpy keeps the input's; the
     # layout shows in stride() and in the order x.uniform_() fills the result)
-    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently, as PyTorch
-        return row_major(numpy_scan(data, axis=axis, dtype=dtype))
+    return row_major(running)
 
 
 def _reversed_cumsum(grad, axis):
@@ -147,9 +156,12 @@ class Logcumsumexp(Op):
         types.floating_point_only("logcumsumexp", input.dtype)
         # logaddexp(a, b) = max + log(1 + exp(-|a - b|)): accumulated, it never overflows
         if data.ndim:
+            # PyTorch keeps a float32 running sum in float64 and rounds each result once; so
+            # do we (in float32 one result in five would be a last bit off)
+            wide = data if data.dtype == np.float64 else data.astype(np.float64)
             # PyTorch's running sum starts from log(0) = -inf, and logaddexp(-inf, x) is x + 0:
             # so a first element -0.0 gives +0.0 (numpy's accumulate hands it on as it is)
-            running = np.logaddexp.accumulate(data, ctx.axis) + 0.0
+            running = (np.logaddexp.accumulate(wide, ctx.axis) + 0.0).astype(data.dtype)
         else:  # a 0-d tensor is passed on as it is
             running = data.copy()
         result = _make(row_major(running))  # row-major, as _scan's

@@ -93,17 +93,21 @@ def check(program, ours=None, theirs=None):
 
 def _partly_written_line(ours, theirs, lines):
     """The first line where both libraries refused an in-place integer division by zero
-    (x.fmod_(y) with a 0 in y: PyTorch's "ZeroDivisionError") or an in-place index_add_ with an
-    index out of range, or None. PyTorch has written the elements before the zero (or added the
-    slices before the bad index) by then, ours nothing (README's Simplifications): the values
-    read from x later differ as a consequence."""
+    (x.fmod_(y) with a 0 in y: PyTorch's "ZeroDivisionError") or an in-place index_add_,
+    scatter_ or scatter_add_ with an index out of range, or None. PyTorch has written the
+    elements before the zero (or added the slices, written the elements, before the bad index) by
+    then, ours nothing (README's Simplifications): the values read from x later differ as a
+    consequence."""
     for key, seen in theirs.items():
         number, expression = key
         mine = ours.get(key)
         both_raised = mine is not None and seen.kind == mine.kind == "raise"
         op = lines[number].op
-        partly_written = "ZeroDivisionError" in seen.error or (
-            op.removeprefix("Tensor.") == "index_add_" and "index out of range" in seen.error
+        method = op.removeprefix("Tensor.")
+        partly_written = (
+            "ZeroDivisionError" in seen.error
+            or (method == "index_add_" and "index out of range" in seen.error)
+            or (method in ("scatter_", "scatter_add_") and "out of bounds" in seen.error)
         )
         in_place = op.endswith("_") or op in ("x //= y", "x %= y")  # (x %= y is x.remainder_(y))
         if not expression and in_place and both_raised and partly_written:

@@ -8,6 +8,8 @@ Keep this list short and honest: an entry matches only the difference its README
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Simplification:
@@ -186,23 +188,52 @@ def _numbers_in_order(shown):
     return re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", shown.split(",")[0])
 
 
-def _nan_only_on_their_side(d):
-    """A gradient that PyTorch makes nan at some elements where ours is a finite number, and that
-    agrees about nan and inf everywhere else: elu's vectorized loop at a nan input."""
+def _non_finite_differences(d):
+    """The (ours, theirs) numbers of a gradient where either side shows nan or inf and the two
+    differ; None when `d` is not a gradient's NaN/inf divergence of tensors of one size."""
     if not (d.op in ("backward", "grad") and d.what == "NaN/inf"):
-        return False
+        return None
     ours, theirs = _numbers_in_order(d.ours), _numbers_in_order(d.theirs)
     if len(ours) != len(theirs):
-        return False
-    # the elements where either side shows nan or inf and the two differ
-    differing = [
+        return None
+    return [
         (our, their)
         for our, their in zip(ours, theirs, strict=True)
         if our != their and (_non_finite(our) or _non_finite(their))
     ]
+
+
+def _nan_only_on_their_side(d):
+    """A gradient that PyTorch makes nan at some elements where ours is a finite number, and that
+    agrees about nan and inf everywhere else: elu's vectorized loop at a nan input."""
+    differing = _non_finite_differences(d)
     return bool(differing) and all(
         their == "nan" and not _non_finite(our) for our, their in differing
     )
+
+
+def _nan_only_on_our_side(d):
+    """A gradient that is nan at some elements where PyTorch's is a number (finite or ±inf), and
+    that agrees about nan and inf everywhere else: a zero by construction that PyTorch keeps as
+    an efficient zero tensor, and we as an ordinary 0 (0 * inf, 0 / 0)."""
+    differing = _non_finite_differences(d)
+    return bool(differing) and all(our == "nan" and their != "nan" for our, their in differing)
+
+
+def _rounding_residue_of_a_zero(d):
+    """A float32 gradient that differs only at elements that are 0 in exact arithmetic: there
+    both sides are rounding residues, small next to the gradient's largest element (at most a
+    thousandth of it), whose last bits follow each library's float32 exp and log."""
+    if not (d.op in ("backward", "grad") and d.what == "values" and "float32" in d.theirs):
+        return False
+    ours, theirs = _numbers_in_order(d.ours), _numbers_in_order(d.theirs)
+    if len(ours) != len(theirs) or not ours or any(map(_non_finite, ours + theirs)):
+        return False
+    ours, theirs = np.array(ours, dtype=float), np.array(theirs, dtype=float)
+    residue = 1e-3 * max(1.0, np.abs(theirs).max())
+    differing = ~np.isclose(ours, theirs, rtol=1e-4, atol=1e-5)  # compare.py's float32 tolerance
+    small = (np.abs(ours) <= residue) & (np.abs(theirs) <= residue)
+    return bool(differing.any()) and bool(small[differing].all())
 
 
 def _non_finite(number):
@@ -375,6 +406,22 @@ SIMPLIFICATIONS = [
         in_program=r"\belu_?\(",
     ),
     Simplification(
+        "a derivative that is zero by construction (`sign`, inside the backward of `abs` and so "
+        "of `l1_loss`) is an ordinary 0 in a second derivative, so times a NaN or infinite "
+        "gradient, or divided by zero in a later backward (`log`'s at 0), it gives NaN "
+        "(PyTorch's efficient zero tensors keep it 0)",
+        _nan_only_on_our_side,
+        in_program=r"(?s)\b(abs|absolute|l1_loss)_?\(.*create_graph=True",
+    ),
+    Simplification(
+        "a float32 second derivative of `logcumsumexp` that is 0 in exact arithmetic keeps a "
+        "rounding residue (up to a thousandth of the gradient's largest element) other than "
+        "PyTorch's: its backward takes exp and log of logs, and numpy's float32 `exp` and `log` "
+        "round the last bit differently from PyTorch's vectorized ones",
+        _rounding_residue_of_a_zero,
+        in_program=r"(?s)\blogcumsumexp_?\(.*create_graph=True",
+    ),
+    Simplification(
         "the rounding left in the gradients of `layer_norm`/`batch_norm` where their terms cancel",
         _gradient_differs("values"),
         in_program=r"\b(layer_norm|batch_norm)\(",
@@ -448,6 +495,14 @@ SIMPLIFICATIONS = [
         'elements")',
         _backward_fails_in_pytorch("cannot reshape tensor of 0 elements into shape [0, -1]"),
         in_program=r"\bembedding\(",
+    ),
+    Simplification(
+        "the second derivative of `smooth_l1_loss` with a bool input or target is that of its "
+        "formula, the bool counted as 0 or 1 as in its loss and gradient (PyTorch 2.13's double "
+        'backward subtracts the bool tensor and fails: "Subtraction, the `-` operator, with a '
+        'bool tensor is not supported")',
+        _backward_fails_in_pytorch("Subtraction, the `-` operator, with a bool tensor"),
+        in_program=r"(?s)\bsmooth_l1_loss\(.*create_graph=True",
     ),
 ]
 
