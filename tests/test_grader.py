@@ -73,12 +73,14 @@ def lesson_notebook():
             _check(
                 "ex2",
                 2,
-                'check("ex2", lambda: grad_of_square(1.0) == 2.0, hint="d(x²)/dx = 2x")\n'
+                'check("ex2", lambda: grad_of_square(1.0) == 2.0, hint="d(x²)/dx = 2x", '
+                'message="at 1")\n'
                 "### BEGIN HIDDEN TESTS\n"
                 f"{SECRET} = 5.0\n"
-                f'check("ex2", lambda: grad_of_square({SECRET}) == 10.0, hint="try other values of x")\n'
+                f'check("ex2", lambda: grad_of_square({SECRET}) == 10.0, hint="try other values of x", '
+                'message="other values")\n'
                 "### END HIDDEN TESTS",
-                "✓ ex2 passed\n✓ ex2 passed\n",
+                "✓ ex2 passed (at 1)\n✓ ex2 passed (other values)\n",
             ),
             new_markdown_cell("**ex3**: the sum of 0..9 in `total`."),
             _solution("ex3", "total = sum(range(10))"),  # no markers: the whole cell is the answer
@@ -298,7 +300,7 @@ def test_feedback_gives_the_hint_but_never_hidden_test_code(graded):
         "ex3": 3,
     }  # visible checks pass, hidden ones do not
     assert cheat.exercises["ex1"].feedback == "✗ the check raised AssertionError"
-    assert cheat.exercises["ex2"].feedback == "✗ ex2: try other values of x"
+    assert cheat.exercises["ex2"].feedback == "✗ ex2 (other values): try other values of x"
     everything = json.dumps([r.to_dict() for r in results.values()], ensure_ascii=False)
     assert SECRET not in everything and "double(-7)" not in everything
 

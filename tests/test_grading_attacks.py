@@ -56,10 +56,12 @@ def lesson_notebook():
             _check(
                 "ex1",
                 1,
-                'check("ex1", lambda: np.allclose(double(np.arange(3.0)), [0.0, 2.0, 4.0]))\n'
+                'check("ex1", lambda: np.allclose(double(np.arange(3.0)), [0.0, 2.0, 4.0]), '
+                'message="0, 1, 2")\n'
                 "### BEGIN HIDDEN TESTS\n"
                 f"{SECRET} = np.array([7.0, -1.5])\n"
-                f'check("ex1", lambda: np.allclose(double({SECRET}), [14.0, -3.0]), hint="negatives")\n'
+                f'check("ex1", lambda: np.allclose(double({SECRET}), [14.0, -3.0]), hint="negatives", '
+                'message="others")\n'
                 "### END HIDDEN TESTS",
                 "✓ ex1 passed\n",
             ),
@@ -70,9 +72,9 @@ def lesson_notebook():
             _check(
                 "ex2",
                 2,
-                'check("ex2", lambda: square(3) == 9)\n'
+                'check("ex2", lambda: square(3) == 9, message="3")\n'
                 "### BEGIN HIDDEN TESTS\n"
-                f'check("ex2", lambda: square(-4) == 16, hint="{SECRET}")\n'
+                f'check("ex2", lambda: square(-4) == 16, hint="{SECRET}", message="-4")\n'
                 "### END HIDDEN TESTS",
                 "✓ ex2 passed\n",
             ),
