@@ -54,6 +54,15 @@ def processes_with(marker):
     return found
 
 
+def processes_left_with(marker, seconds=5):
+    """processes_with(marker) once they are gone, or after `seconds`: a killed process takes a
+    moment to disappear from /proc (its command line goes when it has ended)."""
+    deadline = time.monotonic() + seconds
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return processes_with(marker)
+
+
 # ---- what runs inside ----------------------------------------------------------------------------
 
 
@@ -274,7 +283,7 @@ def test_unconfined_stop_kills_the_process_group(tmp_path):
         time.sleep(0.05)
     assert processes_with(marker.encode()), "the child never started"
     sandbox.stop(worker)
-    assert processes_with(marker.encode()) == []
+    assert processes_left_with(marker.encode()) == []
     assert worker.returncode == -signal.SIGKILL
     time.sleep(2.5)
     assert not (tmp_path / "late.txt").exists()
