@@ -264,6 +264,7 @@ def test_stop_kills_a_process_that_left_the_session(tmp_path, worker_ends):
     assert not (tmp_path / "late.txt").exists()
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="looks for the processes in /proc")
 def test_unconfined_stop_kills_the_process_group(tmp_path):
     marker = f"linger-{uuid.uuid4().hex}"
     code = (
@@ -302,6 +303,7 @@ for size in map(int, sys.argv[1:]):
 """
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the limit holds on Linux only")
 @pytest.mark.parametrize("confined", [pytest.param(True, marks=needs_bubblewrap), False])
 def test_memory_beyond_the_limit_raises_memory_error_inside(tmp_path, confined):
     limit = 512 * MiB
@@ -329,7 +331,11 @@ def test_describe_says_when_learner_code_is_not_isolated(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "isolation", lambda: missing)
     line = sandbox.describe()
     assert line.startswith("NOT isolated: bwrap not found (Debian/Ubuntu: apt-get install")
-    assert "grader's permissions" in line and "setsid()" in line and "2 GiB" in line
+    assert "grader's permissions" in line and "setsid()" in line
+    if sys.platform.startswith("linux"):
+        assert "a memory limit of 2 GiB" in line
+    else:
+        assert "no memory limit" in line
     with pytest.raises(sandbox.SandboxUnavailable, match="apt-get install bubblewrap"):
         sandbox.start([sys.executable, "-c", "pass"], workdir=tmp_path, sandbox=True)
 

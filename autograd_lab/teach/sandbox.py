@@ -122,10 +122,14 @@ def describe(memory_bytes=DEFAULT_MEMORY):
             "isolated with bubblewrap: own PID, mount, IPC, network and user namespaces, "
             f"read-only system, only its work folder writable, memory limit {memory}"
         )
+    if sys.platform.startswith("linux"):
+        limit = f"a memory limit of {memory}"
+    else:
+        limit = "no memory limit (limits.py's limit holds on Linux only)"
     return (
         f"NOT isolated: {found.reason}; the learner's code runs with the grader's permissions "
-        f"(its own process group and a memory limit of {memory} only: a process that calls "
-        "setsid() can outlive its grading)"
+        f"(its own process group and {limit} only: a process that calls setsid() can outlive "
+        "its grading)"
     )
 
 
@@ -267,6 +271,8 @@ def stop(process, grace=0.0):
 def _kill_group(group):
     # SIGKILL cannot be caught: once it is sent, no process of the group runs another line of its
     # own, though the kernel may take a moment to remove them.
+    if not hasattr(os, "killpg"):
+        return  # Windows has no process groups to kill: process.kill() ends the worker alone
     try:
         os.killpg(group, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
