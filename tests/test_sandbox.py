@@ -92,6 +92,28 @@ def test_file_descriptors_passed_in_keep_their_numbers(tmp_path):
         os.close(reading)
 
 
+@needs_bubblewrap
+def test_the_environment_is_cleared(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET_TOKEN", "must-not-leak")
+    status, printed = run(
+        "import json, os; print(json.dumps(dict(os.environ)))", tmp_path, env={"LESSON": "02"}
+    )
+    environment = json.loads(printed)
+    assert "GRADER_SECRET_TOKEN" not in environment
+    assert environment["HOME"] == str(tmp_path) and environment["LESSON"] == "02"
+
+
+def test_the_launcher_says_when_the_program_cannot_start(tmp_path):
+    launched = subprocess.run(
+        [sys.executable, "-m", "autograd_lab.teach.limits", "--memory", str(100 * MiB), "--"]
+        + [str(tmp_path / "no-such-program")],
+        capture_output=True,
+        text=True,
+    )
+    assert launched.returncode == 127
+    assert "could not start" in launched.stderr and "no-such-program" in launched.stderr
+
+
 # ---- what it cannot see --------------------------------------------------------------------------
 
 
@@ -199,12 +221,16 @@ def test_no_network_not_even_the_hosts_localhost(tmp_path):
 @needs_bubblewrap
 def test_it_writes_only_in_the_work_folder(tmp_path):
     name = f"sandbox-test-{uuid.uuid4().hex}"
+    work, shown = tmp_path / "work", tmp_path / "shown"  # shown: passed as readable
+    work.mkdir()
+    shown.mkdir()
     targets = [
-        tmp_path / "result.txt",  # the work folder
+        work / "result.txt",
         Path("/tmp", name),  # its own /tmp, not the host's
         Path(sandbox.PACKAGE, name),
         Path(sys.prefix, name),
         Path("/usr", name),
+        shown / name,
     ]
     code = (
         "import sys\n"
@@ -216,14 +242,15 @@ def test_it_writes_only_in_the_work_folder(tmp_path):
     )
     worker = sandbox.start(
         [sys.executable, "-c", code, *map(str, targets)],
-        workdir=tmp_path,
+        workdir=work,
+        readable=[shown],
         stdout=subprocess.PIPE,
     )
     printed, _ = worker.communicate(timeout=120)
     sandbox.stop(worker)
-    work, own_tmp, *elsewhere = printed.decode().split()
-    assert (work, own_tmp) == ("wrote", "wrote")
-    assert (tmp_path / "result.txt").read_text() == "x"
+    in_work, in_tmp, *elsewhere = printed.decode().split()
+    assert (in_work, in_tmp) == ("wrote", "wrote")
+    assert (work / "result.txt").read_text() == "x"
     assert not Path("/tmp", name).exists()
     assert set(elsewhere) == {"OSError"}  # "Read-only file system"
     assert not any(path.exists() for path in targets[2:])
