@@ -103,6 +103,17 @@ def test_the_environment_is_cleared(tmp_path, monkeypatch):
     assert environment["HOME"] == str(tmp_path) and environment["LESSON"] == "02"
 
 
+def test_a_missing_work_folder_is_refused_in_words(tmp_path):
+    with pytest.raises(NotADirectoryError, match="is not a folder: create it"):
+        sandbox.start([sys.executable, "-c", "pass"], workdir=tmp_path / "missing")
+
+
+@needs_bubblewrap
+def test_a_missing_readable_path_is_refused_in_words(tmp_path):
+    with pytest.raises(FileNotFoundError, match="readable in the sandbox but does not exist"):
+        sandbox.start([sys.executable, "-c", "pass"], workdir=tmp_path, readable=[tmp_path / "x"])
+
+
 def test_the_launcher_says_when_the_program_cannot_start(tmp_path):
     launched = subprocess.run(
         [sys.executable, "-m", "autograd_lab.teach.limits", "--memory", str(100 * MiB), "--"]

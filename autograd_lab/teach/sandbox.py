@@ -329,6 +329,9 @@ def _start_bubblewrap(bwrap, argv, workdir, readable, memory_bytes, env, pass_fd
                 pass_fds=(*pass_fds, options_file.fileno(), info_write),
                 **streams,
             )
+        except BaseException:
+            os.close(info_read)
+            raise
         finally:
             os.close(info_write)
     with open(info_read, encoding="utf-8") as info_pipe:
