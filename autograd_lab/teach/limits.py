@@ -19,17 +19,24 @@ RLIMIT_DATA of about 180 MiB; 32 threads that each use numpy reserve 1.1 GiB of 
 RLIMIT_AS of 2 GiB would fail honest programs on a machine with many cores. RLIMIT_DATA counts the
 memory a program can write to (its heap and private mappings) and is what `MemoryError` should
 mean. What it does not count: memory shared with `mmap(MAP_SHARED)` and files written to a
-memory-backed folder (the sandbox gives /tmp a size of its own for that reason).
+memory-backed folder (the sandbox gives /tmp a size of its own for that reason). Linux counts
+mmap in RLIMIT_DATA since 4.7; macOS does not hold programs to it, and Windows has no rlimits.
 """
 
 import argparse
 import os
-import resource
 import sys
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
 
 def apply_limits(memory_bytes):
     """Limit this process (and what it starts) to `memory_bytes` of writable memory."""
+    if resource is None:
+        return  # no limits to set: sandbox.describe() says so in the report
     resource.setrlimit(resource.RLIMIT_DATA, (memory_bytes, memory_bytes))
     # No core files: a worker that crashes would otherwise write its memory into the work folder.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

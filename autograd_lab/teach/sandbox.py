@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -101,8 +102,8 @@ def isolation():
     if bwrap is None:
         return Isolation("none", "bwrap not found (Debian/Ubuntu: apt-get install bubblewrap)")
     version = _version_of(bwrap)
-    if version < NEEDED_VERSION:
-        shown = ".".join(map(str, version)) or "of unknown version"
+    if version and version < NEEDED_VERSION:  # no version: the trial run will tell
+        shown = ".".join(map(str, version))
         return Isolation(
             "none", f"bwrap {shown} is too old: the sandbox needs bubblewrap 0.8 or newer"
         )
@@ -121,10 +122,14 @@ def describe(memory_bytes=DEFAULT_MEMORY):
             "isolated with bubblewrap: own PID, mount, IPC, network and user namespaces, "
             f"read-only system, only its work folder writable, memory limit {memory}"
         )
+    if sys.platform.startswith("linux"):
+        limit = f"a memory limit of {memory}"
+    else:
+        limit = "no memory limit (limits.py's limit holds on Linux only)"
     return (
         f"NOT isolated: {found.reason}; the learner's code runs with the grader's permissions "
-        f"(its own process group and a memory limit of {memory} only: a process that calls "
-        "setsid() can outlive its grading)"
+        f"(its own process group and {limit} only: a process that calls setsid() can outlive "
+        "its grading)"
     )
 
 
@@ -141,16 +146,19 @@ def _version_of(bwrap):
 def _trial_run(bwrap):
     """None when a sandboxed `python -c pass` runs with the options start() uses; else why not."""
     with tempfile.TemporaryDirectory(prefix="sandbox-trial-") as folder:
-        trial = _start_bubblewrap(
-            bwrap,
-            [sys.executable, "-c", "pass"],
-            workdir=Path(folder),
-            readable=(),
-            memory_bytes=DEFAULT_MEMORY,
-            env={},
-            pass_fds=(),
-            streams={"stdout": subprocess.PIPE, "stderr": subprocess.PIPE},
-        )
+        try:
+            trial = _start_bubblewrap(
+                bwrap,
+                [sys.executable, "-c", "pass"],
+                workdir=Path(folder),
+                readable=(),
+                memory_bytes=DEFAULT_MEMORY,
+                env={},
+                pass_fds=(),
+                streams={"stdout": subprocess.PIPE, "stderr": subprocess.PIPE},
+            )
+        except OSError as error:
+            return f"{bwrap} could not be started: {error}"
         try:
             _, errors = trial.communicate(timeout=TRIAL_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -248,20 +256,27 @@ def stop(process, grace=0.0):
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
         except ProcessLookupError:
             pass  # the init already ended, and the namespace with it
+        # A pidfd turns readable when its process has ended, and a namespace's init ends only
+        # after every other process in the namespace has: then nothing of the worker is left.
+        select.select([pidfd], [], [], 10)
         os.close(pidfd)
         process.namespace_pidfd = None
-        try:
-            process.wait(timeout=10)  # bwrap ends as soon as its init has ended
-        except subprocess.TimeoutExpired:
-            pass
     elif getattr(process, "isolated", True) is False:
         # Unconfined: the worker leads its own process group (start_new_session=True).
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is empty already
+        _kill_group(process.pid)
     process.kill()  # does nothing when it has already been reaped
     process.wait()
+
+
+def _kill_group(group):
+    # SIGKILL cannot be caught: once it is sent, no process of the group runs another line of its
+    # own, though the kernel may take a moment to remove them.
+    if not hasattr(os, "killpg"):
+        return  # Windows has no process groups to kill: process.kill() ends the worker alone
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is empty already
 
 
 def _environment(workdir, cache_folder, extra):
@@ -314,6 +329,9 @@ def _start_bubblewrap(bwrap, argv, workdir, readable, memory_bytes, env, pass_fd
                 pass_fds=(*pass_fds, options_file.fileno(), info_write),
                 **streams,
             )
+        except BaseException:
+            os.close(info_read)
+            raise
         finally:
             os.close(info_write)
     with open(info_read, encoding="utf-8") as info_pipe:
@@ -374,3 +392,7 @@ def _mounts(workdir, readable):
         mounts.update({str(path): "--ro-bind", str(path.resolve()): "--ro-bind"})
     mounts[str(workdir)] = "--bind"  # the one writable place, even inside a read-only folder
     return sorted(mounts.items(), key=lambda mount: (mount[0].count("/"), mount[0]))
+
+
+if __name__ == "__main__":  # `python -m autograd_lab.teach.sandbox`: what does this machine give?
+    print(describe())
