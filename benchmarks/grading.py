@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import REPO, machine_info, now, quietly
+from harness import REPO, machine_info, quietly
 
 from autograd_lab.teach import sandbox
 from autograd_lab.teach.grader import grade_many, load_lesson
@@ -57,7 +57,7 @@ def main():
     modes = [("sandboxed (bubblewrap)", True)] if sandbox.isolation().isolated else []
     modes.append(("not sandboxed", False))
     info = machine_info()
-    print(f"grading throughput, {now()}: {info['cpu']}, {info['usable cores']} usable cores")
+    print(f"grading throughput, {info['date']}: {info['cpu']}, {info['usable cores']} usable cores")
     print(f"{args.submissions} submissions of {args.lesson}, -j {args.jobs}; {sandbox.describe()}")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -79,7 +79,7 @@ def main():
             )
             print(f"{name:24s} {seconds:7.1f} s  {per_minute:6.1f} submissions/minute  load {load}")
     if args.json:
-        data = {"date": now(), "machine": info, "args": vars(args), "rows": rows}
+        data = {"machine": info, "args": vars(args), "rows": rows}
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
 
 
