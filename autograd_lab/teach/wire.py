@@ -61,7 +61,7 @@ def encode(value, refer, depth=0):
     if kind is np.ndarray and value.dtype.kind in PLAIN_DTYPE_KINDS:
         return _encode_array(value)
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and value.dtype.kind in "biufc":
-        return {"~": "scalar", **_encode_array(np.asarray(value))}
+        return {**_encode_array(np.asarray(value)), "~": "scalar"}
     if refer is None:
         raise WireError(f"a {kind.__qualname__} object is not plain data")
     return refer(value)
