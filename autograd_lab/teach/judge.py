@@ -168,8 +168,8 @@ class WorkerProcess:
             reply = {"reply": message["call"], "ok": True, "value": self.encode(value)}
         except WorkerDied:
             raise
-        except Exception as error:
-            reply = {"reply": message["call"], "ok": False, "error": {"message": str(error)}}
+        except Exception as error:  # by class name and message, as the worker sends its own
+            reply = {"reply": message["call"], "ok": False, "error": _error_data(error)}
         self._send(reply)
 
     def _send(self, message):
@@ -247,6 +247,14 @@ _BUILTIN_ERRORS = {
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 }
+
+
+def _error_data(error):
+    """An exception as plain data for the worker: a builtin class by name (a learner's stub's
+    NotImplementedError that went through a check's callback is still one), else its name."""
+    kind = error.kind if isinstance(error, LearnerError) else type(error).__name__
+    builtin = isinstance(error, LearnerError) is False and type(error).__module__ == "builtins"
+    return {"type": kind, "builtin": builtin, "message": str(error)[:2000]}
 
 
 def _as_exception(error):

@@ -148,10 +148,7 @@ class Worker:
             if message.get("reply") == call:
                 if message["ok"]:
                     return self._decode(message["value"])
-                error = message["error"]["message"]
-                if action == "getattr":
-                    raise AttributeError(error)
-                raise RuntimeError(error)
+                raise _exception(message["error"], AttributeError if action == "getattr" else None)
             self._answer(message)  # the callback's own requests to this worker
 
     # ---- the requests ----------------------------------------------------------------------
@@ -268,6 +265,19 @@ class Worker:
 
     def op_exit(self, request):
         return self._decode(request["of"]).__exit__(None, None, None)
+
+
+def _exception(error, default=None):
+    """The grader's exception, raised here: a builtin class by its name, else RuntimeError."""
+    import builtins
+
+    kind = getattr(builtins, str(error.get("type")), None) if error.get("builtin") else None
+    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+        kind = default or RuntimeError
+    try:
+        return kind(error.get("message", ""))
+    except TypeError:  # a builtin exception that takes other arguments
+        return RuntimeError(error.get("message", ""))
 
 
 def _describe(error):
