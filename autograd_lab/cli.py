@@ -3,12 +3,14 @@
     autograd-lab lab                                      # JupyterLab on notebooks/
     autograd-lab make-exercises solutions/ exercises/     # student versions of the lessons
     autograd-lab grade class/ --against solutions/01_graphs.ipynb -j 2 --json grades.json
+    autograd-lab merge-grades shard1.json shard2.json --json grades.json  # after --shard 1/2, 2/2
 
 Also `python -m autograd_lab.cli ...`. Exit status: 0 when the command did its work (grading
 that ran is a success, whatever the scores), 2 for a usage error, such as a missing --against.
 """
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -59,8 +61,9 @@ def _parser():
         "grade",
         help="grade submissions against the instructor's notebook",
         description="Grade notebooks against the instructor's: each exercise earns its points "
-        "iff its check cell passes when the learner's solution cells run in the instructor's "
-        "notebook (pytest + nbval, a fresh kernel per submission).",
+        "iff its check cell passes. The learner's solution cells run in the instructor's notebook "
+        "in a worker process of their own (sandboxed with bubblewrap where available); the check "
+        "cells run in the grader, which alone decides the verdicts.",
     )
     grade.add_argument(
         "submissions",
@@ -91,8 +94,58 @@ def _parser():
         metavar="SECONDS",
         help="how long one cell may run before it is stopped (default 30)",
     )
+    grade.add_argument(
+        "--sandbox",
+        choices=("auto", "required", "off"),
+        default="auto",
+        help="run each learner's worker under bubblewrap: where available (auto, the default), "
+        "or fail where it is not (required: grades of record), or never (off)",
+    )
+    # ---- submission files, exports and shards (teach/submission.py, exports.py, shards.py)
+    grade.add_argument(
+        "--max-size",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="refuse a submission file larger than MB mebibytes (default 20)",
+    )
+    grade.add_argument(
+        "--gradescope",
+        metavar="PATH",
+        help="write Gradescope's results.json for the one submission graded",
+    )
+    _add_canvas_options(grade)
+    grade.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="grade shard I of N of the class: sorted by path, every N-th from the I-th",
+    )
     grade.set_defaults(run=_grade)
+
+    merge = commands.add_parser(
+        "merge-grades",
+        help="merge the --json files of the shards of a class into one",
+        description="Merge the --json files written by `grade --shard I/N` (one per shard) "
+        "into one; print the table and write the files asked for.",
+    )
+    merge.add_argument("shards", nargs="+", metavar="SHARD_JSON", help="a --json file of a shard")
+    merge.add_argument("--json", metavar="PATH", help="write the merged grades as JSON")
+    merge.add_argument("--report", metavar="PATH", help="write a markdown report")
+    _add_canvas_options(merge)
+    merge.set_defaults(run=_merge_grades)
+    # ---- end of submission files, exports and shards
     return parser
+
+
+def _add_canvas_options(command):
+    command.add_argument(
+        "--canvas", metavar="PATH", help="write a Canvas gradebook CSV (Grades > Import)"
+    )
+    command.add_argument(
+        "--assignment",
+        metavar="NAME",
+        help="the Canvas assignment column (default: the lesson's file name without .ipynb)",
+    )
 
 
 # ---- lab and make-exercises ----------------------------------------------------------------------
@@ -151,62 +204,194 @@ def _grade(args, extra, parser):
     if timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
     against = Path(args.against)
-    submissions = _find_submissions(args.submissions, against, parser)
+    submissions, learners = _find_submissions(args.submissions, against, parser)
+    submissions, max_size = _shard_and_check_exports(args, submissions, learners, parser)
     _check_outputs(args, submissions + [against], parser)
+    isolate = {"auto": None, "required": True, "off": False}[args.sandbox]
+    isolation = _isolation(isolate)
+    if isolate and not isolation.startswith("isolated"):
+        return _fail(f"--sandbox required, but {isolation}")
     try:
         lesson = grader.load_lesson(against)
         print(
             f"grading {len(submissions)} submission(s) against {against}, {args.jobs} at a time, "
-            f"{timeout:g} s per cell",
+            f"{timeout:g} s per cell; {isolation}",
             file=sys.stderr,
         )
         results = grader.grade_many(
-            submissions, lesson, jobs=args.jobs, timeout=timeout, progress=_progress
+            submissions,
+            lesson,
+            jobs=args.jobs,
+            timeout=timeout,
+            progress=_progress,
+            isolate=isolate,
+            max_size=max_size,
         )
     except grader.GraderError as error:
         return _fail(str(error))
 
     print(score_table(results, lesson.points))
     if args.json:
-        data = {"against": str(against), "timeout": timeout, "submissions": []}
-        data["submissions"] = [result.to_dict() for result in results]
+        data = {"against": str(against), "timeout": timeout, "isolation": isolation}
+        # for merge-grades: which lesson exactly, its points, and each submission's learner
+        data["lesson_sha256"] = hashlib.sha256(lesson.path.read_bytes()).hexdigest()
+        data["points"] = lesson.points
+        data["submissions"] = [
+            dict(result.to_dict(), learner=learners[result.submission]) for result in results
+        ]
         _write(args.json, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     if args.report:
-        _write(args.report, markdown_report(results, lesson.points, against, timeout))
+        report = markdown_report(results, lesson.points, against, timeout, isolation)
+        _write(args.report, report)
+    _write_exports(args, results, learners, lesson.points, against)
     return 0
 
 
+def _isolation(isolate):
+    """How the learners' code is confined here, in one line (sandbox.describe)."""
+    from .teach import sandbox
+
+    if isolate is False:
+        return "NOT isolated: --sandbox off; the learner's code runs with the grader's permissions"
+    return sandbox.describe()
+
+
+# ---- submission files, exports and shards (teach/submission.py, exports.py, shards.py) ---------
+
+
 def _find_submissions(arguments, against, parser):
-    """The notebooks to grade: files as given (a missing one becomes an error entry), folders
-    searched for .ipynb files, skipping hidden folders such as .ipynb_checkpoints and .git."""
-    paths = []
+    """The notebooks to grade and their learners ({str(path): name}, see exports.learner_name).
+
+    Files as given (a missing one becomes an error entry). A folder: every .ipynb entry in it and
+    its subfolders, hidden folders such as .ipynb_checkpoints and .git skipped; links, FIFOs and
+    devices named .ipynb are kept, so that each gets an error entry saying what it is.
+    """
+    from .teach.exports import learner_name, learner_names
+    from .teach.submission import find_notebooks
+
+    paths, class_folder = [], {}  # a notebook found in a folder given -> that folder
     for argument in arguments:
         path = Path(argument)
-        if not path.is_dir():
+        if not path.is_dir() or path.is_symlink():  # a link to a folder is refused, not followed
             paths.append(path)
             continue
-        found = [
-            p
-            for p in sorted(path.rglob("*.ipynb"))
-            if not any(part.startswith(".") for part in p.relative_to(path).parts)
-            and p.resolve() != against.resolve()  # a folder that also holds the instructor's
-        ]
+        found = [p for p in find_notebooks(path) if not _is_the_file(p, against)]
         if not found:
             parser.error(f"no .ipynb files in the folder {path}")
         paths += found
-    return list(dict.fromkeys(paths))  # each submission once, in the order given
+        for notebook in found:
+            class_folder.setdefault(str(notebook), path)
+    # named one by one: by their folder in the folder that holds them all
+    learners = learner_names([p for p in paths if str(p) not in class_folder])
+    for notebook, folder in class_folder.items():
+        learners[notebook] = learner_name(notebook, class_folder=folder)
+    return list(dict.fromkeys(paths)), learners  # each submission once, in the order given
+
+
+def _is_the_file(path, against):
+    """Whether `path` is the instructor's notebook itself (a folder that also holds it)."""
+    try:
+        mine, theirs = os.lstat(path), os.stat(against)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+def _shard_and_check_exports(args, submissions, learners, parser):
+    """This job's share of the class (--shard), and the checks of --max-size, --gradescope and
+    --canvas that need no grading; returns (submissions, the size cap in bytes)."""
+    from .teach.exports import shared_names
+    from .teach.shards import parse_shard, shard
+    from .teach.submission import DEFAULT_MAX_SIZE
+
+    if args.shard:
+        try:
+            submissions = shard(submissions, *parse_shard(args.shard))
+        except ValueError as error:
+            parser.error(str(error))
+    if args.gradescope and len(submissions) != 1:
+        parser.error(
+            f"--gradescope writes the results of ONE submission, and {len(submissions)} were "
+            "given: name the notebook, e.g. /autograder/submission/01_graphs.ipynb"
+        )
+    if args.canvas:
+        shared = shared_names(learners[str(p)] for p in submissions)
+        if shared:
+            parser.error(
+                f"--canvas: several submissions belong to {', '.join(shared)}; grade one "
+                "notebook per learner, e.g. name it: class/*/01_graphs.ipynb"
+            )
+    if args.max_size is None:
+        return submissions, DEFAULT_MAX_SIZE
+    if args.max_size <= 0:
+        parser.error("--max-size must be a positive number of MB")
+    return submissions, round(args.max_size * 2**20)
+
+
+def _write_exports(args, results, learners, points, against):
+    """--gradescope and --canvas, after grading (teach/exports.py)."""
+    from .teach import exports
+
+    if getattr(args, "gradescope", None):
+        exports.write_gradescope(args.gradescope, results[0], points, Path(against).name)
+        print(f"wrote {args.gradescope}", file=sys.stderr)
+    if args.canvas:
+        assignment = args.assignment or Path(against).stem
+        exports.write_canvas(args.canvas, results, learners, assignment, sum(points.values()))
+        print(f"wrote {args.canvas}", file=sys.stderr)
+
+
+def _merge_grades(args, extra, parser):
+    """`merge-grades shard1.json shard2.json ... --json all.json`: one class from its shards."""
+    from .teach import shards
+    from .teach.exports import learner_name, shared_names
+
+    _check_outputs(args, [Path(name) for name in args.shards], parser)
+    files = []
+    for name in args.shards:
+        try:
+            files.append((name, json.loads(Path(name).read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as error:
+            return _fail(f"{name} could not be read as a --json file of `grade`: {error}")
+    try:
+        merged = shards.merge_grades(files)
+        results = shards.results_from_json(merged)
+    except shards.MergeError as error:
+        return _fail(str(error))
+    learners = {
+        s["submission"]: s.get("learner") or learner_name(s["submission"])
+        for s in merged["submissions"]
+    }
+    shared = shared_names(learners.values())
+    if args.canvas and shared:
+        return _fail(f"--canvas: several submissions belong to {', '.join(shared)}")
+    points, against, timeout = merged["points"], merged["against"], merged["timeout"]
+    print(score_table(results, points))
+    print(f"merged {len(files)} file(s): {len(results)} submission(s)", file=sys.stderr)
+    if args.json:
+        _write(args.json, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    if args.report:
+        isolation = {data.get("isolation") for _, data in files}
+        said = isolation.pop() if len(isolation) == 1 else "differed between the shards"
+        _write(args.report, markdown_report(results, points, against, timeout, said))
+    _write_exports(args, results, learners, points, against)
+    return 0
+
+
+# ---- end of submission files, exports and shards -------------------------------------------------
 
 
 def _check_outputs(args, inputs, parser):
     """Refuse, before grading, to write a report over a notebook or into a folder."""
-    outputs = [Path(p) for p in (args.json, args.report) if p]
+    names = (args.json, args.report, getattr(args, "gradescope", None), args.canvas)
+    outputs = [Path(p) for p in names if p]
     if len({p.resolve() for p in outputs}) < len(outputs):
-        parser.error("--json and --report name the same file")
+        parser.error("two of --json, --report, --gradescope and --canvas name the same file")
     for path in outputs:
         if path.is_dir():
             parser.error(f"{path} is a folder: give a file name, e.g. {path / 'grades.json'}")
         if any(path.resolve() == p.resolve() for p in inputs):
-            parser.error(f"{path} is a notebook being graded: it would be overwritten")
+            parser.error(f"{path} is also read by this command: it would be overwritten")
 
 
 def _write(path, text):
@@ -253,7 +438,7 @@ def score_table(results, points):
     return "\n".join(lines + ([""] + why if why else []))
 
 
-def markdown_report(results, points, against, timeout):
+def markdown_report(results, points, against, timeout, isolation=None):
     """A markdown report: a summary table, then each submission's verdicts and hints."""
     graded = [r for r in results if not r.error]
     mean = sum(r.score for r in graded) / len(graded) if graded else 0
@@ -263,6 +448,7 @@ def markdown_report(results, points, against, timeout):
         f"Graded against `{against}` ({timeout:g} s per cell): {len(results)} submission(s), "
         f"{len(results) - len(graded)} not gradable; mean {mean:.1f} of {sum(points.values())}.",
         "",
+        *([f"Learners' code: {isolation}.", ""] if isolation else []),
         "| submission | " + " | ".join(f"{e} ({p})" for e, p in points.items()) + " | score |",
         "|---" * (len(points) + 2) + "|",
     ]

@@ -363,3 +363,17 @@ def test_gpu_overhead_script_times_each_step_and_profiles_ours():
         assert row in done.stdout
     assert done.stdout.count("# cProfile of 2 calls") == 2
     assert "backend/cuda/elementwise.py" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_grading_benchmark_grades_a_small_class_both_ways(tmp_path):
+    out = tmp_path / "grading.json"
+    command = [sys.executable, str(BENCHMARKS / "grading.py"), "--submissions", "2"]
+    done = subprocess.run(
+        [*command, "--jobs", "1", "--json", str(out)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert rows[-1]["mode"] == "not sandboxed"
+    for row in rows:  # the solved notebook gets full marks, the untouched exercise nothing
+        assert row["scores"] == [11, 0] and row["per_minute"] > 0

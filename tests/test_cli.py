@@ -41,6 +41,15 @@ def test_no_command_prints_the_help(capsys):
         (["grade", "a.ipynb", "--against", "s.ipynb", "--colour"], "unrecognized"),
         (["grade", "a.ipynb", "--against", "s.ipynb", "--json", "a.ipynb"], "overwritten"),
         (["grade", "a.ipynb", "--against", "s.ipynb", "--json", "g", "--report", "g"], "same file"),
+        (["grade", "a.ipynb", "--against", "s.ipynb", "--json", "g", "--canvas", "g"], "same file"),
+        (["grade", "a.ipynb", "--against", "s.ipynb", "--gradescope", "a.ipynb"], "overwritten"),
+        (["grade", "a.ipynb", "--against", "s.ipynb", "--shard", "0/2"], "--shard takes I/N"),
+        (["grade", "a.ipynb", "--against", "s.ipynb", "--shard", "3/2"], "--shard takes I/N"),
+        (["grade", "a.ipynb", "--against", "s.ipynb", "--shard", "a/b"], "--shard takes I/N"),
+        (["grade", "a.ipynb", "--against", "s.ipynb", "--max-size", "-1"], "positive"),
+        (["grade", "a.ipynb", "b.ipynb", "--against", "s.ipynb", "--gradescope", "r"], "ONE"),
+        (["merge-grades"], "SHARD_JSON"),
+        (["merge-grades", "a.json", "--json", "a.json"], "overwritten"),
         (["frobnicate"], "invalid choice"),
     ],
 )
@@ -105,6 +114,21 @@ def test_grade_prints_the_table_and_writes_only_the_named_files(tmp_path, lesson
     assert "| submission | ex1 (1) | ex2 (2) | ex3 (3) | score |" in text and "**4** / 6" in text
     # only the two files named were written: nothing next to the submissions, nothing else
     assert {*_files(tmp_path), *_files(paths["half"].parent)} == {*before, grades, report}
+
+
+def test_merge_grades_says_why_a_file_cannot_be_merged(tmp_path, capsys):
+    broken, other = tmp_path / "broken.json", tmp_path / "other.json"
+    broken.write_text("{")
+    other.write_text('{"submissions": []}')
+    assert main(["merge-grades", str(broken)]) == 2
+    assert "broken.json could not be read as a --json file" in capsys.readouterr().err
+    assert main(["merge-grades", str(other)]) == 2
+    assert "does not list the lesson's points" in capsys.readouterr().err
+    assert main(["merge-grades", str(tmp_path / "absent.json")]) == 2
+    assert "absent.json could not be read" in capsys.readouterr().err
+    other.write_text('{"points": {"ex1": 1}, "submissions": [{"submission": "a.ipynb"}]}')
+    assert main(["merge-grades", str(other)]) == 2
+    assert "submission 1 of the --json data is incomplete" in capsys.readouterr().err
 
 
 def test_python_dash_m_runs_the_command_line():

@@ -506,3 +506,25 @@ def test_python_dash_m_runs_without_warnings(folders):
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and (dst / "02_backprop.ipynb").exists()
+
+
+# ---- check cells fit for grading (the judge model, FORMAT.md) ------------------------------------
+
+
+def test_several_checks_of_an_exercise_each_say_what_they_check():
+    two = 'check("ex1", lambda: True)\ncheck("ex1", lambda: 1 == 1, message="more")'
+    error = format_error(solution("x = 1"), check_cell(two))
+    assert (error.cell, error.line) == (2, 1)
+    assert "has 2 checks and this one has no message=" in str(error)
+    labelled = 'check("ex1", lambda: True, message="one")\ncheck_gradients("ex1", f, (1.0,), g, message="two")'
+    assert student(solution("x = 1"), check_cell(labelled))  # fine
+    assert student(solution("x = 1"), check_cell('check("ex1", lambda: True)'))  # one check: fine
+
+
+def test_a_check_cell_may_not_rebind_notebook_names_with_global():
+    source = 'def spy():\n    global kernel\n    kernel = 1\ncheck("ex1", lambda: True)'
+    error = format_error(solution("x = 1"), check_cell(source))
+    assert (error.cell, error.line) == (2, 2)
+    assert "`global kernel` in a check cell" in str(error) and "replacing(name, value)" in str(
+        error
+    )

@@ -2,7 +2,7 @@
 
 One small lesson (3 exercises, 1 + 2 + 3 points) is written here with nbformat; its student version
 comes from the real generator. All submissions are graded ONCE, two at a time, by a module fixture
-(each grade starts a kernel: ~2 s), and the tests read the results.
+(each grade starts a worker process: ~1 s), and the tests read the results.
 """
 
 import hashlib
@@ -23,7 +23,7 @@ from autograd_lab.teach.grader import (
     read_notebook,
 )
 
-slow = pytest.mark.slow  # grades notebooks: a kernel start (1-2 s) each
+slow = pytest.mark.slow  # grades notebooks: a worker start (about 1 s) each
 TIMEOUT = 5  # seconds per cell: short, so the endless loops below cost little
 SECRET = "HIDDEN_SENTINEL_4821"  # appears only inside hidden tests: must never reach feedback
 
@@ -73,12 +73,14 @@ def lesson_notebook():
             _check(
                 "ex2",
                 2,
-                'check("ex2", lambda: grad_of_square(1.0) == 2.0, hint="d(x²)/dx = 2x")\n'
+                'check("ex2", lambda: grad_of_square(1.0) == 2.0, hint="d(x²)/dx = 2x", '
+                'message="at 1")\n'
                 "### BEGIN HIDDEN TESTS\n"
                 f"{SECRET} = 5.0\n"
-                f'check("ex2", lambda: grad_of_square({SECRET}) == 10.0, hint="try other values of x")\n'
+                f'check("ex2", lambda: grad_of_square({SECRET}) == 10.0, hint="try other values of x", '
+                'message="other values")\n'
                 "### END HIDDEN TESTS",
-                "✓ ex2 passed\n✓ ex2 passed\n",
+                "✓ ex2 passed (at 1)\n✓ ex2 passed (other values)\n",
             ),
             new_markdown_cell("**ex3**: the sum of 0..9 in `total`."),
             _solution("ex3", "total = sum(range(10))"),  # no markers: the whole cell is the answer
@@ -106,7 +108,7 @@ EX1 = "def double(x):\n    return 2 * x"
 EX2 = "def grad_of_square(x):\n    a = ag.tensor(float(x), requires_grad=True)\n    (a * a).backward()\n    return a.grad.item()"
 EX3 = "total = 45"
 LOOP = "while True:\n    pass"
-STUBBORN = (  # ignores the interrupt nbval sends after the timeout: the kernel has to be killed
+STUBBORN = (  # ignores the interrupt at the time limit: the worker has to be killed
     "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass"
 )
 
@@ -228,10 +230,12 @@ def test_d_an_endless_loop_costs_its_exercise_only_and_grading_ends(graded):
     results, _, seconds = graded
     for name in ("loop", "stubborn"):  # stubborn: ignores the interrupt, so the kernel is killed
         assert _points(results[name]) == {"ex1": 1, "ex2": 0, "ex3": 3}, name
-    assert "ran over 5 s" in results["loop"].exercises["ex2"].feedback
-    assert "ignored the interrupt" in results["stubborn"].exercises["ex2"].feedback
-    # the whole batch, stubborn included (timeout + nbval's 5 s wait + a rerun), took far less than
-    # the default overall bound; generous for slow CI machines
+    assert (
+        "ran past the time limit (5 s) and was stopped" in results["loop"].exercises["ex2"].feedback
+    )
+    assert "did not stop when interrupted" in results["stubborn"].exercises["ex2"].feedback
+    # the whole batch, stubborn included (timeout + the judge's grace period + a rerun), took far
+    # less than the default overall bound; generous for slow CI machines
     assert seconds < 90
 
 
@@ -296,7 +300,7 @@ def test_feedback_gives_the_hint_but_never_hidden_test_code(graded):
         "ex3": 3,
     }  # visible checks pass, hidden ones do not
     assert cheat.exercises["ex1"].feedback == "✗ the check raised AssertionError"
-    assert cheat.exercises["ex2"].feedback == "✗ ex2: try other values of x"
+    assert cheat.exercises["ex2"].feedback == "✗ ex2 (other values): try other values of x"
     everything = json.dumps([r.to_dict() for r in results.values()], ensure_ascii=False)
     assert SECRET not in everything and "double(-7)" not in everything
 
@@ -333,7 +337,7 @@ def test_the_graded_notebook_takes_only_solution_cells_from_the_submission(lesso
             assert (mine["source"], mine["outputs"]) == (theirs["source"], theirs["outputs"])
             assert mine["metadata"]["autograd_lab"] == theirs["metadata"]["autograd_lab"]
         elif role == "solution":
-            assert mine["outputs"] == [] and "nbval-ignore-output" in mine["metadata"]["tags"]
+            assert mine["outputs"] == []
     roles = [role for _, role in graded.code_cells]
     assert roles == [None, "solution", "check", "solution", "check", "solution", "check"]
 

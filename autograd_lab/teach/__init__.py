@@ -6,14 +6,33 @@
 The authoring format of graded notebooks is described in FORMAT.md next to this file.
 """
 
-from .checks import CheckFailed, check, check_gradients, gradient_table
+from .checks import (
+    CheckFailed,
+    Mismatch,
+    check,
+    check_gradients,
+    expect,
+    gradient_table,
+    replacing,
+    type_name,
+)
 
 # The generator needs nbformat (a notebook tool, not a runtime dependency) and is run as
 # `python -m autograd_lab.teach.exercises`: import it only when asked for, so check cells stay
 # light and runpy does not find the module already imported.
 _LAZY = {"make_exercises", "generate_student_notebook", "FormatError"}
 
-__all__ = ["CheckFailed", "check", "check_gradients", "gradient_table", *sorted(_LAZY)]
+__all__ = [
+    "CheckFailed",
+    "Mismatch",
+    "check",
+    "check_gradients",
+    "expect",
+    "gradient_table",
+    "replacing",
+    "type_name",
+    *sorted(_LAZY),
+]
 
 
 def __getattr__(name):

@@ -9,6 +9,7 @@ a traceback. Everything printed here is deterministic, because nbval compares it
 instructor's saved outputs.
 """
 
+import contextlib
 import inspect
 import sys
 
@@ -58,9 +59,11 @@ def check(exercise, condition, hint=None, message=None):
     label = f"{exercise} ({message})" if message else exercise
     hint = hint or DEFAULT_HINT
     try:
-        passed = bool(condition() if callable(condition) else condition)
+        passed = _truth(condition() if callable(condition) else condition)
     except CheckFailed:
         raise  # a check inside the condition has already given its verdict
+    except Mismatch as mismatch:  # the condition says which input failed, and how
+        passed, hint = False, f"{hint} — {mismatch}"
     except NotImplementedError:
         passed, hint = False, NOT_DONE
     except Exception as error:
@@ -69,6 +72,75 @@ def check(exercise, condition, hint=None, message=None):
     if not passed:
         raise CheckFailed(exercise, f"✗ {label}: {hint}") from None
     print(f"✓ {exercise} passed" + (f" ({message})" if message else ""))
+
+
+class Mismatch(Exception):
+    """Raised by a check's condition (through `expect`) to say which input failed and how: the
+    verdict then shows it, so the learner can try that input in the notebook."""
+
+
+def expect(got, expected, call=None, tolerance=None):
+    """True if `got` equals `expected` (numbers and arrays: within `tolerance`, absolute, if
+    given; shapes must match), else raise Mismatch naming the call and both values:
+
+        expect(np.shape(unbroadcast(g, (3, 1))), (3, 1), call="unbroadcast(g, (3, 1)).shape")
+        # Mismatch: unbroadcast(g, (3, 1)).shape gave (2, 1), expected (3, 1)
+
+    Use it inside a check's condition for each input it tries; `call` says what was called, in a
+    form the learner can paste into a cell."""
+    if _learners(got):
+        got = _value_or_self(got)
+    if _same(got, expected, tolerance):
+        return True
+    what = call or "your code"
+    raise Mismatch(f"{what} gave {_short(got)}, expected {_short(expected)}")
+
+
+def _value_or_self(value):
+    try:
+        return value._value()
+    except Exception:
+        return value
+
+
+def _same(got, expected, tolerance):
+    arrays = (np.ndarray, Tensor)
+    if isinstance(got, arrays) or isinstance(expected, arrays) or tolerance is not None:
+        try:
+            got_array, expected_array = np.asarray(got), np.asarray(expected)
+        except Exception:
+            return False
+        if got_array.shape != expected_array.shape:
+            return False
+        if tolerance is None:
+            return bool(np.array_equal(got_array, expected_array))
+        return bool(np.allclose(got_array, expected_array, rtol=0, atol=tolerance))
+    try:
+        return bool(got == expected)
+    except Exception:  # a comparison that gives no single answer is no match
+        return False
+
+
+def _short(value, limit=160):
+    """A value as the learner would print it, cut to one short line."""
+    if isinstance(value, Tensor):
+        value = value.detach().numpy()
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=12, precision=4, separator=", ")
+        text = f"{text} (shape {value.shape})" if value.ndim else text
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _truth(outcome):
+    """Whether a condition's outcome counts as passed. In grading (judge.py), an outcome that is
+    the learner's object must be a value (True, a number, a tensor of them): an object that
+    merely claims to be true - a `__bool__` or `__eq__` that always says so - passes nothing."""
+    if _learners(outcome):
+        return bool(np.asarray(outcome._value()).all())
+    return bool(outcome)
 
 
 def _stub_ran(exercise, error):
@@ -92,6 +164,41 @@ def _describe(error):
     if isinstance(error, NameError):
         return f"your code raised {text} — did the cells above run?"
     return f"your code raised {text}"
+
+
+def type_name(value):
+    """The module and name of value's class, e.g. 'numba.core.registry.CPUDispatcher': a check
+    asks it of a learner's object instead of type(), which in grading (judge.py) sees only the
+    stand-in for that object."""
+    if _learners(value):
+        return value._type
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+@contextlib.contextmanager
+def replacing(name, value):
+    """Rebind a name of the notebook while the block runs, then put the old value back: a check
+    can slip a spy in place of the lesson's kernel and count how the learner's code launches it.
+
+        with replacing("block_sum_kernel", CountingLaunches()):
+            total = gpu_sum(x)
+
+    (In grading, judge.py gives check cells its own `replacing`, which rebinds the name in the
+    learner's worker.)"""
+    names = sys._getframe(2).f_globals  # the notebook's names: the globals of the check cell
+    before = names.get(name, _MISSING)
+    names[name] = value
+    try:
+        yield value
+    finally:
+        if before is _MISSING:
+            names.pop(name, None)
+        else:
+            names[name] = before
+
+
+_MISSING = object()
 
 
 # ---- gradient tables ----------------------------------------------------------------------------
@@ -159,7 +266,8 @@ def gradient_table(fn, inputs, analytic, eps=1e-6, max_rows=8):
     arrays = [_float64_array(v) for v in values]
     numerical = _numerical_gradients(fn, names, kinds, arrays, by_keyword, eps)
     if callable(analytic):
-        analytic = _call(analytic, names, _as_kinds(arrays, kinds), by_keyword)
+        arguments = [_as_kind(t, k) for t, k in zip(_leaves(arrays), kinds)]
+        analytic = _call(analytic, names, arguments, by_keyword)
     analytic = _gradients_per_input(analytic, names, arrays)
     rows, summarized = [], False
     for name, x, a, n in zip(names, arrays, analytic, numerical):
@@ -175,8 +283,9 @@ def gradient_table(fn, inputs, analytic, eps=1e-6, max_rows=8):
     return GradientTable([(*row, _verdict(row[3])) for row in rows], summarized)
 
 
-def check_gradients(exercise, fn, inputs, analytic_backward, hint=None, eps=1e-6):
+def check_gradients(exercise, fn, inputs, analytic_backward, hint=None, eps=1e-6, message=None):
     """Print the gradient table of `analytic_backward` against fn, then check that no row is wrong.
+    message: what is being checked, as for check() (needed when an exercise has several checks).
 
     >>> check_gradients("ex3", lambda x: x**3, (2.0,), lambda x: 3 * x**2)
     input  analytic  numerical  rel. error  verdict
@@ -191,7 +300,7 @@ def check_gradients(exercise, fn, inputs, analytic_backward, hint=None, eps=1e-6
         print(table)
         return table.ok
 
-    check(exercise, all_rows_right, hint=hint or GRADIENT_HINT)
+    check(exercise, all_rows_right, hint=hint or GRADIENT_HINT, message=message)
 
 
 def _named_inputs(fn, inputs):
@@ -213,6 +322,8 @@ def _named_inputs(fn, inputs):
 def _kind(value):
     if isinstance(value, Tensor):
         return "tensor"
+    if _learners(value):
+        return value  # a tensor of the learner's engine, in grading (judge.py): made like it
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "number"
     return "array"
@@ -224,14 +335,21 @@ def _float64_array(value):
     return np.array(value, dtype=np.float64)  # a copy: nudging it never touches the learner's
 
 
-def _as_kinds(arrays, kinds):
-    """Fresh arguments of the kinds the learner passed: fn sees what it was written for."""
-    return [
-        _as_kind(tensor(a, dtype=float64, requires_grad=True), k) for a, k in zip(arrays, kinds)
-    ]
+def _leaves(arrays):
+    """Fresh float64 leaves that require grad, one per input."""
+    return [tensor(a, dtype=float64, requires_grad=True) for a in arrays]
+
+
+def _learners(value):
+    """Whether `value` is the learner's object, seen from the grader's process: a judge.Remote,
+    which says so (this module is the learner's too, and does not import the judge's)."""
+    return getattr(type(value), "stands_for_a_learners_object", False)
 
 
 def _as_kind(t, kind):
+    """The leaf t as the kind of value the learner passed: fn sees what it was written for."""
+    if _learners(kind):  # a tensor made by the learner's engine, in the learner's worker
+        return kind._new_tensor(t.detach().numpy())
     if kind == "tensor":
         return t
     if kind == "number":

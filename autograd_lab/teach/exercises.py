@@ -16,6 +16,7 @@ command line installed, `autograd-lab make-exercises solutions/ exercises/`).
 """
 
 import argparse
+import ast
 import copy
 import json
 import re
@@ -75,6 +76,8 @@ def generate_student_notebook(nb, path=None):
         regions = _regions(lines, meta["role"] if meta else None, cell.cell_type, (name, number))
         if meta:
             exercise = meta["exercise"]
+            if meta["role"] == "check":
+                _check_for_grading(cell.source, exercise, (name, number))
             if meta["role"] == "solution":
                 cell.source = _replace(lines, regions, STUB.format(exercise=exercise))
             else:
@@ -203,6 +206,43 @@ def _check_metadata(meta, cell, where):
         fail(f'check cell for exercise {exercise!r} needs "points": a positive whole number')
     if role == "solution" and "points" in meta:
         fail(f"points of exercise {exercise!r} go on its check cell, not on a solution cell")
+
+
+CHECK_CALLS = ("check", "check_gradients")
+
+
+def _check_for_grading(source, exercise, where):
+    """What a check cell must be for grading (FORMAT.md): each of several checks says what it
+    checks (its ✓ and ✗ lines name it), and no `global` (in grading the check runs apart from
+    the notebook's names: `with replacing(name, value):` rebinds one)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return  # the notebook's own run (nbval) reports it, with its line
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in CHECK_CALLS
+    ]
+    bare = [c for c in calls if not any(k.arg == "message" for k in c.keywords)]
+    if len(calls) > 1 and bare:
+        raise FormatError(
+            *where,
+            bare[0].lineno,
+            f"exercise {exercise!r} has {len(calls)} checks and this one has no message=: give "
+            f'each a message="what it checks", so that its ✓ and ✗ lines say which check they are',
+        )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            raise FormatError(
+                *where,
+                node.lineno,
+                f"`global {', '.join(node.names)}` in a check cell: in grading, check cells run "
+                "apart from the notebook's names; rebind one with `with replacing(name, value):` "
+                "(autograd_lab.teach)",
+            )
 
 
 def _regions(lines, role, cell_type, where):

@@ -12,44 +12,49 @@ How (the "Grading" section of FORMAT.md):
 1. The *graded notebook* is the INSTRUCTOR's notebook in which each solution cell's source is
    replaced by the learner's cell with the same exercise id and the same position among that
    exercise's solution cells (a missing one becomes the stub). Everything else - lesson cells,
-   check cells with their hidden tests, their expected outputs and their points - comes from the
-   instructor, so editing a check cell, pasting "✓" into stored outputs or raising the points in
-   the metadata gains nothing.
-2. It runs in a subprocess, `python -m pytest --nbval graded.ipynb`, on a fresh kernel. nbval runs
-   each code cell as a test; only check cells have their outputs compared. nbval interrupts a cell
-   after the per-cell timeout and goes on with the next one, so an endless loop costs one exercise.
-3. The small pytest plugin at the end of this file records, for each cell, whether it passed and
-   which exception it raised. An exercise earns its points iff its check cell passed. Feedback is
-   the verdict plus the check's one-line hint: never a traceback, which would show hidden tests.
-
-Trust boundary: the grader defends against edits to the notebook FILE. The learner's code still
-runs, with the grader's permissions, in the kernel: grade in a throwaway container (a CI job).
+   check cells with their hidden tests and their points - comes from the instructor, so editing
+   a check cell, pasting "✓" into stored outputs or raising the points in the metadata gains
+   nothing.
+2. Its lesson and solution cells run, in order, in the learner's *worker* process (worker.py),
+   started in a sandbox where the machine has one (sandbox.py). Its check cells run HERE, in the
+   grader's process (judge.py): they call the learner's functions and read the learner's values
+   through a channel that carries plain data only (wire.py), and compare here. The worker never
+   sees a check cell, so nothing it does - rebinding `check`, patching numpy, an object equal to
+   everything - can decide a verdict. An exercise earns its points iff its check cell ran here
+   to its end.
+3. A cell that runs past the time limit is interrupted; one that ignores the interrupt, or ends
+   the worker, has the worker killed (with everything it started), and the notebook is run
+   again in a new worker without that exercise: it costs its own points only. Feedback is the
+   verdict plus the check's one-line hint and, where the check says so (teach.expect), the input
+   that failed: never a traceback, which would show hidden tests.
 """
 
 import copy
-import importlib.util
-import json
-import os
 import re
-import subprocess
+import symtable
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-DEFAULT_TIMEOUT = 30  # seconds one cell may run before nbval interrupts it
-KERNEL_STARTUP = 60  # seconds: nbval's kernel-startup timeout, part of the overall bound
+from . import judge
+
+# ---- submission files (submission.py): re-exported, so grader.read_notebook and
+# grader.SubmissionError keep working; read_notebook refuses links, FIFOs and devices
+from .submission import DEFAULT_MAX_SIZE, SubmissionError, read_notebook  # noqa: F401
+
+# ---- end of submission files
+
+DEFAULT_TIMEOUT = 30  # seconds one cell (or one check cell's calls) may run before it is stopped
+WORKER_STARTUP = 60  # seconds: starting the learner's worker, part of the overall bound
 STUB = 'raise NotImplementedError("{exercise}: write your solution here")'  # the generator's stub
 
 
 class GraderError(Exception):
     """Grading cannot run at all: the instructor's notebook is unusable, or nbval is missing."""
-
-
-class SubmissionError(ValueError):
-    """A submission that is not a readable notebook: it gets an error entry instead of a score."""
 
 
 # ---- what a grade is -----------------------------------------------------------------------------
@@ -92,38 +97,6 @@ class Lesson:
     @property
     def max_score(self):
         return sum(self.points.values())
-
-
-def read_notebook(path):
-    """The notebook at `path` as a dict, or a SubmissionError saying in words why it is not one.
-
-    Plain JSON on purpose: the grader needs only the cells, and a notebook that breaks nbformat's
-    schema in some unrelated corner can still be graded.
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise SubmissionError(f"{path} is a folder, not a notebook")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise SubmissionError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SubmissionError(f"{path} could not be read as text: {error}") from None
-    try:
-        notebook = json.loads(text)
-    except json.JSONDecodeError as error:
-        if path.suffix != ".ipynb":
-            raise SubmissionError(f"{path} is not a notebook (a .ipynb file)") from None
-        where = f"{error.msg} at line {error.lineno}, column {error.colno}"
-        raise SubmissionError(f"{path} is not a notebook: invalid JSON ({where})") from None
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise SubmissionError(f"{path} is JSON but not a Jupyter notebook (no list of cells)")
-    if notebook.get("nbformat") != 4:
-        raise SubmissionError(
-            f"{path} is in notebook format {notebook.get('nbformat')!r}, not 4: "
-            "open it in JupyterLab and save it again"
-        )
-    return notebook
 
 
 def load_lesson(path):
@@ -180,18 +153,21 @@ def _source(cell):
 @dataclass
 class GradedNotebook:
     notebook: dict
-    code_cells: list  # per code cell, in nbval's numbering: (exercise, role) or (None, None)
+    code_cells: list  # per code cell, in order: (exercise, role) or (None, None)
     missing: set  # exercises with a solution cell that the submission does not have
 
+    @property
+    def sources(self):
+        """The source of each code cell, in order (the learner's in solution cells)."""
+        return [_source(c) for c in self.notebook["cells"] if c.get("cell_type") == "code"]
 
-def build_graded_notebook(lesson, submission, stopped=()):
+
+def build_graded_notebook(lesson, submission):
     """The instructor's notebook with the learner's solution cells put in (FORMAT.md, "Grading").
 
     >>> graded = build_graded_notebook(lesson, read_notebook("alice.ipynb"))
     >>> graded.code_cells[:3]
     [(None, None), ('ex1', 'solution'), ('ex1', 'check')]
-
-    Exercises in `stopped` get a stub instead of the learner's cells (they stopped the kernel).
     """
     answers = {}  # (exercise, k) -> the source of the learner's k-th solution cell of that exercise
     for cell in submission["cells"]:
@@ -207,22 +183,9 @@ def build_graded_notebook(lesson, submission, stopped=()):
             continue
         exercise, role, _ = _graded_role(cell)
         code_cells.append((exercise, role))
-        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-        if role == "check":
-            # a check cell always runs and is compared, whatever nbval tags it may carry
-            tags[:] = [t for t in tags if not t.startswith("nbval-") and t != "raises-exception"]
-            if cell.get("outputs") and cell.get("execution_count") is None:
-                cell["execution_count"] = 1  # nbval compares the outputs of executed cells only
-            continue
-        # Any other cell's outputs depend on the learner's code, and no points hang on them.
-        tags.append("nbval-ignore-output")
         if role == "solution":
             k = count[exercise] = count.get(exercise, -1) + 1
-            if exercise in stopped:
-                cell["source"] = (
-                    f'raise TimeoutError("{exercise}: left out, it stopped the kernel")'
-                )
-            elif (exercise, k) in answers:
+            if (exercise, k) in answers:
                 cell["source"] = answers[(exercise, k)]
             else:
                 cell["source"] = STUB.format(exercise=exercise)
@@ -231,94 +194,158 @@ def build_graded_notebook(lesson, submission, stopped=()):
     return GradedNotebook(notebook, code_cells, missing)
 
 
-# ---- running it under pytest + nbval -------------------------------------------------------------
+# ---- running it: the judge and the learner's worker ----------------------------------------------
 
 
 @dataclass
 class _Run:
-    cells: dict  # code cell number -> the record the plugin wrote for it
-    finished: bool  # False: the overall bound stopped pytest before the end
-    stopped: set  # exercises left out because their cell stopped the kernel
+    cells: dict  # code cell number -> what happened to it (see _record)
+    finished: bool  # False: the overall time limit stopped grading before the end
+    stopped: (
+        dict  # exercise -> "timeout" or "ended": its cell stopped the worker, so it was left out
+    )
+    isolation: str = "none"
 
 
-def _run_nbval(notebook, timeout, total_timeout):
-    """Run the graded notebook in a pytest subprocess; return ({cell number: record}, finished)."""
-    with tempfile.TemporaryDirectory(prefix="autograd-lab-grade-") as folder:
-        folder = Path(folder)
-        (folder / "graded.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-        (folder / "pytest.ini").write_text("[pytest]\n")  # keeps the project's pytest settings out
-        record_file = folder / "cells.jsonl"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "graded.ipynb",
-            "-c",
-            "pytest.ini",
-            "-p",
-            "nbval.plugin",
-            "-p",
-            __name__,
-            "--autograd-lab-record",
-            str(record_file),
-            "--nbval",
-            "--nbval-current-env",
-            f"--nbval-cell-timeout={timeout}",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--tb=no",
-            "-rN",
-        ]
-        # Only nbval and our plugin: faster, and no plugin of the machine's changes the run.
-        env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-        env.pop("PYTEST_ADDOPTS", None)
-        # The plugin and the kernel import this very autograd_lab, installed or not.
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-        try:
-            subprocess.run(command, cwd=folder, env=env, capture_output=True, timeout=total_timeout)
-            finished = True
-        except subprocess.TimeoutExpired:
-            # pytest is killed; its kernel exits by itself within a second (it watches its parent)
-            finished = False
-        lines = record_file.read_text(encoding="utf-8").splitlines() if record_file.exists() else []
-    records = [json.loads(line) for line in lines]
-    return {record["cell"]: record for record in records}, finished
+def _record(passed, ename="", evalue="", stopped=None):
+    """What happened to one cell: passed, the exception's class name and first line (never a
+    traceback), and whether it stopped the worker ("timeout" or "ended")."""
+    return {"passed": passed, "ename": ename, "evalue": _one_line(evalue), "stopped": stopped}
 
 
-def _run_until_the_kernel_survives(lesson, submission, timeout, total_timeout):
-    """Run the graded notebook; when a cell killed the kernel, run again without its exercise.
-
-    An interrupted endless loop costs only its cell. But a cell that ignores the interrupt (or
-    kills the kernel) leaves every later cell without a kernel; stubbing out that exercise and
-    grading again makes it cost only its own points. Each rerun leaves one more exercise out,
-    and all runs together stay within `total_timeout` seconds.
-    """
+def _judge(graded, timeout, total_timeout, isolate=None):
+    """Run the graded notebook: lesson and solution cells in the learner's worker, check cells
+    here, in the judge (judge.py). A cell that stops the worker (it ran past the time limit, or
+    ended the process) costs its exercise: the worker is started again and the notebook run
+    again from the top without that exercise's cells; verdicts already given stand."""
     deadline = time.monotonic() + total_timeout
-    stopped = set()
-    while True:
-        graded = build_graded_notebook(lesson, submission, stopped)
-        cells, finished = _run_nbval(graded.notebook, timeout, deadline - time.monotonic())
-        dead = [n for n, record in cells.items() if record["kernel_dead"]]
-        # the kernel died during the last cell that ran before one found it dead
-        culprit = max((n for n in cells if n < min(dead)), default=None) if dead else None
-        exercise = graded.code_cells[culprit][0] if culprit is not None else None
-        out_of_time = deadline - time.monotonic() < 1
-        if exercise is None or exercise in stopped or out_of_time:  # nothing (more) to leave out
-            return graded, _Run(cells, finished, stopped)
-        stopped.add(exercise)
+    cells, stopped = {}, {}
+    for _attempt in range(len(graded.code_cells) + 1):
+        with tempfile.TemporaryDirectory(prefix="autograd-lab-worker-") as workdir:
+            worker = judge.WorkerProcess.start(workdir, isolate)
+            try:
+                checks = judge.CheckCells(worker)
+                culprit = _run_cells(worker, checks, graded, cells, stopped, timeout, deadline)
+            finally:
+                worker.stop()
+        if culprit is None:
+            return _Run(cells, time.monotonic() < deadline, stopped)
+    return _Run(cells, False, stopped)
 
 
-def _require_nbval():
-    if importlib.util.find_spec("nbval") is None or importlib.util.find_spec("pytest") is None:
-        raise GraderError("the grader runs pytest + nbval: pip install 'autograd_lab[test]'")
+def _run_cells(worker, checks, graded, cells, stopped, timeout, deadline):
+    """Run every code cell once in order; return the exercise whose cell stopped the worker (the
+    caller runs the notebook again without it), or None when the notebook ran to its end. A
+    check cell judged in an earlier run runs again (later check cells may use what it defines),
+    but its first verdict stands."""
+    for number, ((exercise, role), cell) in enumerate(zip(graded.code_cells, graded.sources)):
+        left = deadline - time.monotonic()
+        if left < 1:
+            return None  # the overall time limit: the cells not run yet have no record
+        limit = min(timeout, left)
+        if role == "check":
+            if exercise in stopped:
+                continue  # its exercise stopped the worker: nothing to judge, nothing to define
+            outcome = _run_check(checks, cell, limit)
+        else:
+            source = cell
+            if exercise in stopped and role == "solution":
+                source = f'raise TimeoutError("{exercise}: left out, it stopped the worker")'
+            outcome = _run_in_worker(worker, source, limit)
+        if number not in cells:
+            cells[number] = outcome
+        if outcome["stopped"]:
+            blamed = exercise if exercise is not None else _last_solution(graded, number)
+            if blamed is None or blamed in stopped:
+                return None  # nothing (more) to leave out: the rest has no record
+            stopped[blamed] = outcome["stopped"]
+            return blamed
+    return None
+
+
+def _last_solution(graded, number):
+    """The exercise of the last solution cell before cell `number` (whose code a lesson cell that
+    stopped the worker was running, most likely)."""
+    for exercise, role in reversed(graded.code_cells[:number]):
+        if role == "solution":
+            return exercise
+    return None
+
+
+def _run_in_worker(worker, source, timeout):
+    try:
+        worker.run(source, timeout=timeout)
+    except judge.WorkerDied as died:
+        return _record(False, stopped=died.why)
+    except Exception as error:  # the cell's own exception, by class name and message
+        return _record(False, _error_name(error), str(error))
+    return _record(True)
+
+
+def _run_check(checks, source, timeout):
+    """Run a check cell here, its free names taken from the worker (judge.CheckCells)."""
+    try:
+        with judge.time_limit(timeout), _quiet():
+            checks.run(source)
+    except judge.WorkerDied as died:
+        return _record(False, stopped=died.why)
+    except Exception as error:
+        return _record(False, _error_name(error), str(error))
+    return _record(True)
+
+
+def _error_name(error):
+    return error.kind if isinstance(error, judge.LearnerError) else type(error).__name__
+
+
+class _quiet:
+    """What a check prints (its ✓ lines, gradient tables) is the learner's notebook's business;
+    the judge goes by exceptions. Silence this thread's prints only: other threads grade too."""
+
+    def __enter__(self):
+        _ThreadStdout.install()
+        _ThreadStdout.local.silent = True
+
+    def __exit__(self, *exc_info):
+        _ThreadStdout.local.silent = False
+
+
+class _ThreadStdout:
+    """sys.stdout, except in threads that run a check (which write to nowhere)."""
+
+    local = threading.local()
+    _installed = False
+    _lock = threading.Lock()
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    @classmethod
+    def install(cls):
+        with cls._lock:
+            if not isinstance(sys.stdout, cls):
+                sys.stdout = cls(sys.stdout)
+
+    def write(self, text):
+        if getattr(self.local, "silent", False):
+            return len(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 # ---- scoring -------------------------------------------------------------------------------------
 
 
-def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None):
+def grade(
+    submission_path,
+    against,
+    timeout=DEFAULT_TIMEOUT,
+    total_timeout=None,
+    isolate=None,
+    max_size=DEFAULT_MAX_SIZE,
+):
     """Grade one submission against the instructor's notebook (a path, or a Lesson).
 
     >>> r = grade("alice.ipynb", against="solutions/01_graphs.ipynb", timeout=10)
@@ -326,27 +353,22 @@ def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None)
     (3, 5, True, None)
 
     `timeout` bounds each cell; `total_timeout` (default: a generous bound from the number of code
-    cells) bounds the whole run. Never raises for a bad submission, never writes to it: a problem
-    with it goes to `Result.error`. GraderError when the instructor's notebook is unusable.
+    cells) bounds the whole run. `isolate`: None runs the learner's worker in the sandbox where
+    this machine has one, True insists (sandbox.SandboxUnavailable otherwise), False never does.
+    Never raises for a bad submission, never writes to it: a problem with it goes to
+    `Result.error`. GraderError when the instructor's notebook is unusable.
     """
-    _require_nbval()
     lesson = against if isinstance(against, Lesson) else load_lesson(against)
     result = Result(str(submission_path), max_score=lesson.max_score)
     try:
-        submission = read_notebook(submission_path)
+        submission = read_notebook(submission_path, max_size)  # max_size: bytes
     except SubmissionError as error:
         result.error = str(error)
         return result
     n_code = sum(cell.get("cell_type") == "code" for cell in lesson.notebook["cells"])
-    total_timeout = total_timeout or KERNEL_STARTUP + n_code * (timeout + 10)
-    graded, run = _run_until_the_kernel_survives(lesson, submission, timeout, total_timeout)
-
-    if run.cells and all(record["when"] == "setup" for record in run.cells.values()):
-        result.error = f"the notebook could not be run: {run.cells[min(run.cells)]['message']}"
-        return result
-    if not run.cells and run.finished:
-        result.error = "pytest + nbval ran no cell of the notebook"
-        return result
+    total_timeout = total_timeout or WORKER_STARTUP + n_code * (timeout + 10)
+    graded = build_graded_notebook(lesson, submission)
+    run = _judge(graded, timeout, total_timeout, isolate)
     for exercise, max_points in lesson.points.items():
         solutions = [
             n for n, cell in enumerate(graded.code_cells) if cell == (exercise, "solution")
@@ -358,41 +380,83 @@ def grade(submission_path, against, timeout=DEFAULT_TIMEOUT, total_timeout=None)
         )
         points = max_points if passed else 0
         result.exercises[exercise] = ExerciseResult(points, max_points, passed, feedback)
+    _name_failed_dependencies(result, graded)
     result.score = sum(e.points for e in result.exercises.values())
     return result
 
 
+def _name_failed_dependencies(result, graded):
+    """Add to a failed exercise's feedback the earlier failed exercises whose functions the
+    learner's cells of it use: "ex3 calls your `unbroadcast` from ex2, which failed: fix ex2
+    first" - its check may have failed only through them."""
+    defined = {}  # name -> the exercise whose solution cells define it (the first one)
+    uses = {}  # exercise -> the names its solution cells read from other cells
+    for (exercise, role), source in zip(graded.code_cells, graded.sources):
+        if role != "solution":
+            continue
+        try:
+            own, read = _names_of(source)
+        except SyntaxError:
+            continue
+        for name in own:
+            defined.setdefault(name, exercise)
+        uses.setdefault(exercise, set()).update(read)
+    for exercise, verdict in result.exercises.items():
+        if verdict.passed:
+            continue
+        failed = {}
+        for name in sorted(uses.get(exercise, ())):
+            other = defined.get(name)
+            if other not in (None, exercise) and not result.exercises[other].passed:
+                failed.setdefault(other, []).append(f"`{name}`")
+        for other, names in failed.items():
+            verdict.feedback += (
+                f" — {exercise} calls your {', '.join(names)} from {other}, which failed: "
+                f"fix {other} first"
+            )
+
+
+def _names_of(source):
+    """(names a cell defines at its top level, names it reads from the notebook)."""
+    top = symtable.symtable(source, "<cell>", "exec")
+    own = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    return own, set(judge.free_names(source)) - own
+
+
 def _explain(exercise, graded, run, solutions, check, timeout):
     """One line saying why an exercise earned nothing: the learner's cell first, then the check."""
-    if exercise in run.stopped:
-        return f"✗ your cell ran past {timeout:g} s and ignored the interrupt, so it was left out"
+    if run.stopped.get(exercise) == "timeout":
+        return (
+            f"✗ your code ran past the time limit ({timeout:g} s) and did not stop when "
+            "interrupted, so it was left out"
+        )
+    if run.stopped.get(exercise) == "ended":
+        return (
+            "✗ your code ended the worker process that runs your notebook (os._exit, a crash, "
+            "or more memory than allowed), so it was left out"
+        )
     if exercise in graded.missing:
         return f"✗ no solution cell for {exercise} in the submission (was it deleted or retyped?)"
-    running = min(set(range(len(graded.code_cells))) - run.cells.keys(), default=None)
     for number in solutions:  # the learner's own cell failing is the root cause: say that
         record = run.cells.get(number)
-        if not run.finished and number == running:
-            return "✗ your solution cell was still running at the overall time limit of grading"
-        if record and record["timed_out"]:
-            return f"✗ your solution cell ran over {timeout:g} s and was stopped (endless loop?)"
+        if record is None and not run.finished:
+            return "✗ your solution cell did not run: grading hit its overall time limit"
+        if record and record["ename"] == "KeyboardInterrupt":
+            return f"✗ your solution cell ran past the time limit ({timeout:g} s) and was stopped"
         if record and record["ename"] == "NotImplementedError":
             return "✗ not done yet: your cell still raises NotImplementedError"
         if record and record["ename"]:
             return f"✗ your solution cell raised {_exception(record)}"
     if check is None:
-        why = "the kernel had stopped" if run.finished else "grading hit its overall time limit"
+        why = "the worker had stopped" if run.finished else "grading hit its overall time limit"
         return f"✗ the check did not run ({why})"
-    if check["timed_out"]:
-        return f"✗ the check ran longer than {timeout:g} s and was stopped (does your code loop?)"
+    if check["ename"] == "KeyboardInterrupt":
+        return f"✗ the check ran past the time limit ({timeout:g} s): does your code loop?"
     if check["ename"] == "CheckFailed":  # check()'s one-line verdict, with the author's hint
         return "✗ " + _one_line(check["evalue"]).removeprefix("✗").strip()
     if check["ename"]:  # e.g. a bare assert in the hidden tests: its name, never its line
         return f"✗ the check raised {_exception(check)}"
-    if check["kernel_dead"]:
-        return "✗ the check did not run (the kernel had stopped)"
-    if check["message"].startswith("Cell outputs differ"):
-        return "✗ the check's output differs from the expected one (does your code print more?)"
-    return f"✗ the check failed ({check['message']})"
+    return "✗ the check did not pass"
 
 
 def _exception(record):
@@ -401,14 +465,23 @@ def _exception(record):
     return f"{record['ename']}: {message}" if message else record["ename"]
 
 
-def _one_line(text, limit=200):
+def _one_line(text, limit=500):
     """The first non-empty line of a message, without terminal colours, at most `limit` long."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(text or ""))
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def grade_many(paths, against, jobs=1, timeout=DEFAULT_TIMEOUT, total_timeout=None, progress=None):
+def grade_many(
+    paths,
+    against,
+    jobs=1,
+    timeout=DEFAULT_TIMEOUT,
+    total_timeout=None,
+    progress=None,
+    isolate=None,
+    max_size=DEFAULT_MAX_SIZE,
+):
     """Grade many submissions, `jobs` at a time; the results come in the order of `paths`.
 
     >>> results = grade_many(["alice.ipynb", "bob.ipynb"], "solutions/01_graphs.ipynb", jobs=2)
@@ -418,12 +491,11 @@ def grade_many(paths, against, jobs=1, timeout=DEFAULT_TIMEOUT, total_timeout=No
     A bad submission - or a bug of ours while grading one - becomes that submission's `error`;
     the others are graded all the same. `progress(result)` is called as each one is done.
     """
-    _require_nbval()
     lesson = against if isinstance(against, Lesson) else load_lesson(against)
 
     def one(path):
         try:
-            result = grade(path, lesson, timeout=timeout, total_timeout=total_timeout)
+            result = grade(path, lesson, timeout, total_timeout, isolate, max_size)
         except Exception as error:  # reported for this submission; never stops the class
             result = Result(str(path), max_score=lesson.max_score, error=f"grader bug: {error!r}")
         if progress:
@@ -433,41 +505,3 @@ def grade_many(paths, against, jobs=1, timeout=DEFAULT_TIMEOUT, total_timeout=No
     # Threads are enough: each one waits on its own pytest subprocess, which does the work.
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, paths))
-
-
-# ---- the pytest plugin, loaded inside the subprocess by `-p autograd_lab.teach.grader` -----------
-
-
-def pytest_addoption(parser):
-    parser.addoption("--autograd-lab-record", help="file for the grader's one line per cell")
-
-
-def pytest_runtest_makereport(item, call):
-    """Record each notebook cell's outcome; returning None leaves making the report to pytest.
-
-    `call.excinfo` is read rather than the report's outcome: after a timeout nbval marks all later
-    cells xfail, which would turn their pass/fail into xpass/xfail.
-    """
-    path = item.config.getoption("--autograd-lab-record", None)
-    if not path or not hasattr(item, "cell_num") or call.when == "teardown":
-        return None
-    error = call.excinfo.value if call.excinfo else None
-    if call.when == "setup" and error is None:
-        return None  # the cell itself runs in the "call" phase, next
-    # From the kernel's error output: the exception's name and message. Its traceback, which
-    # would show the hidden tests' lines, is deliberately left behind.
-    errors = [o for o in getattr(item, "test_outputs", None) or [] if o["output_type"] == "error"]
-    message = str(error) if error is not None else ""
-    record = {
-        "cell": item.cell_num,
-        "when": call.when,
-        "passed": error is None,
-        "timed_out": message.startswith("Timeout"),
-        "kernel_dead": message.startswith("Kernel dead"),
-        "ename": str(errors[-1].get("ename", "")) if errors else "",
-        "evalue": str(errors[-1].get("evalue", "")) if errors else "",
-        "message": _one_line(message),
-    }
-    with open(path, "a", encoding="utf-8") as file:  # a line per cell: a killed run keeps its lines
-        file.write(json.dumps(record) + "\n")
-    return None

@@ -150,17 +150,18 @@ class record_memory:
         return False
 
 
-def measure_peak(step, warmup=1):
-    """Peak bytes allocated while `step()` runs (after `warmup` calls, so caches are filled)."""
+def measure_peak(step, *args, warmup=1):
+    """Peak bytes allocated while `step(*args)` runs (after `warmup` calls, so caches are
+    filled). The arguments are made before the measurement starts, so they do not count."""
     for _ in range(warmup):
-        step()
+        step(*args)
     started = not tracemalloc.is_tracing()
     if started:
         tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
     try:
-        step()
+        step(*args)
         return tracemalloc.get_traced_memory()[1] - base
     finally:
         if started:
