@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from fuzzing import check, generator
 from fuzzing.compare import Divergence, compare
-from fuzzing.program import Leaf, Program, Step, statements
+from fuzzing.program import Leaf, Program, Statement, Step, statements
 from fuzzing.reproduce import reproducer
 from fuzzing.runner import Seen, observe, run
 from fuzzing.shrink import shrink
@@ -212,3 +212,22 @@ def test_pytorchs_zero_tensors_are_read_as_the_zeros_they_stand_for(torch):
     assert second[0]._is_zerotensor()
     ours, theirs = observe((ag.zeros(2, 2),), ag), observe(second, torch)
     assert compare({(0, "v"): ours}, {(0, "v"): theirs}, _one_line()) == []
+
+
+def test_a_float64_gradient_taken_through_float32_gets_float32s_tolerance(torch):
+    # fuzz seed 1700403: log_softmax(x, dtype=torch.float32) of a float64 x runs its backward in
+    # float32, with numpy's exp (one last bit off PyTorch's vectorized one); the float64 x.grad
+    # carries that rounding, beyond float64's tolerance
+    lines = [
+        Statement("v = ...", "log_softmax", "v = ..."),
+        Statement("backward", "backward", "loss.backward()"),
+    ]
+    x = torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    v = observe(torch.log_softmax(x, -1, dtype=torch.float32), torch)
+    grad, rounded = (observe(torch.tensor(g, dtype=torch.float64), torch) for g in (0.1, 0.1000001))
+    ours = {(0, "v"): v, (1, "x0.grad"): rounded}
+    assert compare(ours, {(0, "v"): v, (1, "x0.grad"): grad}, lines) == []
+    float64_only = observe(x * 1, torch)  # no float32 tensor in the graph: float64's tolerance
+    ours = {(0, "v"): float64_only, (1, "x0.grad"): rounded}
+    found = compare(ours, {(0, "v"): float64_only, (1, "x0.grad"): grad}, lines)
+    assert [d.what for d in found] == ["values"]

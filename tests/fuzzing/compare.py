@@ -7,7 +7,9 @@ What counts as the same:
   differ in the last bits, float64 far less); once a float32 value was equal only within its
   tolerance, later float64 values (x.double(), dtype=torch.float64) get float32's tolerance too:
   they carry that float32 rounding; so do the float64 results of the few ops that compute in
-  float32 inside (FLOAT32_INSIDE);
+  float32 inside (FLOAT32_INSIDE), and the float64 gradients of a program whose graph holds a
+  float32 tensor (x.float(), log_softmax(x, dtype=torch.float32)): their backward ran in
+  float32 there, with numpy's exp where PyTorch has its vectorized one;
 - dtype, shape, grad_fn's name, requires_grad: equal; None is not a tensor of zeros;
 - errors: when both raise, the same built-in exception class (the message is ours to word);
   one raising and the other not is a divergence.
@@ -58,6 +60,7 @@ def _class(text):
 def compare(ours, theirs, lines):
     """The divergences between two records (runner.run) of the same `lines`, in program order."""
     found, rounded, float32_rounded, zero_sign = [], False, False, ""
+    float32_in_graph = False  # a float32 tensor that requires grad was recorded
     for key, seen in theirs.items():
         if key not in ours:
             continue  # that line did not run in ours: already reported where it raised
@@ -65,7 +68,8 @@ def compare(ours, theirs, lines):
         line = lines[number]
         where = line.source.splitlines()[0][:100] + (f"  [{expression}]" if expression else "")
         float32_inside = line.op in FLOAT32_INSIDE
-        loosest = "float32" if float32_rounded or float32_inside else None
+        gradient_in_float32 = float32_in_graph and line.op in ("backward", "grad")
+        loosest = "float32" if float32_rounded or float32_inside or gradient_in_float32 else None
         for divergence in _differences(ours[key], seen, where, line.op, loosest):
             found.append(
                 replace(
@@ -78,6 +82,7 @@ def compare(ours, theirs, lines):
             )
         if not zero_sign and _zero_signs_differ(ours[key], seen):
             zero_sign = line.op
+        float32_in_graph = float32_in_graph or _float32_requiring_grad(seen)
         rounded_dtypes = _rounded(ours[key], seen)
         if rounded_dtypes:
             rounded = True
@@ -97,6 +102,13 @@ def _zero_signs_differ(ours, theirs):
     mine, other = np.asarray(ours.values), np.asarray(theirs.values)
     both_zero = (mine == 0) & (other == 0)
     return bool((np.signbit(mine) != np.signbit(other))[both_zero].any())
+
+
+def _float32_requiring_grad(record):
+    """Whether a record is a float32 tensor that requires grad (or a sequence holding one)."""
+    if record.kind == "sequence":
+        return any(_float32_requiring_grad(item) for item in record.values)
+    return record.kind == "tensor" and record.dtype == "float32" and record.requires_grad
 
 
 def _rounded(ours, theirs):
