@@ -318,6 +318,20 @@ def _welford_overflow(d):
     return d.what == "NaN/inf" and op in ("var_mean", "std_mean")
 
 
+def _our_floor_divide_backward_raises_where_pytorch_runs(d):
+    """Our autograd.grad reached floor_divide's NotImplemented node and raised; PyTorch's never
+    reached it (grad runs only the nodes on a path to its inputs). Its NotImplemented node keeps an edge only for the operands that require grad,
+    and the CopySlices node of an in-place change through a view takes that node's first edge
+    for the view's own: with a view that needs no gradient, the divisor's edge is the one it
+    drops."""
+    return (
+        d.what == "raises"
+        and d.op in ("backward", "grad")
+        and d.theirs == "ran"
+        and "derivative for aten::floor_divide is not implemented" in d.ours
+    )
+
+
 SIMPLIFICATIONS = [
     Simplification(
         "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
@@ -540,6 +554,14 @@ SIMPLIFICATIONS = [
         'with an internal assert, "unknown ivalue tag 4")',
         _backward_fails_in_pytorch("unknown ivalue tag 4"),
         in_program=r"\b(True|False)\s*\*\*|\bpow\(\s*(True|False)\s*,",
+    ),
+    Simplification(
+        "`a.floor_divide_(b)` (`a //= b`) through a view of a tensor that does not require grad "
+        "keeps its `NotImplemented` node on b's path, so `autograd.grad` for b raises there "
+        "(PyTorch 2.13's `CopySlices` node drops b's edge, so its `grad` gives b None; its "
+        "`backward()` raises)",
+        _our_floor_divide_backward_raises_where_pytorch_runs,
+        in_program=r"\.floor_divide_\(|//=",
     ),
 ]
 

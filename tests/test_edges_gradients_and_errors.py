@@ -1,0 +1,51 @@
+"""Gradients and backward errors at the edges (issue 14, fuzz wave 9): each test runs the same
+lines with autograd_lab and with PyTorch 2.13 (the `torch` fixture) and compares gradients, or
+error classes and key words; where PyTorch's behaviour is an accident of its implementation, the
+test shows both behaviours and that the fuzzer counts the difference as a README simplification."""
+
+import pytest
+from fuzzing import check
+from fuzzing.compare import Divergence
+from fuzzing.program import Leaf, Program, Step
+from fuzzing.simplifications import accepted_by
+
+import autograd_lab as ag
+
+
+def test_floor_divide_in_place_through_a_view_loses_the_divisors_edge_only_in_pytorch(torch):
+    # fuzz seed 1712168: PyTorch's NotImplemented node keeps edges only for the operands that
+    # require grad; CopySlices takes its first edge for the view's own, so with a view that needs
+    # no gradient it drops the divisor's edge, and autograd.grad, which runs only the nodes on
+    # a path to its inputs, never reaches the node (backward(), which runs every node, raises).
+    # Ours keeps the node on the divisor's path and raises there (a README simplification).
+    def grads(lib, through_a_view):
+        divisor = lib.tensor(2.0, requires_grad=True)
+        base = lib.tensor([3.0, 4.0])
+        changed = base[1:] if through_a_view else base
+        changed.floor_divide_(divisor)
+        return lib.autograd.grad(base.sum(), [divisor], allow_unused=True)
+
+    for lib in (ag, torch):  # without a view both reach the node, and raise
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide"):
+            grads(lib, through_a_view=False)
+        divisor = lib.tensor(2.0, requires_grad=True)
+        base = lib.tensor([3.0, 4.0])
+        base[1:].floor_divide_(divisor)
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide"):
+            base.sum().backward()  # every node runs: both reach it
+    assert grads(torch, through_a_view=True) == (None,)
+    with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
+        grads(ag, through_a_view=True)
+    program = Program(
+        (Leaf("x0", (), "float32", (2.0,), True), Leaf("x1", (2,), "float64", (3.0, 4.0), False)),
+        (Step("v0", "Tensor.floor_divide_", "{0}[1:].floor_divide_({1})", ("x1", "x0")),),
+        backward="grad, create_graph, then second order",
+        loss_of="x1",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ("grad", "raises") in [(d.op, d.what) for d, _ in result.accepted]
+    other_error = Divergence(
+        "loss.backward()", "backward", "raises", "raises RuntimeError: x", "ran"
+    )
+    assert accepted_by(other_error, "x.floor_divide_(y)") is None
