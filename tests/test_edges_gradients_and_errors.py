@@ -49,3 +49,45 @@ def test_floor_divide_in_place_through_a_view_loses_the_divisors_edge_only_in_py
         "loss.backward()", "backward", "raises", "raises RuntimeError: x", "ran"
     )
     assert accepted_by(other_error, "x.floor_divide_(y)") is None
+
+
+def test_dist_with_p_zero_lets_our_backward_go_on_to_unique_consecutives_missing_derivative(
+    torch,
+):
+    # fuzz seed 1730138: reached directly, unique_consecutive's node raises NotImplementedError in
+    # both libraries. Behind dist(x, y, 0), PyTorch 2.13's backward fails first, inside dist's
+    # (an internal RuntimeError); ours gives dist no gradient and goes on to that node (a README
+    # simplification: dist's line there)
+    def backward(lib, through_dist):
+        x = lib.tensor([1.0, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        unique, _ = x.unique_consecutive(return_counts=True)
+        loss = lib.dist(x[:2], unique, 0) if through_dist else unique.sum()
+        loss.backward()
+
+    for lib in (ag, torch):
+        with pytest.raises(NotImplementedError, match="unique_consecutive"):
+            backward(lib, through_dist=False)
+    with pytest.raises(RuntimeError, match="Expected a proper Tensor but got None"):
+        backward(torch, through_dist=True)
+    with pytest.raises(NotImplementedError, match="unique_consecutive"):
+        backward(ag, through_dist=True)
+    program = Program(
+        (Leaf("x0", (), "float64", (0.0,), True),),
+        (
+            Step("v0", "Tensor.unique_consecutive", "{0}.unique_consecutive()", ("x0",)),
+            Step("v1", "dist", "{0}.dist({1}, 0)", ("x0", "v0")),
+        ),
+        backward="backward",
+        loss_of="v1",
+    )
+    result = check(program, ag, torch)
+    assert not result.divergences
+    assert ("backward", "exception class") in [(d.op, d.what) for d, _ in result.accepted]
+    other_error = Divergence(
+        "loss.backward()",
+        "backward",
+        "exception class",
+        "raises NotImplementedError: x",
+        "raises RuntimeError: Expected a proper Tensor but got None",
+    )
+    assert accepted_by(other_error) is None

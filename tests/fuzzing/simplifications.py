@@ -133,11 +133,26 @@ def _tie_order(d):
     return d.what == "values" and op in ("topk", "kthvalue") and picks_indices
 
 
+# what a node without a derivative (floor_divide's NotImplemented, unique's) raises when the
+# backward pass reaches it
+_NO_DERIVATIVE = re.compile(r"derivative for \S+ is not implemented")
+
+
 def _dist_zero_backward(d):
     """PyTorch 2.13's backward of dist(x, y, 0) fails inside its own code (it hands an undefined
     tensor on); ours runs, and dist with p=0, a count, gives no gradient, as norm(x, 0) does.
-    That internal message comes from nowhere else a program reaches."""
-    return _backward_fails_in_pytorch("Expected a proper Tensor but got None")(d)
+    That internal message comes from nowhere else a program reaches. Our pass goes on past dist,
+    so it may reach a node further back that has no derivative (unique_consecutive's) and raise
+    there, as PyTorch's would had it not failed first."""
+    if not (d.op in ("backward", "grad") and d.what in ("raises", "exception class")):
+        return False
+    ours_ran_or_reached_a_node_without_derivative = d.ours == "ran" or bool(
+        _NO_DERIVATIVE.search(d.ours)
+    )
+    return (
+        "Expected a proper Tensor but got None" in d.theirs
+        and ours_ran_or_reached_a_node_without_derivative
+    )
 
 
 # PyTorch's C++ formula for addcdiv's tensor1 gradient computes `value / tensor2` in tensor2's own
@@ -516,7 +531,8 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "`dist(x, y, 0)` has no gradient, as `norm(x, 0)` (PyTorch 2.13's backward fails there "
-        'with an internal error, "Expected a proper Tensor but got None")',
+        'with an internal error, "Expected a proper Tensor but got None"; ours goes on, so a '
+        "node further back that has no derivative, as `unique`'s, raises instead)",
         _dist_zero_backward,
     ),
     Simplification(
