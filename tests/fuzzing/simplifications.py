@@ -490,6 +490,13 @@ SIMPLIFICATIONS = [
         in_program=r"(?s)\blogcumsumexp_?\(.*create_graph=True",
     ),
     Simplification(
+        "a float32 second derivative of `std` that is 0 in exact arithmetic (over two elements "
+        "std is linear) keeps a rounding residue (up to a thousandth of the gradient's largest "
+        "element) other than PyTorch's: its terms cancel, each rounded in float32 in its own order",
+        _rounding_residue_of_a_zero,
+        in_program=r"(?s)\b(std|std_mean)\(.*create_graph=True",
+    ),
+    Simplification(
         "`batch_norm`/`layer_norm` of a float32 channel whose values are all equal leave a "
         "rounding residue (about 1e-5, where the exact answer is 0) that follows the last bit of "
         "the input, so it differs from PyTorch's after an op whose float32 result is a last bit "
