@@ -1,0 +1,49 @@
+"""Fuzz wave 9 (issue 14): silent wrong values (a partly written assignment, a clone's layout,
+dist with p=0, randint_like's order), against PyTorch 2.13."""
+
+import pytest
+from conftest import values
+from fuzzing import check
+from fuzzing.check import _partly_written_line
+from fuzzing.program import Leaf, Program, Step, statements
+from fuzzing.runner import Seen
+
+import autograd_lab as ag
+
+
+def _program(leaves, *steps):
+    return Program(tuple(leaves), tuple(Step(*step) for step in steps))
+
+
+def test_assignment_through_a_list_with_an_index_out_of_range_writes_nothing(torch):
+    # README's Simplifications: PyTorch's index_put_ has written x[0] before it meets the 3 and
+    # raises; ours checks every index first and leaves the tensor unchanged
+    def assign(lib):
+        x = lib.tensor([1.5, -1.0, 2.0], dtype=lib.float64)
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[None, [-3, 0, 3]] = 0.25
+        return values(x).tolist()
+
+    assert assign(torch) == [0.25, -1.0, 2.0]
+    assert assign(ag) == [1.5, -1.0, 2.0]
+
+
+def test_the_fuzzer_counts_values_after_a_refused_assignment_through_a_list_as_a_consequence(
+    torch,
+):
+    # fuzz seed 1708676: torch.mul(x0, x0) read the element PyTorch had written before raising
+    x = Leaf("x0", (3,), "float64", (1.67, -1.0, 1.29))
+    steps = [
+        ("v0", "setitem", "{0}[None, [-3, 0, 3]] = 0.25", ("x0",), True),
+        ("v1", "mul", "torch.mul({0}, {0})", ("x0",)),
+    ]
+    result = check(_program([x], *steps), ag, torch)
+    assert not result.divergences
+    assert [(d.op, d.what) for d in result.consequences] == [("mul", "values")]
+    # a plain index (x[3] = 1) is checked before PyTorch writes: a later difference is a finding
+    records = {(0, ""): Seen("raise", error="IndexError: index 3 is out of bounds")}
+    plain = ("v0", "setitem", "{0}[3] = 0.25", ("x0",), True)
+    lines = statements(_program([x], plain))[2:]
+    assert _partly_written_line(records, records, lines) is None
+    lines = statements(_program([x], steps[0]))[2:]
+    assert _partly_written_line(records, records, lines) == 0
