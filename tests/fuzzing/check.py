@@ -120,11 +120,8 @@ def _partly_written_line(ours, theirs, lines):
             and _indexes_with_a_list_or_tensor(lines[number].source)
             and "out of bounds" in seen.error
         )
-        in_place = op.endswith("_") or op in (
-            "x //= y",
-            "x %= y",
-            "setitem",
-        )  # (x %= y: remainder_)
+        # (x %= y is x.remainder_(y); an assignment x[...] = v writes x in place too)
+        in_place = op.endswith("_") or op in ("x //= y", "x %= y", "setitem")
         if not expression and in_place and both_raised and partly_written:
             return number
     return None
