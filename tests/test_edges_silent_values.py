@@ -47,3 +47,17 @@ def test_the_fuzzer_counts_values_after_a_refused_assignment_through_a_list_as_a
     assert _partly_written_line(records, records, lines) is None
     lines = statements(_program([x], steps[0]))[2:]
     assert _partly_written_line(records, records, lines) == 0
+
+
+def test_where_lays_out_its_result_as_its_condition_first(torch):
+    # fuzz seed 1716565: the mask is transposed in memory, the other input a broadcast column;
+    # PyTorch's TensorIterator reads the condition first, so the result (and its clone) is
+    # transposed in memory too, and as_strided reads its memory in that order
+    def where_of_a_transposed_mask(lib):
+        x = lib.tensor([[0.0, 0.5, 2.5, -1.5], [-1.5, 2.0, 0.5, 1.0], [-1.0, -0.5, 1.5, -0.5]])
+        picked = lib.where(x.t() > 0, 0.5, lib.zeros(4, 1))
+        read = lib.as_strided(picked.clone(), (2,), (2,), 6)
+        return picked.stride(), values(read).tolist()
+
+    assert where_of_a_transposed_mask(torch) == ((1, 4), [0.5, 0.0])
+    assert where_of_a_transposed_mask(ag) == where_of_a_transposed_mask(torch)
