@@ -1484,7 +1484,10 @@ def zero(input):
 
 def _comparison(name, numpy_function, kernel, *aliases):
     def compare(input, other):
-        return _make(numpy_function(*operands(input, other)))
+        # laid out as an Op's result is (TensorIterator's rule): numpy picks other strides for
+        # a dim of size 1, which where(x > 0, ...) would then take on
+        inputs = [t._data for t in (input, other) if isinstance(t, Tensor)]
+        return _make(laid_out_like_inputs(numpy_function(*operands(input, other)), inputs))
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"{name}(input, other): element by element, a bool tensor"
