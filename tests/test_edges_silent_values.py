@@ -61,3 +61,25 @@ def test_where_lays_out_its_result_as_its_condition_first(torch):
 
     assert where_of_a_transposed_mask(torch) == ((1, 4), [0.5, 0.0])
     assert where_of_a_transposed_mask(ag) == where_of_a_transposed_mask(torch)
+
+
+def test_the_norm_of_a_0d_tensor_over_a_named_dim_takes_the_power_and_the_root(torch):
+    # fuzz seed 1732582: PyTorch takes |x| as it is for a norm over one element, except for a 0-d
+    # tensor reduced over dim=0 or -1: there (0.19³)^(1/3) is 0.19000000000000003, so dist(x, that,
+    # 0) counts one nonzero difference; (1e-200)² underflows, so its 2-norm is 0
+    def norms(lib):
+        x = lib.tensor(0.19, dtype=lib.float64)
+        tiny = lib.tensor(1e-200, dtype=lib.float64)
+        over_dim = lib.norm(x, p=3, dim=-1)
+        return [
+            over_dim.item(),
+            lib.dist(x, over_dim, 0).item(),
+            lib.linalg.vector_norm(x, 0.5, dim=0).item(),
+            lib.linalg.vector_norm(tiny, 2, dim=(0,)).item(),
+            lib.linalg.vector_norm(x, 3).item(),  # no dim: |x|
+            lib.linalg.vector_norm(x, 3, dim=()).item(),  # dim=() is every dim: |x| too
+            lib.linalg.vector_norm(x.reshape(1), 3, dim=0).item(),  # one element of a 1-D: |x|
+        ]
+
+    assert norms(torch) == [0.19000000000000003, 1.0, 0.18999999999999997, 0.0, 0.19, 0.19, 0.19]
+    assert norms(ag) == norms(torch)
