@@ -83,3 +83,20 @@ def test_the_norm_of_a_0d_tensor_over_a_named_dim_takes_the_power_and_the_root(t
 
     assert norms(torch) == [0.19000000000000003, 1.0, 0.18999999999999997, 0.0, 0.19, 0.19, 0.19]
     assert norms(ag) == norms(torch)
+
+
+def test_count_nonzero_gives_a_row_major_result_so_randint_like_fills_it_in_pytorchs_order(
+    torch,
+):
+    # fuzz seed 1714528: counting over dim 0 of a permuted tensor; numpy's sum kept the input's
+    # order (strides (1, 3)), PyTorch's reduction gives a row-major result, which
+    # randint_like's empty_like then copies, and fills row after row
+    def counts_and_fill(lib):
+        lib.manual_seed(0)
+        x = lib.tensor([0, 1, 0, 2, 0, 3, 4, 0, 5], dtype=lib.int64).reshape(3, 3, 1)
+        counts = x.transpose(0, -1).count_nonzero(dim=-3)
+        filled = lib.randint_like(counts, 5, dtype=lib.int64)
+        return counts.stride(), values(counts).tolist(), values(filled).tolist()
+
+    assert counts_and_fill(torch)[0] == (3, 1)
+    assert counts_and_fill(ag) == counts_and_fill(torch)
