@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import storage
 from ..autograd.function import Op
+from ..layout import row_major
 from ..tensor import Tensor, _make
 from .reduction import _all_if_empty, _dims
 from .registry import public
@@ -268,4 +269,5 @@ def bincount(input, weights=None, minlength=0):
 def count_nonzero(input, dim=None):
     """How many elements are not zero, over `dim` (an int or a tuple; all dims by default)."""
     dims = _dims(_all_if_empty(dim, input), input._data.ndim)
-    return _make(np.sum(input._data != 0, axis=dims, dtype=np.int64))
+    counts = np.sum(input._data != 0, axis=dims, dtype=np.int64)
+    return _make(row_major(counts))  # as every reduction's (numpy keeps the input's order)

@@ -16,7 +16,7 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
-from ..layout import copy_keeping_layout, row_major
+from ..layout import copy_keeping_layout, laid_out_like_inputs, row_major
 from ..tensor import Tensor, _make
 from . import scalar
 from .registry import public
@@ -1131,13 +1131,18 @@ class Where(Op):
     node_name = "WhereBackward0"
     saved_names = ("condition",)  # grad_fn._saved_condition, as in PyTorch
     kernel = staticmethod(lambda input, other, condition: scalar.where(condition, input, other))
+    # PyTorch's TensorIterator reads the condition first, so its layout decides the result's (a
+    # transposed mask gives a transposed result); here the condition is a keyword argument,
+    # which Op's layout rule does not see
+    lays_out_itself = True
     derivative = "the gradient goes to the input the condition picked"
 
     @staticmethod
     def forward(ctx, a, b, condition):
         ctx.save_for_backward(condition)
         x, y = operands(a, b)
-        return np.where(condition._data, x, y)
+        inputs = [t._data for t in (condition, a, b) if isinstance(t, Tensor)]
+        return laid_out_like_inputs(np.where(condition._data, x, y), inputs)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1479,7 +1484,10 @@ def zero(input):
 
 def _comparison(name, numpy_function, kernel, *aliases):
     def compare(input, other):
-        return _make(numpy_function(*operands(input, other)))
+        # laid out as an Op's result is (TensorIterator's rule): numpy picks other strides for
+        # a dim of size 1, which where(x > 0, ...) would then take on
+        inputs = [t._data for t in (input, other) if isinstance(t, Tensor)]
+        return _make(laid_out_like_inputs(numpy_function(*operands(input, other)), inputs))
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"{name}(input, other): element by element, a bool tensor"

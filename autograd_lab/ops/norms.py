@@ -29,10 +29,15 @@ def _order_name(ord):
     return {math.inf: "inf", -math.inf: "-inf"}.get(ord, f"{ord:g}")
 
 
-def _p_norm(data, ord, dims, keepdim):
-    """The ord-norm of numpy `data` over `dims` (numpy calls only, so it runs on CUDA too)."""
+def _p_norm(data, ord, dims, keepdim, over_a_named_dim_of_a_0d=False):
+    """The ord-norm of numpy `data` over `dims` (numpy calls only, so it runs on CUDA too).
+    `over_a_named_dim_of_a_0d`: data is 0-d and the call named a dim (dim=0 or -1)."""
     size = np.abs(data)
+    # (PyTorch 2.13 takes the shortcut below for a 0-d tensor only without a named dim: with
+    # dim=0 or -1 its one element goes through the power and the root, norm(x, 3, dim=0) of 0.19
+    # is 0.19000000000000003, and dist(x, that, 0) counts one nonzero difference)
     one_element_each = math.prod(data.shape[d] for d in dims) == 1
+    one_element_each = one_element_each and not over_a_named_dim_of_a_0d
     if ord == math.inf or (one_element_each and ord != 0):
         # the norm of one element is its size; PyTorch's kernel then takes |x| as it is, without
         # the power and the root (which would overflow, or round: (√2)² is not 2)
@@ -95,7 +100,9 @@ class VectorNorm(Op):
                 "empty dimension): a maximum or minimum of no elements is undefined. Fix: reduce "
                 "over a dimension that has elements."
             )
-        result = _make(row_major(_p_norm(data, ord, dims, keepdim)))  # as every reduction's
+        named_dim = dim is not None and (isinstance(dim, int) or len(dim) > 0)
+        norm = _p_norm(data, ord, dims, keepdim, named_dim and data.ndim == 0)
+        result = _make(row_major(norm))  # as every reduction's
         x = input if data is input._data else _make(data)  # dtype= : computed in that dtype
         ctx.ord, ctx.dims, ctx.keepdim = ord, dims, keepdim
         ctx.save_for_backward(x, result)

@@ -93,11 +93,12 @@ def check(program, ours=None, theirs=None):
 
 def _partly_written_line(ours, theirs, lines):
     """The first line where both libraries refused an in-place integer division by zero
-    (x.fmod_(y) with a 0 in y: PyTorch's "ZeroDivisionError") or an in-place index_add_,
-    scatter_ or scatter_add_ with an index out of range, or None. PyTorch has written the
-    elements before the zero (or added the slices, written the elements, before the bad index) by
-    then, ours nothing (README's Simplifications): the values read from x later differ as a
-    consequence."""
+    (x.fmod_(y) with a 0 in y: PyTorch's "ZeroDivisionError"), an in-place index_add_,
+    scatter_ or scatter_add_ with an index out of range, or an assignment through a list or index
+    tensor with an index out of range (x[[0, 3]] = 1: PyTorch's index_put_), or None. PyTorch has
+    written the elements before the zero (or added the slices, written the elements, before the
+    bad index) by then, ours nothing (README's Simplifications): the values read from x later
+    differ as a consequence."""
     for key, seen in theirs.items():
         number, expression = key
         mine = ours.get(key)
@@ -114,7 +115,22 @@ def _partly_written_line(ours, theirs, lines):
                 and "out of bounds" in seen.error
             )
         )
-        in_place = op.endswith("_") or op in ("x //= y", "x %= y")  # (x %= y is x.remainder_(y))
+        partly_written = partly_written or (
+            op == "setitem"
+            and _indexes_with_a_list_or_tensor(lines[number].source)
+            and "out of bounds" in seen.error
+        )
+        # (x %= y is x.remainder_(y); an assignment x[...] = v writes x in place too)
+        in_place = op.endswith("_") or op in ("x //= y", "x %= y", "setitem")
         if not expression and in_place and both_raised and partly_written:
             return number
     return None
+
+
+def _indexes_with_a_list_or_tensor(source):
+    """Whether an assignment `x[...] = value` indexes with a list or an index tensor (a bracket
+    inside the subscript): only then does PyTorch write element after element (index_put_); a
+    plain `x[3] = 1` checks the index before it writes."""
+    target = source.splitlines()[0].split(" = ")[0]
+    subscript = target[target.index("[") + 1 :] if "[" in target else ""
+    return "[" in subscript
