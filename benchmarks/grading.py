@@ -8,7 +8,10 @@ untouched exercise: a full run of every check, and a run that fails fast) is gra
 `grade_many(jobs=--jobs)`, once with bubblewrap (`isolate=True`, where the machine has it) and once
 without (`isolate=False`), in turns. Each row gives the wall time, submissions per minute and the
 other processes' load while it ran (harness.quietly re-runs a loaded row). The issue asks for the
-figure with isolation on at `-j 2`.
+figure with isolation on at `-j 2`. Caveat: a sandboxed worker's CPU time never comes back to the
+grader (its PID namespace is killed, not waited for by us), so the sandboxed rows' load counts the
+workers themselves as "other processes" (about 1.5 cores at -j 2 on a quiet machine): read it
+beside the machine's load average, printed first.
 """
 
 import argparse
@@ -57,7 +60,10 @@ def main():
     modes = [("sandboxed (bubblewrap)", True)] if sandbox.isolation().isolated else []
     modes.append(("not sandboxed", False))
     info = machine_info()
-    print(f"grading throughput, {info['date']}: {info['cpu']}, {info['usable cores']} usable cores")
+    print(
+        f"grading throughput, {info['date']}: {info['cpu']}, {info['usable cores']} usable cores, "
+        f"load average {info['load average']}"
+    )
     print(f"{args.submissions} submissions of {args.lesson}, -j {args.jobs}; {sandbox.describe()}")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
