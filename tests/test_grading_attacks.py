@@ -14,7 +14,8 @@ import time
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_notebook
+from test_grader import _check, _solution, filled  # the grader tests' cell builders
 
 from autograd_lab.teach import generate_student_notebook, sandbox
 from autograd_lab.teach.grader import grade_many
@@ -27,21 +28,6 @@ ISOLATED = sandbox.isolation().isolated
 needs_sandbox = pytest.mark.skipif(
     not ISOLATED, reason=f"no sandbox here: {sandbox.isolation().reason}"
 )
-
-
-def _solution(exercise, source):
-    return new_code_cell(
-        source, metadata={"autograd_lab": {"exercise": exercise, "role": "solution"}}
-    )
-
-
-def _check(exercise, points, source, printed):
-    cell = new_code_cell(
-        source, metadata={"autograd_lab": {"exercise": exercise, "role": "check", "points": points}}
-    )
-    cell.execution_count = 1
-    cell.outputs = [new_output("stream", name="stdout", text=printed)]
-    return cell
 
 
 def lesson_notebook():
@@ -82,15 +68,6 @@ def lesson_notebook():
             _check("ex3", 3, 'check("ex3", lambda: total == 45)', "✓ ex3 passed\n"),
         ]
     )
-
-
-def filled(student, answers):
-    nb = nbformat.from_dict(json.loads(json.dumps(student)))
-    for cell in nb.cells:
-        info = cell.metadata.get("autograd_lab", {})
-        if info.get("role") == "solution" and info["exercise"] in answers:
-            cell.source = answers[info["exercise"]]
-    return nb
 
 
 # Each attack is exercise 1's cell. The comment says what it tries.

@@ -242,32 +242,16 @@ def _grader_tensor(value):
     return isinstance(value, Tensor)
 
 
-_BUILTIN_ERRORS = {
-    name: value
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-}
-
-
 def _error_data(error):
-    """An exception as plain data for the worker: a builtin class by name (a learner's stub's
-    NotImplementedError that went through a check's callback is still one), else its name."""
-    kind = error.kind if isinstance(error, LearnerError) else type(error).__name__
-    builtin = isinstance(error, LearnerError) is False and type(error).__module__ == "builtins"
-    return {"type": kind, "builtin": builtin, "message": str(error)[:2000]}
+    """An exception of the grader's for the worker (a learner's stub's NotImplementedError that
+    went through a check's callback is still one there)."""
+    return wire.error_as_data(error, error.kind if isinstance(error, LearnerError) else None)
 
 
 def _as_exception(error):
-    """The learner's exception, raised on this side: a builtin class by name (so `hasattr` and
-    `except ValueError` work as in the notebook), any other as LearnerError."""
-    kind, message = str(error.get("type", "Exception")), str(error.get("message", ""))
-    cls = _BUILTIN_ERRORS.get(kind) if error.get("builtin") else None
-    if cls is None or not issubclass(cls, Exception):
-        return LearnerError(kind, message)
-    try:
-        return cls(message)
-    except TypeError:  # a builtin exception that needs other arguments (UnicodeError, ...)
-        return LearnerError(kind, message)
+    """The learner's exception, raised on this side: Python's own class by its name, any other
+    as LearnerError."""
+    return wire.error_from_data(error, LearnerError)
 
 
 # ---- the stand-in for a learner's object -------------------------------------------------------

@@ -20,6 +20,7 @@ becomes on the way:
 """
 
 import base64
+import builtins
 import math
 
 import numpy as np
@@ -114,3 +115,26 @@ def _decode_array(data):
         raise WireError(f"an array of {dtype} is not plain data")
     raw = base64.b64decode(data["data"])
     return np.frombuffer(raw, dtype=dtype).reshape(data["shape"]).copy()  # writable, its own
+
+
+# ---- exceptions: both sides send theirs as plain data --------------------------------------------
+
+
+def error_as_data(error, name=None):
+    """An exception as plain data: its class's name (`name` overrides it), whether that class is
+    Python's own, and its message. Never a traceback: that could show the other side's code."""
+    builtin = name is None and type(error).__module__ == "builtins"
+    return {"type": name or type(error).__name__, "builtin": builtin, "message": str(error)[:2000]}
+
+
+def error_from_data(data, other):
+    """The exception `data` stands for, to raise on this side: Python's own class by its name (so
+    `hasattr` and `except ValueError` work across), `other(name, message)` for any other class."""
+    name, message = str(data.get("type", "Exception")), str(data.get("message", ""))
+    kind = getattr(builtins, name, None) if data.get("builtin") else None
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        try:
+            return kind(message)
+        except TypeError:  # Python's own, but it takes other arguments (UnicodeError, ...)
+            pass
+    return other(name, message)

@@ -30,7 +30,6 @@ import json
 import os
 import sys
 import threading
-import traceback
 
 from . import wire
 
@@ -118,7 +117,8 @@ class Worker:
             value = getattr(self, "op_" + request["op"])(request)
             self._send({"id": request["id"], "ok": True, "value": self._encode(value)})
         except BaseException as error:  # the learner's exception is an answer too
-            self._send({"id": request["id"], "ok": False, "error": _describe(error)})
+            # by class name and message only: what the learner's code raised, no traceback
+            self._send({"id": request["id"], "ok": False, "error": wire.error_as_data(error)})
 
     def _encode(self, value):
         return wire.encode(value, refer=self.objects.refer)
@@ -148,7 +148,9 @@ class Worker:
             if message.get("reply") == call:
                 if message["ok"]:
                     return self._decode(message["value"])
-                raise _exception(message["error"], AttributeError if action == "getattr" else None)
+                raise _exception(
+                    message["error"], AttributeError if action == "getattr" else RuntimeError
+                )
             self._answer(message)  # the callback's own requests to this worker
 
     # ---- the requests ----------------------------------------------------------------------
@@ -267,29 +269,9 @@ class Worker:
         return self._decode(request["of"]).__exit__(None, None, None)
 
 
-def _exception(error, default=None):
-    """The grader's exception, raised here: a builtin class by its name, else RuntimeError."""
-    import builtins
-
-    kind = getattr(builtins, str(error.get("type")), None) if error.get("builtin") else None
-    if not (isinstance(kind, type) and issubclass(kind, Exception)):
-        kind = default or RuntimeError
-    try:
-        return kind(error.get("message", ""))
-    except TypeError:  # a builtin exception that takes other arguments
-        return RuntimeError(error.get("message", ""))
-
-
-def _describe(error):
-    """The learner's exception as plain data: its class (and whether a builtin one), its message.
-    Never a traceback: the grader shows the learner no more than the name and the message."""
-    kind = type(error)
-    return {
-        "type": kind.__name__,
-        "builtin": kind.__module__ == "builtins",
-        "message": str(error)[:2000],
-        "where": "".join(traceback.format_exception_only(kind, error))[-2000:],
-    }
+def _exception(error, default=RuntimeError):
+    """The grader's exception, raised here: Python's own class by its name, else `default`."""
+    return wire.error_from_data(error, lambda name, message: default(message))
 
 
 class _time_limit:
