@@ -31,7 +31,6 @@ How (the "Grading" section of FORMAT.md):
 
 import copy
 import re
-import symtable
 import sys
 import tempfile
 import threading
@@ -418,8 +417,7 @@ def _name_failed_dependencies(result, graded):
 
 def _names_of(source):
     """(names a cell defines at its top level, names it reads from the notebook)."""
-    top = symtable.symtable(source, "<cell>", "exec")
-    own = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    own = judge.defined_names(source)
     return own, set(judge.free_names(source)) - own
 
 

@@ -425,12 +425,18 @@ def _call_timeout():
     return None if deadline is None else max(0.1, deadline - time.monotonic())
 
 
+def defined_names(source, top=None):
+    """The names a cell defines at its top level (assigned, imported, def or class)."""
+    top = top or symtable.symtable(source, "<cell>", "exec")
+    return {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+
+
 def free_names(source):
     """The names a check cell reads but does not define itself: those come from the learner's
     notebook. Python's own symbol tables say which names each scope reads from the globals (a
     function's parameter `loss_fn` is its own; the cell's top-level `loss_fn` is not)."""
     top = symtable.symtable(source, "<check cell>", "exec")
-    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    defined = defined_names(source, top)
     read = set()
     scopes = [top]
     while scopes:
@@ -554,8 +560,7 @@ class CheckCells:
                 exec(code, namespace)
 
     def _look_up(self, source):
-        top = symtable.symtable(source, "<check cell>", "exec")
-        self.own |= {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+        self.own |= defined_names(source)
         for name in free_names(source):
             if name in self.helpers or name in self.own:
                 continue
