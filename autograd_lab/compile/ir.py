@@ -231,7 +231,8 @@ def forward_name(node_name, fn=None):
     match = re.fullmatch(r"(\w+?)Backwards?\d*", node_name)
     if match is None:
         return node_name
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", match.group(1)).lower()
+    # LogSoftmax -> log_softmax, MaxPool2DWithIndices -> max_pool2d_with_indices, Log1P -> log1p
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z])", "_", match.group(1)).lower()
 
 
 def _names_call(obj, call):
