@@ -209,7 +209,10 @@ def _run_cell(shell, cell, header):
     # The header line keeps line numbers in tracebacks equal to those of the notebook cell.
     source = "#" + header + "\n" + shell.transform_cell(cell)
     filename = shell.compile.cache(source, shell.execution_count)
-    tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    try:
+        tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    except SyntaxError as error:  # a typo in the cell: show it as a plain cell's would be shown
+        raise CellSyntaxError(shell, error) from None
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):  # evaluated separately to keep its value
         last = ast.Expression(tree.body.pop().value)
@@ -258,9 +261,30 @@ def _learners_frames_only(shell, filename):
     __tracebackhide__ = True
     try:
         yield
-    except Exception as error:
-        error._render_traceback_ = partial(_render_from, shell, error, filename)
+    except (Exception, KeyboardInterrupt) as error:
+        try:
+            error._render_traceback_ = partial(_render_from, shell, error, filename)
+        except AttributeError:  # an exception class that takes no attributes: shown in full
+            pass
         raise
+
+
+class CellSyntaxError(Exception):
+    """A syntax error in a `%%autograd` cell, shown exactly as IPython shows one in a plain cell.
+
+    IPython draws a SyntaxError that comes out of a magic with every frame it passed through (the
+    magic's and IPython's own) and, unlike other errors, lets no exception change that; so the
+    magic raises this instead, which draws itself as the plain cell's message. `.error` is
+    Python's SyntaxError, with the line numbered as in the notebook cell.
+    """
+
+    def __init__(self, shell, error):
+        super().__init__(f"{error.msg} (line {error.lineno} of the cell)")
+        self.error = error
+        self._shell = shell
+
+    def _render_traceback_(self):
+        return self._shell.SyntaxTB.structured_traceback(SyntaxError, self.error, [])
 
 
 def _innermost_file(error):

@@ -19,7 +19,7 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
-from autograd_lab.magic import load_ipython_extension, show  # noqa: E402
+from autograd_lab.magic import CellSyntaxError, load_ipython_extension, show  # noqa: E402
 from autograd_lab.viz.snapshot import Snapshot  # noqa: E402
 from autograd_lab.viz.widget import GraphWidget  # noqa: E402
 
@@ -179,6 +179,18 @@ def test_an_error_shows_only_the_learners_frames(shell):
     assert first_frame.startswith("Cell In[") and first_frame.endswith("line 3")
 
 
+def test_a_syntax_error_in_the_cell_shows_as_in_a_plain_cell(shell):
+    cell = "%%autograd\na = ag.tensor(2.0, requires_grad=True)\nb = (a *\n"
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, CellSyntaxError)
+    assert isinstance(result.error_in_exec.error, SyntaxError)
+    shown = plain(captured.stdout)
+    assert "line 3" in shown and "b = (a *" in shown  # numbered as in the notebook cell
+    assert shown.rstrip().endswith("SyntaxError: incomplete input")
+    for internal in ("run_cell_magic", "magic.py", "compilerop", "ast_parse"):
+        assert internal not in shown, internal
+
+
 def test_an_error_raised_again_later_shows_its_whole_traceback(shell):
     run(shell, "%%autograd\ntry:\n    1 / 0\nexcept ZeroDivisionError as e:\n    kept = e\n")
     result, captured = run(shell, "def again():\n    raise kept\nagain()\n")
@@ -321,7 +333,7 @@ def test_show_works_in_a_script_without_ipython():
 
 
 def test_messages_and_tracebacks_in_a_jupyter_kernel():
-    """The same three cases in a notebook run by a real ipykernel: what a learner reads."""
+    """The same cases in a notebook run by a real ipykernel: what a learner reads."""
     nbclient = pytest.importorskip("nbclient", reason="nbclient (the test extra) is not installed")
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -331,6 +343,7 @@ def test_messages_and_tracebacks_in_a_jupyter_kernel():
         "%autograd undefined_name",
         "def double(t):\n    return t.reshape(5) * 2",
         "%%autograd\na = ag.tensor([2.0, 3.0], requires_grad=True)\nb = double(a)",
+        "%%autograd\nb = (a *",
     ]
     nb = new_notebook(cells=[new_code_cell(source) for source in cells])
     nbclient.NotebookClient(nb, timeout=120, allow_errors=True).execute()
@@ -351,3 +364,8 @@ def test_messages_and_tracebacks_in_a_jupyter_kernel():
     assert "----> 3 b = double(a)" in frames and "in double(t)" in frames
     for internal in ("run_cell_magic", "magic.py", "skipping hidden"):
         assert internal not in frames, internal
+
+    (typo,) = outputs[5]  # the few lines a plain cell shows for a syntax error
+    shown = plain("\n".join(typo.traceback))
+    assert "line 2" in shown and shown.rstrip().endswith("SyntaxError: incomplete input")
+    assert "Traceback" not in shown and "magic.py" not in shown
