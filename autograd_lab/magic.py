@@ -193,7 +193,7 @@ def _check(args):
 NO_GRAPH = (
     "%%autograd: this cell built no graph, so there is nothing to draw. A graph is recorded when "
     "an operation uses a tensor with requires_grad=True, e.g.\n"
-    "    a = ag.tensor(2.0, requires_grad=True)\n"
+    "    a = autograd_lab.tensor(2.0, requires_grad=True)\n"
     "    e = a * 3"
 )
 
