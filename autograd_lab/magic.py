@@ -21,6 +21,8 @@ them. Scripts and tests have the same features as functions: `show(e)` and
 """
 
 import ast
+from contextlib import contextmanager
+from functools import partial
 
 from .as_torch import as_torch
 from .compile.api import CompiledFunction
@@ -123,16 +125,20 @@ class AutogradMagics(Magics):
         args = parse_argstring(self.autograd_cell, line)
         _check(args)
         with record() as recorded:
-            result = _run_cell(self.shell, cell, header=f"%%autograd {line}")
+            result = _run_cell(self.shell, cell, header=f"%%autograd {line}".rstrip())
             if args.root is not None:
-                roots = _tensors_in(self.shell.ev(_unquote(args.root)), f"--root {args.root}")
+                value = _evaluate(self.shell, _unquote(args.root), f"--root {args.root}")
+                roots = _tensors_in(value, f"--root {args.root}")
             elif _is_tensors(result):
                 roots = _tensors_in(result, "the cell's result")
             else:  # the cell ends with a statement: draw what it left unused (its results)
                 roots = recorded.roots()
-            if args.backward:
+            if args.backward and (roots or recorded.nodes):
                 _backward(roots)
         graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
+        if not graph.nodes:  # say so, rather than show an empty widget that invites "play"
+            print(NO_GRAPH)
+            return
         self._display(graph, args)
 
     @magic_arguments("autograd")
@@ -147,10 +153,10 @@ class AutogradMagics(Magics):
         args = parse_argstring(self.autograd_line, line)
         _check(args)
         expression = " ".join(args.expression)
-        with (
-            record() as recorded
-        ):  # an expression such as `c * d` makes new nodes: keep their values
-            roots = _tensors_in(self.shell.ev(_unquote(expression)), expression)
+        # An expression such as `c * d` makes new nodes: record them to keep their values.
+        with record() as recorded:
+            value = _evaluate(self.shell, _unquote(expression), f"%autograd {expression}")
+            roots = _tensors_in(value, expression)
         graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
         self._display(graph, args)
 
@@ -184,6 +190,14 @@ def _check(args):
         raise UsageError(f"-o needs a variable name to store the result in; got {args.output!r}")
 
 
+NO_GRAPH = (
+    "%%autograd: this cell built no graph, so there is nothing to draw. A graph is recorded when "
+    "an operation uses a tensor with requires_grad=True, e.g.\n"
+    "    a = autograd_lab.tensor(2.0, requires_grad=True)\n"
+    "    e = a * 3"
+)
+
+
 def _run_cell(shell, cell, header):
     """Run the cell's code in the notebook's namespace; return its last expression's value.
 
@@ -195,14 +209,99 @@ def _run_cell(shell, cell, header):
     # The header line keeps line numbers in tracebacks equal to those of the notebook cell.
     source = "#" + header + "\n" + shell.transform_cell(cell)
     filename = shell.compile.cache(source, shell.execution_count)
-    tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    try:
+        tree = shell.transform_ast(shell.compile.ast_parse(source, filename=filename))
+    except SyntaxError as error:  # a typo in the cell: show it as a plain cell's would be shown
+        raise CellSyntaxError(shell, error) from None
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):  # evaluated separately to keep its value
         last = ast.Expression(tree.body.pop().value)
-    exec(shell.compile(tree, filename, "exec"), shell.user_global_ns, shell.user_ns)
-    if last is None:
-        return None
-    return eval(shell.compile(last, filename, "eval"), shell.user_global_ns, shell.user_ns)
+    with _learners_frames_only(shell, filename):
+        exec(shell.compile(tree, filename, "exec"), shell.user_global_ns, shell.user_ns)
+        if last is None:
+            return None
+        return eval(shell.compile(last, filename, "eval"), shell.user_global_ns, shell.user_ns)
+
+
+def _evaluate(shell, expression, what):
+    """The value of an expression the learner typed after the magic (`%autograd c * d`).
+
+    Compiled as a cell of its own (as `_run_cell` does), so an error in it shows the expression's
+    line, not "Could not get source"; a name not yet defined is said in one line.
+    """
+    __tracebackhide__ = True
+    filename = shell.compile.cache(expression + "\n", shell.execution_count)
+    try:
+        code = shell.compile(expression, filename, "eval")
+    except SyntaxError as error:
+        raise UsageError(
+            f"{what}: {expression!r} is not a Python expression ({error.msg})"
+        ) from None
+    try:
+        with _learners_frames_only(shell, filename):
+            return eval(code, shell.user_global_ns, shell.user_ns)
+    except NameError as error:
+        if _innermost_file(error) != filename:  # raised deeper, in code the learner called
+            raise
+        raise UsageError(
+            f"{what}: {error}. Run the cell that defines {error.name!r} first, or check the "
+            "spelling."
+        ) from None
+
+
+@contextmanager
+def _learners_frames_only(shell, filename):
+    """An error raised in the learner's code shows only the learner's frames, as a plain cell does.
+
+    Without this, the traceback would start with IPython's `get_ipython().run_cell_magic(...)`
+    line (the whole cell as one string) and the magic's own frames. IPython draws an exception's
+    traceback with its `_render_traceback_` when it has one: the exception is still the learner's
+    (its type, message and `error_in_exec`), only the frames before the cell's first line are cut.
+    """
+    __tracebackhide__ = True
+    try:
+        yield
+    except (Exception, KeyboardInterrupt) as error:
+        try:
+            error._render_traceback_ = partial(_render_from, shell, error, filename)
+        except AttributeError:  # an exception class that takes no attributes: shown in full
+            pass
+        raise
+
+
+class CellSyntaxError(Exception):
+    """A syntax error in a `%%autograd` cell, shown exactly as IPython shows one in a plain cell.
+
+    IPython draws a SyntaxError that comes out of a magic with every frame it passed through (the
+    magic's and IPython's own) and, unlike other errors, lets no exception change that; so the
+    magic raises this instead, which draws itself as the plain cell's message. `.error` is
+    Python's SyntaxError, with the line numbered as in the notebook cell.
+    """
+
+    def __init__(self, shell, error):
+        super().__init__(f"{error.msg} (line {error.lineno} of the cell)")
+        self.error = error
+        self._shell = shell
+
+    def _render_traceback_(self):
+        return self._shell.SyntaxTB.structured_traceback(SyntaxError, self.error, [])
+
+
+def _innermost_file(error):
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename
+
+
+def _render_from(shell, error, filename):
+    """IPython's traceback text for `error`, starting at the first frame in `filename`."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    if tb is None:  # raised again elsewhere since (`raise error` in a later cell): all of it
+        tb = error.__traceback__
+    return shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
 
 
 def _is_tensors(value):

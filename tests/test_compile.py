@@ -12,6 +12,7 @@ import pytest
 
 import autograd_lab as ag
 from autograd_lab.compile import TracerWarning, run, trace
+from autograd_lab.compile.ir import forward_name
 from autograd_lab.ops.table import OPS
 from autograd_lab.viz.compiled import graph_to_viz
 
@@ -280,10 +281,10 @@ def test_graph_listing_and_helpers():
     g = trace(lambda x, y: (x.exp() + y.sin()) * x, ag.ones(2), ag.ones(2))
     assert repr(g) == (
         "graph(%0: float32[2], %1: float32[2]):\n"
-        "  %2 = ExpBackward0(%0)\n"
-        "  %3 = SinBackward0(%1)\n"
-        "  %4 = AddBackward0(%2, %3)\n"
-        "  %5 = MulBackward0(%4, %0)\n"
+        "  %2 = exp(%0)\n"
+        "  %3 = sin(%1)\n"
+        "  %4 = add(%2, %3)\n"
+        "  %5 = mul(%4, %0)\n"
         "  return %5"
     )
     assert {k: [c.index for c in cs] for k, cs in g.consumers().items()} == {
@@ -294,6 +295,32 @@ def test_graph_listing_and_helpers():
     viz = graph_to_viz(g)
     assert [n["label"] for n in viz.nodes] == ["%0", "%1", "Exp", "Sin", "Add", "Mul", "%5"]
     assert {"source": "n0", "target": "n5", "input": 1} in viz.edges
+
+
+def test_the_listing_uses_forward_names_and_call_name_keeps_the_node():
+    """Lesson 01 teaches that XBackward0 is the backward step of X: the IR lists the forward op."""
+    g = trace(lambda x: (x.tanh() * 2).log_softmax(0).sum(), ag.ones(3))
+    listing = repr(g)
+    assert "Backward" not in listing, listing
+    assert [c.forward_name for c in g.calls] == ["tanh", "mul", "log_softmax", "sum"]
+    assert [c.name for c in g.calls] == [
+        "TanhBackward0",
+        "MulBackward0",
+        "LogSoftmaxBackward0",
+        "SumBackward0",
+    ]
+    assert "  %3 = log_softmax(%2, dim=0)\n" in listing
+    names = ("TanhBackwardBackward0", "Log1PBackward0", "MaxPool2DWithIndicesBackward0", "gt")
+    assert [forward_name(n) for n in names] == [
+        "tanh_backward",
+        "log1p",
+        "max_pool2d_with_indices",
+        "gt",
+    ]
+    fused = ag.compile(lambda x: (x * 2).tanh().exp())
+    fused(ag.ones(3))
+    (call,) = fused.current().executed.calls
+    assert repr(call).endswith("= fused(%0)  # mul -> tanh -> exp"), repr(call)
 
 
 def test_to_viz_draws_fused_groups_as_scopes():
@@ -335,5 +362,5 @@ def test_explain_reports_groups_and_traffic():
     f(ag.ones(1000))
     text = f.explain()
     assert "traced 3 calls on inputs float32[1000]" in text
-    assert "group 0: Mul -> Tanh -> Add over float32[1000]" in text
+    assert "group 0: mul -> tanh -> add over float32[1000]" in text
     assert "8000 bytes moved instead of 24000 bytes op by op" in text

@@ -19,7 +19,7 @@ from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
-from autograd_lab.magic import load_ipython_extension, show  # noqa: E402
+from autograd_lab.magic import CellSyntaxError, load_ipython_extension, show  # noqa: E402
 from autograd_lab.viz.snapshot import Snapshot  # noqa: E402
 from autograd_lab.viz.widget import GraphWidget  # noqa: E402
 
@@ -163,6 +163,52 @@ def test_an_error_in_the_cell_fails_the_cell_like_any_other(shell):
         shell.run_cell_magic("autograd", "", "1 / 0")
 
 
+def test_an_error_shows_only_the_learners_frames(shell):
+    run(shell, "def double(t):\n    return t.reshape(5) * 2\n")
+    cell = "%%autograd\na = ag.tensor([2.0, 3.0], requires_grad=True)\nb = double(a)\n"
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    traceback = plain(captured.stdout)
+    # as a plain cell shows it: the cell's line, then the learner's function, then the op
+    assert traceback.index("----> 3 b = double(a)") < traceback.index("in double(t)")
+    assert "shape [5] is invalid for input of size 2" in traceback
+    for internal in ("run_cell_magic", "magic.py", "skipping hidden", "interactiveshell"):
+        assert internal not in traceback, internal
+    # the first frame shown is the cell itself, right under the header line
+    first_frame = traceback.split("Traceback (most recent call last)")[1].strip().splitlines()[0]
+    assert first_frame.startswith("Cell In[") and first_frame.endswith("line 3")
+
+
+def test_a_syntax_error_in_the_cell_shows_as_in_a_plain_cell(shell):
+    cell = "%%autograd\na = ag.tensor(2.0, requires_grad=True)\nb = (a *\n"
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, CellSyntaxError)
+    assert isinstance(result.error_in_exec.error, SyntaxError)
+    shown = plain(captured.stdout)
+    assert "line 3" in shown and "b = (a *" in shown  # numbered as in the notebook cell
+    assert shown.rstrip().endswith("SyntaxError: incomplete input")
+    for internal in ("run_cell_magic", "magic.py", "compilerop", "ast_parse"):
+        assert internal not in shown, internal
+
+
+def test_an_error_raised_again_later_shows_its_whole_traceback(shell):
+    run(shell, "%%autograd\ntry:\n    1 / 0\nexcept ZeroDivisionError as e:\n    kept = e\n")
+    result, captured = run(shell, "def again():\n    raise kept\nagain()\n")
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    assert "raise kept" in plain(captured.stdout)  # the later cell's frames, not cut away
+
+
+def test_a_cell_that_builds_no_graph_says_so(shell):
+    result, captured = run(shell, "%%autograd -o w\nx = 1 + 2\ny = ag.tensor(3.0) * 2\n")
+    assert result.success, result.error_in_exec
+    assert captured.outputs == []  # no empty widget inviting the learner to press play
+    assert "this cell built no graph" in captured.stdout
+    assert "requires_grad=True" in captured.stdout  # and how to make one
+    assert "w" not in shell.user_ns
+    result, captured = run(shell, "%%autograd -b\nx = 1\n")  # -b has nothing to call backward on
+    assert result.success and "this cell built no graph" in captured.stdout
+
+
 @pytest.mark.parametrize(
     "line, cell, message",
     [
@@ -212,6 +258,29 @@ def test_line_magic_usage_errors(shell):
         shell.run_line_magic("autograd", "x")
     with pytest.raises(UsageError, match="arguments are required: expression"):
         shell.run_line_magic("autograd", "")
+    with pytest.raises(UsageError, match=r"%autograd c \*: 'c \*' is not a Python expression"):
+        shell.run_line_magic("autograd", "c * ")
+
+
+def test_an_undefined_name_is_said_in_one_line(shell):
+    result, captured = run(shell, "%autograd undefined_name")
+    assert isinstance(result.error_in_exec, UsageError)
+    shown = plain(captured.stdout + captured.stderr)
+    assert "name 'undefined_name' is not defined" in shown
+    assert "Run the cell that defines 'undefined_name' first" in shown
+    assert "Could not get source" not in shown and "Traceback" not in shown
+    result, captured = run(shell, "%%autograd --root nothing_here\nx = 1\n")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "--root nothing_here: name 'nothing_here' is not defined" in plain(captured.stderr)
+
+
+def test_an_error_inside_the_expression_shows_the_expression(shell):
+    run(shell, SEED_EXAMPLE)
+    result, captured = run(shell, "%autograd c * ag.ones(3).reshape(5)")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    traceback = plain(captured.stdout)
+    assert "----> 1 c * ag.ones(3).reshape(5)" in traceback
+    assert "Could not get source" not in traceback and "run_line_magic" not in traceback
 
 
 def test_help_lists_the_options(shell):
@@ -258,3 +327,45 @@ def test_show_works_in_a_script_without_ipython():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stdout.split() == ["str", "True"], done.stderr
+
+
+# ---- in a real kernel, as a notebook shows it ---------------------------------------------------
+
+
+def test_messages_and_tracebacks_in_a_jupyter_kernel():
+    """The same cases in a notebook run by a real ipykernel: what a learner reads."""
+    nbclient = pytest.importorskip("nbclient", reason="nbclient (the test extra) is not installed")
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    cells = [
+        "%load_ext autograd_lab\nimport autograd_lab as ag",
+        "%%autograd\nx = 1 + 2",
+        "%autograd undefined_name",
+        "def double(t):\n    return t.reshape(5) * 2",
+        "%%autograd\na = ag.tensor([2.0, 3.0], requires_grad=True)\nb = double(a)",
+        "%%autograd\nb = (a *",
+    ]
+    nb = new_notebook(cells=[new_code_cell(source) for source in cells])
+    nbclient.NotebookClient(nb, timeout=120, allow_errors=True).execute()
+    outputs = [cell.outputs for cell in nb.cells]
+
+    (no_graph,) = outputs[1]  # printed text only: no widget, no "Press play or step"
+    assert no_graph.output_type == "stream" and "this cell built no graph" in no_graph.text
+
+    (undefined,) = outputs[2]  # IPython prints a UsageError as one line on stderr
+    assert undefined.output_type == "stream" and undefined.name == "stderr"
+    shown = plain(undefined.text)
+    assert shown.startswith("UsageError: %autograd undefined_name: name 'undefined_name' is not")
+    assert "Could not get source" not in shown
+
+    (error,) = outputs[4]
+    assert error.output_type == "error" and error.ename == "RuntimeError"
+    frames = plain("\n".join(error.traceback))
+    assert "----> 3 b = double(a)" in frames and "in double(t)" in frames
+    for internal in ("run_cell_magic", "magic.py", "skipping hidden"):
+        assert internal not in frames, internal
+
+    (typo,) = outputs[5]  # the few lines a plain cell shows for a syntax error
+    shown = plain("\n".join(typo.traceback))
+    assert "line 2" in shown and shown.rstrip().endswith("SyntaxError: incomplete input")
+    assert "Traceback" not in shown and "magic.py" not in shown

@@ -323,13 +323,13 @@ def planned_calls(fn, x):
 def test_a_weight_gradient_hosts_the_layer_output_and_its_gradient_when_they_fit():
     fn, x, params = linear_relu_linear(batch=4)  # 2 x (4 x 40) values fit in the 40 x 16 weight's
     assert planned_calls(fn, x) == [
-        "%3 = HostedLinearBackward0(%1, %0, %2, host=Host %3)",
-        "%4 = InPlaceReluBackward0(%3, host=Host %3, mask_in_place=True)",
-        "%7 = HostedLinearBackward0(%5, %4, %6, grad_into=Host %3)",
+        "%3 = hosted_linear(%1, %0, %2, host=Host %3)",
+        "%4 = in_place_relu(%3, host=Host %3, mask_in_place=True)",
+        "%7 = hosted_linear(%5, %4, %6, grad_into=Host %3)",
     ]
     exactly_as_eager(fn, [x], params)
     fn, x, params = linear_relu_linear(batch=12)  # 2 x (12 x 40) do not fit: ReLU in place only
-    assert planned_calls(fn, x) == ["%4 = InPlaceReluBackward0(%3, mask_in_place=True)"]
+    assert planned_calls(fn, x) == ["%4 = in_place_relu(%3, mask_in_place=True)"]
     exactly_as_eager(fn, [x], params)
 
 
@@ -360,7 +360,7 @@ def test_relu_runs_in_place_only_on_a_result_nobody_else_reads():
         return (h.relu() * h).sum(), F.linear(x, w).relu()  # this relu's input: its alone
 
     # the second relu's result is returned, so it cannot host, and its gradient is the caller's
-    assert planned_calls(fn, x) == ["%8 = InPlaceReluBackward0(%7, mask_in_place=False)"]
+    assert planned_calls(fn, x) == ["%8 = in_place_relu(%7, mask_in_place=False)"]
     exactly_as_eager(fn, [x], [w, b])
 
 

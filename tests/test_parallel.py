@@ -46,7 +46,7 @@ def test_levels_of_a_traced_graph_group_independent_calls():
         ["SumBackward0"],
     ]
     assert describe_levels(graph).splitlines()[0] == (
-        "level 0: %1 = ExpBackward0(%0) | %2 = SinBackward0(%0) | %4 = TanhBackward0(%0)"
+        "level 0: %1 = exp(%0) | %2 = sin(%0) | %4 = tanh(%0)"
     )
 
 

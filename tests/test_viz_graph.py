@@ -108,6 +108,31 @@ def test_snapshot_without_trace_knows_leaves_values_but_not_intermediate_ones():
     assert g.events == []
 
 
+def test_snapshot_after_backward_reads_named_results_and_retained_grads():
+    """Lesson 01 draws e's graph after e.backward(): c, d, e are still held, c retains its grad."""
+    a = ag.tensor(2.0, requires_grad=True)
+    b = ag.tensor(6.0, requires_grad=True)
+    c = a + b
+    d = b + 1
+    e = c * d
+    c.retain_grad()
+    e.backward()
+    g = snapshot(e, names={"a": a, "b": b, "c": c, "d": d, "e": e})
+    by_label = {n["label"]: n for n in g.nodes}
+    values = {
+        label: by_label[label]["value"]["values"] for label in ("c = Add", "d = Add", "e = Mul")
+    }
+    assert values == {"c = Add": 8.0, "d = Add": 7.0, "e = Mul": 56.0}
+    assert by_label["c = Add"]["grad"]["values"] == 7.0  # retain_grad() kept it
+    assert by_label["d = Add"]["grad"] is None  # not retained: backward did not keep it
+    assert by_label["b"]["grad"]["values"] == 15.0
+    # backward freed what the nodes saved: no value is marked as saved any more
+    assert by_label["e = Mul"]["saved_freed"] and not any(n["is_saved"] for n in g.nodes)
+    unnamed = {n["label"]: n for n in snapshot(e).nodes}
+    assert unnamed["Mul"]["value"]["values"] == 56.0  # a root's own op: read from the root
+    assert unnamed["Add"]["value"] is None  # c and d unnamed: nothing says they are still held
+
+
 def test_names_first_alias_wins_and_private_names_are_ignored():
     a = ag.tensor(1.0, requires_grad=True)
     y = a * 2

@@ -32,6 +32,7 @@ from .extras.memory import on_host, plan_memory, run_planned
 from .extras.parallel import run_parallel
 from .extras.rowkernel import RowKernel
 from .extras.rowwise import Rows
+from .ir import forward_name
 from .run import run
 from .trace import trace
 
@@ -182,9 +183,7 @@ def explain(compiled):
         eager = sum(_bytes(call.inputs()) + _bytes(call.outputs) for call in group.calls)
         fused_bytes = _bytes(group.inputs) + _bytes(group.outputs)
         saved_total += eager - fused_bytes
-        names = " -> ".join(
-            n.replace("Backward0", "").replace("Backward1", "") for n in group.names
-        )
+        names = " -> ".join(forward_name(n) for n in group.names)  # as the listing names them
         shape = ", ".join(str(s) for s in group.shape)
         lines.append(f"  group {number}: {names} over {np.dtype(group.dtype).name}[{shape}]")
         lines.append(

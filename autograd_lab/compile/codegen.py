@@ -10,8 +10,8 @@
         n0 = out0.shape[0]
         for i0 in prange(n0):
             v0 = x0[i0]
-            v1 = v0 * 2.0  # %1 = MulBackward0(%0, 2)
-            v2 = tanh(v1)  # %2 = TanhBackward0(%1)
+            v1 = v0 * 2.0  # %1 = mul(%0, 2)
+            v2 = tanh(v1)  # %2 = tanh(%1)
             out0[i0] = v2
     ...
 

@@ -8,7 +8,7 @@
     [('MulBackward0', 'TanhBackward0', 'AddBackward0', 'SigmoidBackward0')]
     >>> plan.graph
     graph(%0: float32[4]):
-      %4 = FusedBackward0(%0)  # Mul -> Tanh -> Add -> Sigmoid
+      %4 = fused(%0)  # mul -> tanh -> add -> sigmoid
       return %4
 
 Why: eager mode runs each op as its own pass over memory: `x * 2` reads x and writes a temporary,

@@ -5,18 +5,21 @@
     >>> g = trace(lambda x: (x * 2).tanh(), ag.ones(3))
     >>> g
     graph(%0: float32[3]):
-      %1 = MulBackward0(%0, 2)
-      %2 = TanhBackward0(%1)
+      %1 = mul(%0, 2)
+      %2 = tanh(%1)
       return %2
 
 A `Value` is one tensor of the program (an input, a constant, or what a call produced); a `Call`
 is one recorded operation: the `Function` class to replay (`fn.apply(*args, **kwargs)`), its
-arguments with tensors replaced by Values, and the Values it produced. A `Graph` lists the calls in
+arguments with tensors replaced by Values, and the Values it produced. The listing names each call
+by its forward operation (`mul`, as PyTorch's IRs say `aten::mul`); `call.name` keeps the name of
+the node autograd recorded (`MulBackward0`: the *backward* step of mul, lesson 01). A `Graph` lists the calls in
 the order they ran, so running them in that order is always valid. Everything else in
 `autograd_lab.compile` (fusion, the memory planner, parallel levels) reads or rewrites this one
 structure, and so does the graph viewer (autograd_lab/viz/compiled.py draws it).
 """
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,6 +89,11 @@ class Call:
                 found.append(value)
         return found
 
+    @property
+    def forward_name(self):
+        """The forward operation this call runs, as the listing prints it: `mul` for MulBackward0."""
+        return forward_name(self.name, self.fn)
+
     def __repr__(self):
         outs = ", ".join("_" if v is None else repr(v) for v in self.outputs)
         shown = {
@@ -95,8 +103,8 @@ class Call:
         }
         parts = [_show(a) for a in self.args] + [f"{k}={_show(v)}" for k, v in shown.items()]
         fused = self.metadata.get("fused")
-        note = f"  # {' -> '.join(n.replace('Backward0', '') for n in fused)}" if fused else ""
-        return f"{outs} = {self.name}({', '.join(parts)}){note}"
+        note = f"  # {' -> '.join(forward_name(n) for n in fused)}" if fused else ""
+        return f"{outs} = {self.forward_name}({', '.join(parts)}){note}"
 
 
 @dataclass(eq=False)
@@ -207,6 +215,24 @@ def map_values(obj, fn):
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple, e.g. (values, indices)
         return type(obj)(*(map_values(item, fn) for item in obj))
     return obj
+
+
+def forward_name(node_name, fn=None):
+    """The forward op behind an autograd node's name, in PyTorch's spelling of op names.
+
+        MulBackward0 -> mul    LogSoftmaxBackward0 -> log_softmax    TanhBackwardBackward0 ->
+        tanh_backward (the op that computes tanh's gradient, itself recorded in double backward)
+
+    Names that are already forward names (a Compare's `gt`, a WholeCall's function) stay as they
+    are; a node PyTorch calls NotImplemented is named after its class.
+    """
+    if node_name == "NotImplemented" and fn is not None:
+        node_name = fn.__name__
+    match = re.fullmatch(r"(\w+?)Backwards?\d*", node_name)
+    if match is None:
+        return node_name
+    # LogSoftmax -> log_softmax, MaxPool2DWithIndices -> max_pool2d_with_indices, Log1P -> log1p
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z])", "_", match.group(1)).lower()
 
 
 def _names_call(obj, call):

@@ -4,8 +4,8 @@
     >>> from autograd_lab.compile import trace
     >>> trace(lambda x, y: (x + y).exp(), ag.ones(2), ag.ones(2))
     graph(%0: float32[2], %1: float32[2]):
-      %2 = AddBackward0(%0, %1)
-      %3 = ExpBackward0(%2)
+      %2 = add(%0, %1)
+      %3 = exp(%2)
       return %3
 
 How: fn runs on fresh leaf copies of the inputs that require grad, inside

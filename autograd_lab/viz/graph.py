@@ -122,6 +122,7 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
         max_values = recording.max_values
     ops, leaves = _collect(roots, start)
     label_of = _names_by_node(names or {})
+    alive = _alive_results(names or {}, roots)
 
     # Deterministic ids: ops in creation order, each preceded by the leaves it is the first to use.
     ids, order = {}, []
@@ -152,7 +153,9 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
             )
         else:
             graph.nodes.append(
-                _op_node(node, ids[node], index, label_of, saved, recording, last_grad, max_values)
+                _op_node(
+                    node, ids[node], index, label_of, saved, recording, last_grad, max_values, alive
+                )
             )
             if (vars(node).get("_metadata") or {}).get("fused"):  # a kernel from compile()
                 fused[ids[node]] = node
@@ -241,6 +244,16 @@ def _names_by_node(names):
     return label_of  # which alias a notebook defined last
 
 
+def _alive_results(names, roots):
+    """{(op, output_nr): tensor} for the results still held by a name or drawn as a root: a graph
+    drawn after the fact (no recording) reads their values, and a retained .grad, from them."""
+    alive = {}
+    for tensor in [*roots, *names.values()]:
+        if isinstance(tensor, Tensor) and tensor._grad_fn is not None:
+            alive.setdefault((tensor._grad_fn, tensor._output_nr), tensor)
+    return alive
+
+
 def _saved_outputs(ops, recording):
     """What some op saved for backward: leaf tensors (by id) and op outputs (node, output_nr)."""
     saved = set()
@@ -302,12 +315,18 @@ def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
     }
 
 
-def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_values):
+def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_values, alive):
     name = op.name()
     short = name.rsplit("Backward", 1)[0] or name
     output_name = label_of.get((op, 0))
     shape, dtype = op._outputs[0]
     value = recording.values.get(op) if recording is not None else None
+    grad = last_grad.get(op)
+    result = alive.get((op, 0))
+    if value is None and result is not None:  # not recorded, but the result is still at hand
+        value = summarize(result, max_values)
+    if grad is None and result is not None and result._grad is not None:  # retain_grad()
+        grad = summarize(result._grad, max_values)
     return {
         "id": node_id,
         "kind": "op",
@@ -318,7 +337,7 @@ def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_valu
         "shape": list(shape),
         "dtype": np.dtype(dtype).name,
         "value": value,
-        "grad": last_grad.get(op),
+        "grad": grad,
         "saved": recording.saved[op][0]
         if recording is not None and op in recording.saved
         else _saved_list(op),

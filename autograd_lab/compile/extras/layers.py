@@ -8,9 +8,9 @@
     >>> graph = trace(lambda x: model(x).sum(), x)
     >>> for call in plan_layers(graph, [x]).values():  # what runs in place of the traced calls
     ...     print(call)
-    %3 = HostedLinearBackward0(%1, %0, %2, host=Host %3)
-    %4 = InPlaceReluBackward0(%3, host=Host %3, mask_in_place=True)
-    %7 = HostedLinearBackward0(%5, %4, %6, grad_into=Host %3)
+    %3 = hosted_linear(%1, %0, %2, host=Host %3)
+    %4 = in_place_relu(%3, host=Host %3, mask_in_place=True)
+    %7 = hosted_linear(%5, %4, %6, grad_into=Host %3)
 
 Where does a training step of an MLP peak? At the end of backward, when the first layer's weight
 gradient is made: every weight gradient is alive then (they are what the step returns), and so is

@@ -5,9 +5,9 @@
     >>> from autograd_lab.compile.parallel import describe_levels
     >>> graph = trace(lambda x, y: (x @ x).tanh() + (y @ y).exp(), ag.ones(2, 2), ag.ones(2, 2))
     >>> print(describe_levels(graph))
-    level 0: %2 = MmBackward0(%0, %0) | %4 = MmBackward0(%1, %1)
-    level 1: %3 = TanhBackward0(%2) | %5 = ExpBackward0(%4)
-    level 2: %6 = AddBackward0(%3, %5)
+    level 0: %2 = mm(%0, %0) | %4 = mm(%1, %1)
+    level 1: %3 = tanh(%2) | %5 = exp(%4)
+    level 2: %6 = add(%3, %5)
 
 A call's *level* is one more than the deepest call it reads from; calls of one level read nothing
 the others make, so they may run in any order, or at the same time. `run_parallel` runs a graph

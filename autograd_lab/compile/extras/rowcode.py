@@ -19,14 +19,14 @@
                 accs4 = 0.0
                 for j in range(n_cols):  # pass 1: s4
                     v0 = x0[r, j]  # %0
-                    t2 = v0 - m1  # %1 = SoftmaxBackward0(%0, dim=-1)
-                    t3 = exp_nonpositive(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    t2 = v0 - m1  # %1 = softmax(%0, dim=-1)
+                    t3 = exp_nonpositive(t2)  # %1 = softmax(%0, dim=-1)
                     accs4 += t3
                     stash[0, j] = t3
                 s4 = accs4
                 for j in range(n_cols):  # pass 2: out0
                     t3 = stash[0, j]  # kept by pass 1
-                    t5 = t3 / s4  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    t5 = t3 / s4  # %1 = softmax(%0, dim=-1)
                     out0[r, j] = t5
                 saved[r, 0] = m1
                 saved[r, 1] = s4

@@ -7,13 +7,13 @@
     ...
     def row_backward(n_rows, n_cols, n_blocks, x0, saved, g0, gx0):
         ...
-                m1 = saved[r, 0]  # %1 = SoftmaxBackward0(%0, dim=-1)
-                s4 = saved[r, 1]  # %1 = SoftmaxBackward0(%0, dim=-1)
+                m1 = saved[r, 0]  # %1 = softmax(%0, dim=-1)
+                s4 = saved[r, 1]  # %1 = softmax(%0, dim=-1)
                 sum_ds4 = 0.0
                 for j in range(n_cols):  # backward pass 0: sum_ds4
                     dt5 = g0[r, j]
                     ...
-                    t3 = exp_nonpositive(t2)  # %1 = SoftmaxBackward0(%0, dim=-1)
+                    t3 = exp_nonpositive(t2)  # %1 = softmax(%0, dim=-1)
                     sum_ds4 += -dt5 * t3 / (s4 * s4)
                     stash[0, j] = t3
                 ds4 = sum_ds4
