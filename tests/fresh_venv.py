@@ -78,9 +78,10 @@ def make_venv(path, python=sys.executable):
 
 
 def run_in(venv, program, *args, cwd, check=True, timeout=900):
-    """Run venv/bin/<program> with the clean environment; its output captured as text."""
+    """Run <program> (the venv's, else one on PATH) with the clean environment; output as text."""
+    in_venv = venv / BIN / program
     done = subprocess.run(
-        [str(venv / BIN / program), *map(str, args)],
+        [str(in_venv) if in_venv.exists() else program, *map(str, args)],
         cwd=cwd,
         env=clean_environment(venv, venv / "home"),
         capture_output=True,
@@ -96,8 +97,13 @@ def run_in(venv, program, *args, cwd, check=True, timeout=900):
 
 
 def pip_install(venv, *requirements, cwd):
-    """pip install into the venv; skipped without a network (a failure under CI)."""
-    done = run_in(venv, "python", "-m", "pip", "install", *requirements, cwd=cwd, check=False)
+    """pip install into the venv; skipped without a network (a failure under CI).
+
+    --no-compile: pip would byte-compile every module it installs (jupyterlab, matplotlib,
+    numba: tens of seconds); Python compiles what it imports anyway, so the venv works the same.
+    """
+    command = ["-m", "pip", "install", "--no-compile", *requirements]
+    done = run_in(venv, "python", *command, cwd=cwd, check=False)
     if done.returncode != 0:
         output = done.stdout[-4000:] + done.stderr[-4000:]
         if any(sign in output for sign in NO_NETWORK) and not under_ci():
