@@ -13,11 +13,10 @@ NB: PyTorch's `torch.cuda` has the same query functions; the simulator is numba'
 """
 
 import ctypes
-import importlib.util
 import os
 import sys
 
-from . import types
+from . import optional, types
 
 _SIMULATOR_VARIABLE = "NUMBA_ENABLE_CUDASIM"
 _gpu_count_cache = None
@@ -58,10 +57,7 @@ def simulator_enabled():
 
 
 def _numba_cuda_installed():
-    try:
-        return importlib.util.find_spec("numba_cuda") is not None
-    except (ImportError, ValueError):
-        return False
+    return optional.installed("numba_cuda") and optional.installed("numba")
 
 
 def use_simulator_if_no_gpu():
@@ -70,6 +66,8 @@ def use_simulator_if_no_gpu():
     Call it before anything uses CUDA (the first cell of a notebook): numba fixes its mode when
     `numba.cuda` is first imported. On a machine with a GPU it leaves the GPU in use.
     """
+    if not _numba_cuda_installed():  # neither the simulator nor a GPU can run without it
+        raise _not_available_error()
     if _numba_cuda_imported():
         if simulator_enabled() or _nvidia_gpu_count() > 0:
             return simulator_enabled()
@@ -118,10 +116,9 @@ def device_count():
 
 
 def _not_available_error():
-    if not _numba_cuda_installed():
-        return RuntimeError(
-            "CUDA is not available: the numba-cuda package is not installed. Fix: pip install "
-            "numba-cuda==0.30.4 (it also runs without a GPU, in numba's CUDA simulator)."
+    if not _numba_cuda_installed():  # a MissingExtraError is a RuntimeError too
+        return optional.missing(
+            "numba_cuda", "device='cuda' (a GPU, or numba's CUDA simulator without one)"
         )
     return RuntimeError(
         "CUDA is not available: this machine has no NVIDIA GPU and numba's CUDA simulator is "

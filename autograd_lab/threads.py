@@ -11,6 +11,8 @@ among its threads (ranges.py).
 
 import os
 
+from . import optional
+
 
 def _default_num_threads():
     """PyTorch's default: OMP_NUM_THREADS or MKL_NUM_THREADS if set, else the CPUs we may use.
@@ -41,6 +43,8 @@ def set_num_threads(n):
             f"set_num_threads expects a positive integer number of threads, got {n!r}"
         )
     _num_threads = n
+    if not optional.installed("numba"):  # no compiled kernels to tell: the number is all there is
+        return
     import numba  # only now: importing numba is slow, and most scripts never call this
 
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))

@@ -26,6 +26,7 @@ import warnings
 
 import numpy as np
 
+from .. import optional
 from ..tensor import Tensor
 from . import fuse as fusion
 from .extras.memory import on_host, plan_memory, run_planned
@@ -41,6 +42,8 @@ class CompiledFunction:
     """What `compile(fn)` returns: call it like fn. See the module docstring."""
 
     def __init__(self, fn, fuse=True, plan_memory=False, parallel=False, checkpoint=False):
+        if fuse:  # say so now, not at the first call: fused kernels are compiled by numba
+            optional.require("numba", "ag.compile's fused kernels (fuse=True, the default)")
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.options = {
@@ -215,7 +218,9 @@ def compile(fn=None, *, fuse=True, plan_memory=False, parallel=False, checkpoint
     """Compile `fn`: trace it, fuse elementwise chains into numba kernels, replay on new inputs.
 
     Usable as `compile(fn)`, `@compile` or `@compile(fuse=False)`. Options:
-    fuse         generate fused kernels for elementwise chains (forward and backward)
+    fuse         generate fused kernels for elementwise chains (forward and backward); needs
+                 numba (`pip install "autograd_lab[compile]"`). fuse=False traces and replays
+                 with numpy alone
     plan_memory  free each value at its last use and reuse buffers (compile/extras/memory.py)
     parallel     run independent branches concurrently (compile/parallel.py)
     checkpoint   keep no activations: recompute the forward during backward (less memory)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import optional
 from ..ops.scalar import Expr, source
 from .ir import Value
 from .rules import rule_for
@@ -428,6 +429,9 @@ def load(source):
         with open(temporary, "w") as f:
             f.write(source)
         os.replace(temporary, path)  # atomic: other processes see the whole file or none
+    # every generated kernel imports numba: name the extra that installs it rather than fail
+    # inside the generated file (and never fall back to unfused ops in silence)
+    optional.require("numba", "running a fused kernel (ag.compile)")
     spec = importlib.util.spec_from_file_location(f"autograd_lab_fused_{key}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's disk cache finds the kernel's globals by module name

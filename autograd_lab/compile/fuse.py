@@ -37,6 +37,7 @@ import numpy as np
 from ..autograd import enable_grad, grad, no_grad
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state
+from ..optional import MissingExtraError
 from ..tensor import _make
 from .ir import Call, Graph, Value, map_values
 from .kernel import FusedKernel
@@ -92,6 +93,8 @@ class Fused(Op):
         if kernel.failed is None:
             try:
                 outs = kernel.forward([x._data for x in inputs], out)
+            except MissingExtraError:  # numba is not installed: say which extra brings it
+                raise
             except Exception as error:  # numba could not compile it: run the ops one by one
                 kernel.failed = error
                 message = f"fused kernel {kernel!r} failed ({type(error).__name__}: {error})"

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...autograd import no_grad
 from ...autograd.grad_mode import _state
+from ...optional import MissingExtraError
 from ...tensor import _make
 from ..codegen import Printer, literal_writer, load
 from ..fuse import Fused, compose_backward, replay
@@ -58,6 +59,8 @@ class RowFused(Fused):
             try:
                 outs, saved, *found = kernel.forward(arrays, out, ahead=ahead)
                 ctx.ahead = found[0] if found else None
+            except MissingExtraError:  # numba is not installed: say which extra brings it
+                raise
             except Exception as error:  # numba could not compile it: run the ops one by one
                 kernel.failed = error
                 message = f"fused kernel {kernel!r} failed ({type(error).__name__}: {error})"
