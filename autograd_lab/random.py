@@ -569,6 +569,15 @@ def _box_muller_blocks(u, mean, std):
     return u
 
 
+def _libm(function, x):
+    """`function` (math.log, math.cos, ...) of each float64 in x, computed by the C library, as
+    PyTorch computes it. numpy's own float64 log, cos and sin run SIMD code on CPUs with AVX-512,
+    whose last bit sometimes differs from the C library's: a normal would then differ from
+    PyTorch's in its last bit."""
+    values = map(function, x.ravel().tolist())
+    return np.fromiter(values, dtype=np.float64, count=x.size).reshape(x.shape)
+
+
 def _box_muller_piece(u, mean, std):
     blocks = u.reshape(-1, 2, 8)  # per block: 8 values of u1, then 8 values of u2
     u1, u2 = np.ascontiguousarray(blocks[:, 0]), np.ascontiguousarray(blocks[:, 1])
@@ -577,9 +586,9 @@ def _box_muller_piece(u, mean, std):
         sin, cos = _sincos_avx2(_TWO_PI_FLOAT * u2)
         first, second = radius * cos, radius * sin
     else:
-        radius = np.sqrt(-2.0 * np.log(1.0 - u1))
+        radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - u1))
         theta = (2.0 * math.pi) * u2
-        first, second = radius * np.cos(theta), radius * np.sin(theta)
+        first, second = radius * _libm(math.cos, theta), radius * _libm(math.sin, theta)
     if not (mean == 0 and std == 1):  # fma(x, std, mean)
         first = _fma(first, std, mean, u.dtype)
         second = _fma(second, std, mean, u.dtype)
@@ -612,9 +621,10 @@ def _normal_one_by_one(generator, n, mean, std):
     pairs = (n - len(values) + 1) // 2
     u = uniform_floats(generator, 2 * pairs, np.float64).reshape(-1, 2)
     u1, u2 = u[:, 0], u[:, 1]
-    radius = np.sqrt(-2.0 * np.log1p(-u2))
+    radius = np.sqrt(-2.0 * _libm(math.log1p, -u2))
     theta = 2.0 * math.pi * u1
-    both = np.stack([radius * np.cos(theta), radius * np.sin(theta)], axis=1).reshape(-1)
+    both = np.stack([radius * _libm(math.cos, theta), radius * _libm(math.sin, theta)], axis=1)
+    both = both.reshape(-1)
     values = np.concatenate([np.array(values, dtype=np.float64), both])
     if len(values) > n:  # one sine left over: the generator keeps it
         generator.next_double_normal_sample = float(values[-1])
@@ -740,7 +750,7 @@ def exponential_array(generator, n, lambd=1.0):
             "is the inverse of the mean, e.g. exponential_(1.0)."
         )
     u = uniform_floats(generator, n, np.float64)
-    return (-1.0 / lambd) * np.log1p(-u)
+    return (-1.0 / lambd) * _libm(math.log1p, -u)
 
 
 def multinomial_indices(generator, probs, num_samples, replacement=False):
