@@ -106,6 +106,7 @@ TEXT = {  # text styles: (size, colour, bold, anchor)
     "memory": (SMALL_FONT, MEMORY_COLOUR, False, "middle"),
     "legend": (SMALL_FONT, "#374151", False, "start"),
     "caption": (FONT_SIZE, "#111827", False, "start"),
+    "note": (SMALL_FONT, "#92400e", False, "start"),
     "edge": (SMALL_FONT, "#6b7280", False, "middle"),
     "edge_grad": (SMALL_FONT, HIGHLIGHT, True, "middle"),
 }
@@ -283,6 +284,10 @@ def scene(graph, placed, step=None):
     if state["event"] is not None:
         _draw_event(shapes, texts, state["event"], placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
+    note = graph.get("note") if isinstance(graph, dict) else getattr(graph, "note", None)
+    if note:  # what this drawing cannot show (a PyTorch graph whose backward ran unwatched)
+        header[1].append((12.0, top + 13.0, note, "note"))
+        width, top = max(width, 24.0 + 6.6 * len(note)), top + CAPTION_H
     return {
         "width": max(width, placed["width"]),
         "height": placed["height"] + top,

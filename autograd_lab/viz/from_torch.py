@@ -1,0 +1,682 @@
+"""Real PyTorch graphs, read into the same Snapshot as ours, so every viewer draws them.
+
+    import torch
+    from autograd_lab.viz import record_torch, to_svg
+    with record_torch() as recording:
+        a = torch.tensor(2.0, requires_grad=True); b = torch.tensor(6.0, requires_grad=True)
+        e = (a + b) * (b + 1)
+        e.backward()
+    to_svg(recording.graph(e))     # show(e), GraphWidget(e) and %autograd e read torch tensors too
+
+A torch graph is made of the same parts as ours, under the same names: each tensor's `grad_fn`
+(a node such as `MulBackward0`), its `next_functions` (the edges), the `AccumulateGrad` node of
+each leaf (its `.variable` is the leaf) and what each node saved for backward (`_saved_self`,
+`_saved_other`, ...). What can be seen depends on when we look:
+
+- the graph alone (`snapshot(e)`): the nodes, edges, saved tensors (until backward frees them),
+  the leaves' values and `.grad`s, and the values of named or saved intermediate results;
+- inside `record_torch()`: also every intermediate value as it was computed, the module (scope)
+  that made each node, and each backward pass called inside, step by step, in the order
+  PyTorch's engine runs it (`watch_torch(loss)` does only the backward part);
+- a graph whose backward already ran outside a recording: the order of that backward pass is
+  lost, and without `retain_graph=True` its saved tensors were freed. It is still drawn, with a
+  note saying what cannot be shown (`Snapshot.note`).
+
+torch is never imported by autograd_lab: these functions only look at objects the user made with
+it (a torch tensor is recognised by its class, `torch.Tensor`), and `record_torch()` imports it
+because it is asked to watch it.
+"""
+
+import contextlib
+import sys
+import weakref
+
+import numpy as np
+
+from ..autograd.graph import current_scope, scope
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
+
+# ---- recognising PyTorch's objects without importing torch ----------------------------------------
+
+
+def _has_class(value, module, name):
+    return any(c.__module__ == module and c.__name__ == name for c in type(value).__mro__)
+
+
+def is_torch_tensor(value):
+    """A `torch.Tensor` (or a subclass such as `nn.Parameter`); False for ours."""
+    return _has_class(value, "torch", "Tensor")
+
+
+def is_torch_tensor_class(cls):
+    return isinstance(cls, type) and cls.__module__ == "torch" and cls.__name__ == "Tensor"
+
+
+def is_torch_module(value):
+    """A `torch.nn.Module`: its parameters can be named after it ('fc1.weight')."""
+    return _has_class(value, "torch.nn.modules.module", "Module")
+
+
+def _is_leaf_node(node):
+    """A leaf's AccumulateGrad node: the end of the graph, where `.grad` is added to."""
+    return type(node).__name__ == "AccumulateGrad"
+
+
+def torch_parameter_names(namespace):
+    """The parameters of the torch modules in a namespace, by qualified name ('0.weight'), as our
+    nn.Module names its own parameters when it runs; named only once, by the first module."""
+    names = {}
+    for key, value in namespace.items():
+        if is_torch_module(value) and not key.startswith("_"):
+            for name, param in value.named_parameters():
+                names.setdefault(name, param)
+    return names
+
+
+# ---- reading one node ------------------------------------------------------------------------------
+
+
+def node_name(node):
+    """PyTorch's name of the node: "MulBackward0"; "CopySlices" without its C++ namespace."""
+    return node.name().rsplit("::", 1)[-1]
+
+
+def _output_meta(node):
+    """(shape, dtype) of the node's first output: what its incoming gradient must look like."""
+    meta = node._input_metadata
+    if not meta:
+        return [], None
+    return list(meta[0].shape), _dtype_name(meta[0].dtype)
+
+
+def _dtype_name(dtype):
+    return str(dtype).removeprefix("torch.")
+
+
+def _numpy(tensor):
+    """The values of a torch tensor as a numpy array (numpy has no bfloat16: float32 then)."""
+    tensor = tensor.detach().cpu().resolve_conj().resolve_neg()
+    if str(tensor.dtype) == "torch.bfloat16":
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
+def summarize_torch(tensor, max_values=16):
+    """The summary (CONTRACT.md) of a torch tensor; None if its values cannot be read."""
+    try:
+        return summarize(_numpy(tensor), max_values)
+    except (RuntimeError, TypeError, ValueError):  # sparse, meta, quantized... tensors
+        return None
+
+
+def _key(tensor):
+    """What stands for a tensor in the graph: a leaf itself (by id), else (grad_fn, output_nr)."""
+    if tensor.grad_fn is None:
+        return id(tensor)
+    return (tensor.grad_fn, tensor.output_nr)
+
+
+def read_saved(node, max_values=16):
+    """What a node saved for backward, read now: (tensors, attributes, freed).
+
+    tensors: [{"name", "shape", "value", "key"}] (key: see `_key`, to mark the saved tensor);
+    attributes: the other saved arguments ({"alpha": 1, "dim": 0}); freed: the names of the
+    tensors backward freed (it ran without retain_graph=True): only their names are left.
+    """
+    tensors, attributes, freed = [], {}, []
+    for attribute in sorted((a for a in dir(node) if a.startswith("_saved_")), key=_formula_order):
+        name = attribute.removeprefix("_saved_")
+        if not hasattr(node, "_raw_saved_" + name):  # a number, a size, a flag: not a tensor
+            attributes[name] = _plain(getattr(node, attribute, None))
+            continue
+        try:
+            saved = getattr(node, attribute)
+        except RuntimeError:  # "... saved tensors after they have already been freed"
+            freed.append(name)
+            continue
+        _add_saved(tensors, name, saved, max_values)
+    if hasattr(node, "saved_tensors") and hasattr(node, "_forward_cls"):  # autograd.Function
+        try:
+            for i, saved in enumerate(node.saved_tensors):
+                _add_saved(tensors, f"saved_tensors[{i}]", saved, max_values)
+        except RuntimeError:
+            freed.append("saved_tensors")
+    return tensors, attributes, freed
+
+
+def _formula_order(attribute):
+    """dir() sorts names, PyTorch's node does not say its own order: read them as a formula
+    does, self first, then other, then the rest, the op's own result last."""
+    name = attribute.removeprefix("_saved_")
+    return ({"self": 0, "other": 1, "result": 3}.get(name, 2), name)
+
+
+def _add_saved(tensors, name, saved, max_values):
+    if isinstance(saved, (list, tuple)):  # a list of tensors, e.g. what torch.cat saved
+        for i, one in enumerate(saved):
+            _add_saved(tensors, f"{name}[{i}]", one, max_values)
+    elif is_torch_tensor(saved):
+        tensors.append(
+            {
+                "name": name,
+                "shape": list(saved.shape),
+                "value": summarize_torch(saved, max_values),
+                "key": _key(saved),
+            }
+        )
+
+
+def _plain(value):
+    """A saved argument as JSON-safe data (sizes as lists, anything unusual as text)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if np.isfinite(value) else str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+# ---- watching PyTorch build and run the graph ---------------------------------------------------------
+
+
+class TorchRecording:
+    """What `record_torch()` saw: every node PyTorch made (with the value of its result, its
+    scope and what it saved) and every backward event, in the engine's order."""
+
+    def __init__(self, max_values=16):
+        self.max_values = max_values
+        self.nodes = []  # in the order we met them (creation order comes from _sequence_nr)
+        self.values = {}  # (node, output_nr) -> summary of that result when it was computed
+        self.outputs = {}  # node -> {output_nr: weak reference to the result tensor}
+        self.scopes = {}  # node -> "Sequential/0 (Linear)"
+        self.saved = {}  # node -> read_saved(node) taken before backward could free it
+        self.parameter_names = {}  # id(parameter) -> "0.weight", from the modules that ran
+        self._parameters = []  # keeps those parameters alive, so their ids stay theirs
+        self.events = []  # (kind, node, target node or None, gradient summary)
+        self.backward_calls = 0
+        self._known = set()
+        self._watching = False  # inside a backward we watch (its own backward call is not new)
+        self._scopes_open = []  # module scopes entered by forward hooks, innermost last
+        self._undo = []
+
+    # -- entering and leaving --
+
+    def __enter__(self):
+        import torch  # asked for by name: record_torch() watches PyTorch
+
+        mode = _watching_mode(torch)(self)
+        mode.__enter__()
+        self._undo.append(lambda: mode.__exit__(None, None, None))
+        hooks = torch.nn.modules.module
+        before = hooks.register_module_forward_pre_hook(self._module_starts)
+        after = hooks.register_module_forward_hook(self._module_ends, always_call=True)
+        self._undo += [before.remove, after.remove]
+        return self
+
+    def __exit__(self, *exc):
+        while self._undo:
+            self._undo.pop()()
+        while self._scopes_open:  # a forward that raised before its module's hook could run
+            self._scopes_open.pop()[1].__exit__(None, None, None)
+        return False
+
+    # -- modules as scopes: the same names as our nn.Module gives its own --
+
+    def _module_starts(self, module, args):
+        parent, parent_path = self._scopes_open[-1][0] if self._scopes_open else (None, "")
+        name, label = _scope_label(module, parent)
+        path = f"{parent_path}.{name}" if parent_path and name else (name or parent_path)
+        for param_name, param in module.named_parameters(recurse=False):
+            self.parameter_names[id(param)] = f"{path}.{param_name}" if path else param_name
+            self._parameters.append(param)
+        named = scope(label)
+        named.__enter__()
+        self._scopes_open.append(((module, path), named))
+
+    def _module_ends(self, module, args, output):
+        if self._scopes_open and self._scopes_open[-1][0][0] is module:
+            self._scopes_open.pop()[1].__exit__(None, None, None)
+
+    # -- nodes, as PyTorch makes them --
+
+    def saw(self, results):
+        """A torch function returned `results` (or changed its first argument in place)."""
+        for tensor in _tensors(results):
+            node = tensor.grad_fn
+            if node is None:
+                continue
+            self._meet(node)
+            key = (node, tensor.output_nr)
+            if key not in self.values:  # its value now: an in-place op may change it later
+                self.values[key] = summarize_torch(tensor, self.max_values)
+                self.outputs.setdefault(node, {})[tensor.output_nr] = weakref.ref(tensor)
+
+    def _meet(self, node):
+        """Note a new node and the new nodes below it (made inside one call, e.g. linear's t())."""
+        stack = [node]
+        while stack:
+            node = stack.pop()
+            if node is None or node in self._known:
+                continue
+            self._known.add(node)
+            if not _is_leaf_node(node):
+                self.nodes.append(node)
+                self.saved[node] = read_saved(node, self.max_values)
+                if current_scope():
+                    self.scopes[node] = "/".join(current_scope())
+                for saved in self.saved[node][0]:  # a saved result is a value we can show
+                    if isinstance(saved["key"], tuple) and saved["value"] is not None:
+                        self.values.setdefault(saved["key"], saved["value"])
+            stack.extend(n for n, _ in node.next_functions)
+
+    def output(self, node, output_nr=0):
+        ref = self.outputs.get(node, {}).get(output_nr)
+        return ref() if ref is not None else None
+
+    def sinks(self):
+        """The recorded nodes that no later recorded node consumed: where the graph ends."""
+        consumed = {n for node in self.nodes for n, _ in node.next_functions if n is not None}
+        return [node for node in self.nodes if node not in consumed]
+
+    def roots(self):
+        """The results of the sinks that are still alive."""
+        return [t for node in self.sinks() if (t := self.output(node)) is not None]
+
+    def graph(self, *roots, names=None):
+        """The Snapshot behind `roots`; by default everything recorded, even results already gone."""
+        if roots:
+            return torch_snapshot(*roots, names=names, recording=self)
+        return torch_snapshot(*self.roots(), names=names, recording=self, start=self.sinks())
+
+    # -- backward, as PyTorch's engine runs it --
+
+    def watch_backward(self, roots, run):
+        """Call `run()` (a backward pass from `roots`) with hooks on every node it can reach.
+
+        "run": a node's pre-hook (it is about to run, with the gradient that arrived); "send":
+        read from its post-hook, since the engine passes each gradient on right after it, input
+        by input; "accumulate": a leaf's AccumulateGrad node ran and added to `.grad`.
+        """
+        if self._watching:  # loss.backward() called by watch_torch() reaches our mode too
+            return run()
+        nodes, handles = [], []
+        for root in roots:
+            if root.grad_fn is not None:
+                self._meet(root.grad_fn)  # a graph built before the recording: read it now
+                nodes.append(root.grad_fn)
+        seen = set()
+        while nodes:
+            node = nodes.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            handles.append(node.register_prehook(self._before(node)))
+            handles.append(node.register_hook(self._after(node)))
+            nodes.extend(n for n, _ in node.next_functions)
+        self.backward_calls += 1
+        self._watching = True
+        try:
+            return run()
+        finally:
+            self._watching = False
+            for handle in handles:
+                handle.remove()
+
+    def _summary(self, grad):
+        return summarize_torch(grad, self.max_values) if grad is not None else None
+
+    def _before(self, node):
+        def before(grad_outputs):
+            grad = next((g for g in grad_outputs if g is not None), None)
+            self.events.append(("run", node, None, self._summary(grad)))
+
+        return before
+
+    def _after(self, node):
+        def after(grad_inputs, grad_outputs):
+            if _is_leaf_node(node):
+                self.events.append(("accumulate", node, None, self._summary(grad_outputs[0])))
+                return
+            for (target, _), grad in zip(node.next_functions, grad_inputs):
+                if target is not None and grad is not None:
+                    self.events.append(("send", node, target, self._summary(grad)))
+
+        return after
+
+
+def record_torch(max_values=16):
+    """Watch PyTorch build and run a graph: `with record_torch() as r: ...; r.graph()`.
+
+    Every op called inside, every module's forward (its scope) and every backward pass
+    (`loss.backward()`, `torch.autograd.backward`, `torch.autograd.grad`) is recorded.
+    """
+    return TorchRecording(max_values)
+
+
+def record_torch_if_imported(max_values=16):
+    """`record_torch()` when PyTorch is already imported (the magics use it), else a block that
+    records nothing and gives None: importing torch just to look for it would take seconds."""
+    torch = sys.modules.get("torch")
+    if torch is None or not is_torch_tensor_class(getattr(torch, "Tensor", None)):
+        return contextlib.nullcontext(None)  # not imported, or autograd_lab as_torch()'s alias
+    return TorchRecording(max_values)
+
+
+def watch_torch(loss, gradient=None, retain_graph=None, names=None, max_values=16):
+    """Run `loss.backward()` and return its graph with the backward pass, step by step.
+
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        GraphWidget(watch_torch(loss))   # step through PyTorch's backward pass
+
+    For a graph built outside `record_torch()`: the intermediate values are those saved for
+    backward or named by your variables (read before backward frees them).
+    """
+    from .graph import caller_tensor_names  # the caller's variable names, as show() reads them
+
+    if not is_torch_tensor(loss):
+        raise TypeError(
+            f"watch_torch() runs backward on a torch tensor; got a {type(loss).__name__}. "
+            "For an autograd_lab tensor: with autograd_lab.record() as r: loss.backward()"
+        )
+    if loss.grad_fn is None:
+        raise RuntimeError(
+            "watch_torch(): this tensor has no grad_fn, so there is no graph and no backward "
+            "pass to watch (PyTorch says: element 0 of tensors does not require grad). Fix: make "
+            "an input with requires_grad=True before computing the loss."
+        )
+    if names is None:
+        names = caller_tensor_names()
+    recording = TorchRecording(max_values)
+    # watch_backward reads the saved tensors before backward frees them
+    recording.watch_backward(
+        [loss], lambda: loss.backward(gradient=gradient, retain_graph=retain_graph)
+    )
+    return recording.graph(loss, names=names)
+
+
+def _watching_mode(torch):
+    """The TorchFunctionMode class that tells a recording about every torch call (made once)."""
+    global _Mode
+    if _Mode is None:
+        backward_calls = {
+            torch.Tensor.backward: lambda args, kwargs: args[0],
+            torch.autograd.backward: lambda args, kwargs: args[0] if args else kwargs["tensors"],
+            torch.autograd.grad: lambda args, kwargs: args[0] if args else kwargs["outputs"],
+        }
+
+        class _WatchingMode(torch.overrides.TorchFunctionMode):
+            # PyTorch calls __torch_function__ for every torch function and Tensor method used
+            # while the mode is on; inside it the mode is off, so our own reading is not watched
+            def __init__(self, recording):
+                super().__init__()
+                self.recording = recording
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func in backward_calls:
+                    roots = _tensors(backward_calls[func](args, kwargs))
+                    return self.recording.watch_backward(roots, lambda: func(*args, **kwargs))
+                result = func(*args, **kwargs)
+                self.recording.saw(result)
+                if args and is_torch_tensor(args[0]):  # x.add_(1), x[0] = 5: a new grad_fn
+                    self.recording.saw(args[0])
+                return result
+
+        _Mode = _WatchingMode
+    return _Mode
+
+
+_Mode = None
+
+
+def _tensors(value):
+    if is_torch_tensor(value):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if is_torch_tensor(v)]
+    return []
+
+
+def _scope_label(module, parent):
+    """('fc1', 'fc1 (Linear)'), as our nn.Module names its scopes (nn/module.py)."""
+    kind = type(module).__name__
+    if parent is not None:
+        for name, child in parent.named_modules(remove_duplicate=False):
+            if child is module and name:
+                return name, f"{name} ({kind})"
+    return "", kind
+
+
+# ---- the snapshot -------------------------------------------------------------------------------------
+
+
+def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
+    """The graph behind torch tensors `roots` as a Snapshot, with the node ids, labels and
+    fields of ours (CONTRACT.md). `names` maps variable names to tensors."""
+    if recording is not None and not isinstance(recording, TorchRecording):
+        raise TypeError(
+            f"recording= must come from record_torch() to draw torch tensors; got a "
+            f"{type(recording).__name__} (autograd_lab.record() watches autograd_lab's graphs)"
+        )
+    if recording is not None:
+        max_values = recording.max_values
+    ops, leaves = _collect(roots, start)
+    label_of = _names_by_node(names or {})
+    if recording is not None:  # parameters named after the modules that ran them
+        for key, name in recording.parameter_names.items():
+            label_of.setdefault(key, name)
+
+    # Deterministic ids, as ours: ops in creation order, each after the leaves it uses first.
+    ids, order = {}, []
+    for op in ops:
+        for next_node, _ in op.next_functions:
+            if next_node is not None and _is_leaf_node(next_node) and next_node not in ids:
+                ids[next_node] = f"n{len(order)}"
+                order.append(next_node)
+        ids[op] = f"n{len(order)}"
+        order.append(op)
+    for leaf in leaves:
+        if leaf not in ids:
+            ids[leaf] = f"n{len(order)}"
+            order.append(leaf)
+
+    saved = {op: _saved_of(op, recording, max_values) for op in ops}
+    values = _values(ops, saved, names or {}, roots, recording, max_values)
+    last_grad = {}
+    for kind, node, _, summary in recording.events if recording is not None else ():
+        if kind == "run":
+            last_grad[node] = summary
+    saved_keys = {s["key"] for tensors, _, _ in saved.values() for s in tensors if s["key"]}
+
+    graph = Snapshot()
+    for index, node in enumerate(order):
+        if _is_leaf_node(node):
+            leaf = node.variable
+            graph.nodes.append(_tensor_node(leaf, ids[node], index, label_of, max_values))
+            graph.nodes[-1]["role"] = (
+                "parameter" if _has_class(leaf, "torch.nn.parameter", "Parameter") else "input"
+            )
+            graph.nodes[-1]["is_saved"] = id(leaf) in saved_keys
+        else:
+            graph.nodes.append(
+                _op_node(node, ids[node], index, label_of, saved[node], values, last_grad)
+            )
+            graph.nodes[-1]["is_saved"] = (node, 0) in saved_keys
+            if recording is not None and node in recording.scopes:
+                graph.nodes[-1]["scope"] = recording.scopes[node]
+        for input_nr, (next_node, _) in enumerate(node.next_functions):
+            if next_node is not None and next_node in ids:
+                graph.edges.append(
+                    {"source": ids[next_node], "target": ids[node], "input": input_nr}
+                )
+
+    for root in roots:  # each root is drawn as a tensor node after the op that made it
+        if root.grad_fn is None:
+            continue
+        root_id = f"n{len(graph.nodes)}"
+        node = _tensor_node(root, root_id, len(graph.nodes), label_of, max_values)
+        node["role"], node["label"] = "output", node["name"] or "output"
+        graph.nodes.append(node)
+        graph.edges.append({"source": ids[root.grad_fn], "target": root_id, "input": 0})
+
+    for step, (kind, node, target, summary) in enumerate(_events_in(recording, ids)):
+        graph.events.append(
+            {
+                "step": step,
+                "kind": kind,
+                "node": ids[node],
+                "target": ids[target] if target is not None else None,
+                "grad": summary,
+            }
+        )
+    graph.note = _note(graph, roots, recording)
+    return graph
+
+
+def _collect(roots, start=()):
+    """Every op node reachable from the roots (in creation order) and the leaves used as roots."""
+    seen, stack, ops, leaves = set(), list(start), [], []
+    for root in roots:
+        if root.grad_fn is not None:
+            stack.append(root.grad_fn)
+        elif root.requires_grad:  # a leaf alone: PyTorch makes its AccumulateGrad on demand
+            leaves.append(_accumulator_of(root))
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if not _is_leaf_node(node):
+            ops.append(node)
+        stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+    ops.sort(key=lambda n: n._sequence_nr())
+    return ops, leaves
+
+
+def _accumulator_of(leaf):
+    """A leaf's AccumulateGrad node, found the way PyTorch's own docs show: through a view."""
+    return leaf.view_as(leaf).grad_fn.next_functions[0][0]
+
+
+def _names_by_node(names):
+    label_of = {}
+    for name, tensor in names.items():
+        if is_torch_tensor(tensor) and not name.startswith("_"):
+            label_of.setdefault(_key(tensor), name)  # the first name wins, as in ours
+    return label_of
+
+
+def _saved_of(op, recording, max_values):
+    """What the op saved: as read when it was made (recorded, so backward freeing them later
+    loses nothing), else as read now; and the names of those freed by now."""
+    now = read_saved(op, max_values)
+    if recording is not None and op in recording.saved:
+        tensors, attributes, _ = recording.saved[op]
+        return tensors, attributes, now[2]
+    return now
+
+
+def _values(ops, saved, names, roots, recording, max_values):
+    """(node, output_nr) -> value summary, from every place that tells it: the recording (the
+    value when computed), then the tensors named or drawn, then what some op saved."""
+    values = dict(recording.values) if recording is not None else {}
+    for tensor in [*names.values(), *roots]:
+        if is_torch_tensor(tensor) and tensor.grad_fn is not None:
+            key = (tensor.grad_fn, tensor.output_nr)
+            if key not in values:
+                values[key] = summarize_torch(tensor, max_values)
+    for op in ops:
+        for entry in saved[op][0]:
+            if isinstance(entry["key"], tuple) and entry["value"] is not None:
+                values.setdefault(entry["key"], entry["value"])
+    return values
+
+
+def _tensor_node(tensor, node_id, order, label_of, max_values):
+    name = label_of.get(_key(tensor))
+    return {
+        "id": node_id,
+        "kind": "tensor",
+        "label": name or "tensor",
+        "op": None,
+        "name": name,
+        "role": "input",
+        "shape": list(tensor.shape),
+        "dtype": _dtype_name(tensor.dtype),
+        "value": summarize_torch(tensor, max_values),
+        "grad": _grad_of(tensor, max_values),
+        "saved": [],
+        "is_saved": False,
+        "scope": None,
+        "order": order,
+        "derivative": None,
+    }
+
+
+def _grad_of(tensor, max_values):
+    """`.grad`, read only where PyTorch keeps one (it warns when asked for another's)."""
+    if not (tensor.is_leaf or tensor.retains_grad) or tensor.grad is None:
+        return None
+    return summarize_torch(tensor.grad, max_values)
+
+
+def _op_node(op, node_id, order, label_of, saved, values, last_grad):
+    name = node_name(op)
+    short = name.rsplit("Backward", 1)[0] or name
+    output_name = label_of.get((op, 0))
+    shape, dtype = _output_meta(op)
+    tensors, attributes, freed = saved
+    return {
+        "id": node_id,
+        "kind": "op",
+        "label": f"{output_name} = {short}" if output_name else short,
+        "op": name,
+        "name": output_name,
+        "role": "intermediate",
+        "shape": shape,
+        "dtype": dtype,
+        "value": values.get((op, 0)),
+        "grad": last_grad.get(op),
+        "saved": [{"name": s["name"], "shape": s["shape"], "value": s["value"]} for s in tensors],
+        "saved_attributes": attributes,  # PyTorch's node keeps these too: alpha, dim, sizes
+        "saved_freed": bool(freed),
+        "saved_freed_names": freed,  # freed before anything read them: their names are left
+        "is_saved": False,
+        "scope": None,
+        "order": order,
+        "derivative": LOCAL_DERIVATIVES.get(name),
+    }
+
+
+def _events_in(recording, ids):
+    """The recorded backward events that concern nodes of this graph, in the engine's order."""
+    for kind, node, target, summary in recording.events if recording is not None else ():
+        if node in ids and (target is None or target in ids):
+            yield kind, node, target, summary
+
+
+def _note(graph, roots, recording):
+    """One line saying what this drawing of a PyTorch graph cannot show, and why."""
+    parts = ["PyTorch graph"]
+    ops = [n for n in graph.nodes if n["kind"] == "op"]
+    leaves_have_grad = any(n["grad"] is not None for n in graph.nodes if n["kind"] == "tensor")
+    freed = any(n.get("saved_freed") for n in ops)
+    if not graph.events and (leaves_have_grad or freed):
+        parts.append(
+            "backward ran unwatched: its steps cannot be shown, only the leaves' .grad "
+            "(run it inside record_torch(), or watch_torch(loss))"
+        )
+    elif not graph.events:
+        parts.append("backward not run yet (watch_torch(loss) runs it and shows each step)")
+    if any(n.get("saved_freed_names") and not n["saved"] for n in ops):
+        parts.append("saved tensors freed by backward (retain_graph=False): only their names")
+    unknown = sum(1 for n in ops if n["value"] is None)
+    if unknown:
+        why = (
+            "made inside a PyTorch function that did not return them"
+            if recording is not None
+            else "build the graph inside record_torch() to see them"
+        )
+        parts.append(f"{unknown} intermediate value{'s' if unknown > 1 else ''} unknown ({why})")
+    return "; ".join(parts)
