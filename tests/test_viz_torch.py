@@ -379,6 +379,12 @@ def test_show_and_the_magics_draw_torch_cells(torch):
     assert labels[-1] == "loss" and "weight" in labels and "bias" in labels
     assert widget.snapshot.events and shell.user_ns["net"].weight.grad is not None
     assert {n["scope"] for n in widget.snapshot.nodes if n["op"] == "AddmmBackward0"} == {"Linear"}
+    with capture_output():  # no result: the cell's unused results are drawn
+        result = shell.run_cell(
+            "%%autograd -o w2\nh = torch.ones(2, requires_grad=True)\nt = h.tanh()"
+        )
+    assert result.success, result.error_in_exec
+    assert [n["label"] for n in shell.user_ns["w2"].snapshot.nodes] == ["h", "t = Tanh", "t"]
     with capture_output():
         result = shell.run_cell("%autograd --static -o g loss * 2")
     assert result.success, result.error_in_exec

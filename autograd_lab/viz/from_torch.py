@@ -116,32 +116,51 @@ def _key(tensor):
     return (tensor.grad_fn, tensor.output_nr)
 
 
-def read_saved(node, max_values=16):
+def read_saved(node, max_values=16, known=None):
     """What a node saved for backward, read now: (tensors, attributes, freed).
 
-    tensors: [{"name", "shape", "value", "key"}] (key: see `_key`, to mark the saved tensor);
+    tensors: [{"name", "shape", "value", "key"}] (key: see `_key`, to mark the saved tensor;
+    `known` maps keys to values already summarized, and learns the new ones);
     attributes: the other saved arguments ({"alpha": 1, "dim": 0}); freed: the names of the
     tensors backward freed (it ran without retain_graph=True): only their names are left.
     """
     tensors, attributes, freed = [], {}, []
+    for name, saved in _saved_items(node):
+        if saved is _FREED:
+            freed.append(name)
+        elif saved is _NOT_A_TENSOR:
+            attributes[name] = _plain(getattr(node, "_saved_" + name, None))
+        else:
+            _add_saved(tensors, name, saved, max_values, {} if known is None else known)
+    return tensors, attributes, freed
+
+
+def freed_names(node):
+    """The names of the tensors this node saved that backward has freed since."""
+    return [name for name, saved in _saved_items(node, tensors_only=True) if saved is _FREED]
+
+
+_FREED, _NOT_A_TENSOR = object(), object()  # what _saved_items gives instead of a tensor
+
+
+def _saved_items(node, tensors_only=False):
+    """(name, what was saved) for each `_saved_*` attribute, in the order a formula reads them;
+    _FREED for a tensor backward freed, _NOT_A_TENSOR for a number, a size or a flag."""
     for attribute in sorted((a for a in dir(node) if a.startswith("_saved_")), key=_formula_order):
         name = attribute.removeprefix("_saved_")
-        if not hasattr(node, "_raw_saved_" + name):  # a number, a size, a flag: not a tensor
-            attributes[name] = _plain(getattr(node, attribute, None))
+        if not hasattr(node, "_raw_saved_" + name):  # only a saved tensor has a raw twin
+            if not tensors_only:
+                yield name, _NOT_A_TENSOR
             continue
         try:
-            saved = getattr(node, attribute)
+            yield name, getattr(node, attribute)
         except RuntimeError:  # "... saved tensors after they have already been freed"
-            freed.append(name)
-            continue
-        _add_saved(tensors, name, saved, max_values)
+            yield name, _FREED
     if hasattr(node, "saved_tensors") and hasattr(node, "_forward_cls"):  # autograd.Function
         try:
-            for i, saved in enumerate(node.saved_tensors):
-                _add_saved(tensors, f"saved_tensors[{i}]", saved, max_values)
+            yield "saved_tensors", list(node.saved_tensors)
         except RuntimeError:
-            freed.append("saved_tensors")
-    return tensors, attributes, freed
+            yield "saved_tensors", _FREED
 
 
 def _formula_order(attribute):
@@ -151,19 +170,15 @@ def _formula_order(attribute):
     return ({"self": 0, "other": 1, "result": 3}.get(name, 2), name)
 
 
-def _add_saved(tensors, name, saved, max_values):
+def _add_saved(tensors, name, saved, max_values, known):
     if isinstance(saved, (list, tuple)):  # a list of tensors, e.g. what torch.cat saved
         for i, one in enumerate(saved):
-            _add_saved(tensors, f"{name}[{i}]", one, max_values)
+            _add_saved(tensors, f"{name}[{i}]", one, max_values, known)
     elif is_torch_tensor(saved):
-        tensors.append(
-            {
-                "name": name,
-                "shape": list(saved.shape),
-                "value": summarize_torch(saved, max_values),
-                "key": _key(saved),
-            }
-        )
+        key = _key(saved)
+        if key not in known:
+            known[key] = summarize_torch(saved, max_values)
+        tensors.append({"name": name, "shape": list(saved.shape), "value": known[key], "key": key})
 
 
 def _plain(value):
@@ -194,7 +209,6 @@ class TorchRecording:
         self.parameter_names = {}  # id(parameter) -> "0.weight", from the modules that ran
         self._parameters = []  # keeps those parameters alive, so their ids stay theirs
         self.events = []  # (kind, node, target node or None, gradient summary)
-        self.backward_calls = 0
         self._known = set()
         self._watching = False  # inside a backward we watch (its own backward call is not new)
         self._scopes_open = []  # module scopes entered by forward hooks, innermost last
@@ -250,7 +264,7 @@ class TorchRecording:
             key = (node, tensor.output_nr)
             if key not in self.values:  # its value now: an in-place op may change it later
                 self.values[key] = summarize_torch(tensor, self.max_values)
-                self.outputs.setdefault(node, {})[tensor.output_nr] = weakref.ref(tensor)
+            self.outputs.setdefault(node, {}).setdefault(tensor.output_nr, weakref.ref(tensor))
 
     def _meet(self, node):
         """Note a new node and the new nodes below it (made inside one call, e.g. linear's t())."""
@@ -262,12 +276,10 @@ class TorchRecording:
             self._known.add(node)
             if not _is_leaf_node(node):
                 self.nodes.append(node)
-                self.saved[node] = read_saved(node, self.max_values)
+                # a weight saved by every step is summarized once (self.values: key -> summary)
+                self.saved[node] = read_saved(node, self.max_values, known=self.values)
                 if current_scope():
                     self.scopes[node] = "/".join(current_scope())
-                for saved in self.saved[node][0]:  # a saved result is a value we can show
-                    if isinstance(saved["key"], tuple) and saved["value"] is not None:
-                        self.values.setdefault(saved["key"], saved["value"])
             stack.extend(n for n, _ in node.next_functions)
 
     def output(self, node, output_nr=0):
@@ -314,7 +326,6 @@ class TorchRecording:
             handles.append(node.register_prehook(self._before(node)))
             handles.append(node.register_hook(self._after(node)))
             nodes.extend(n for n, _ in node.next_functions)
-        self.backward_calls += 1
         self._watching = True
         try:
             return run()
@@ -493,18 +504,14 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
     for index, node in enumerate(order):
         if _is_leaf_node(node):
             leaf = node.variable
-            graph.nodes.append(_tensor_node(leaf, ids[node], index, label_of, max_values))
-            graph.nodes[-1]["role"] = (
-                "parameter" if _has_class(leaf, "torch.nn.parameter", "Parameter") else "input"
-            )
-            graph.nodes[-1]["is_saved"] = id(leaf) in saved_keys
+            role = "parameter" if _has_class(leaf, "torch.nn.parameter", "Parameter") else "input"
+            drawn = _tensor_node(leaf, ids[node], index, label_of, max_values, role)
+            drawn["is_saved"] = id(leaf) in saved_keys
         else:
-            graph.nodes.append(
-                _op_node(node, ids[node], index, label_of, saved[node], values, last_grad)
-            )
-            graph.nodes[-1]["is_saved"] = (node, 0) in saved_keys
-            if recording is not None and node in recording.scopes:
-                graph.nodes[-1]["scope"] = recording.scopes[node]
+            drawn = _op_node(node, ids[node], index, label_of, saved[node], values, last_grad)
+            drawn["is_saved"] = (node, 0) in saved_keys
+            drawn["scope"] = recording.scopes.get(node) if recording is not None else None
+        graph.nodes.append(drawn)
         for input_nr, (next_node, _) in enumerate(node.next_functions):
             if next_node is not None and next_node in ids:
                 graph.edges.append(
@@ -515,9 +522,9 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
         if root.grad_fn is None:
             continue
         root_id = f"n{len(graph.nodes)}"
-        node = _tensor_node(root, root_id, len(graph.nodes), label_of, max_values)
-        node["role"], node["label"] = "output", node["name"] or "output"
-        graph.nodes.append(node)
+        drawn = _tensor_node(root, root_id, len(graph.nodes), label_of, max_values, "output")
+        drawn["label"] = drawn["name"] or "output"
+        graph.nodes.append(drawn)
         graph.edges.append({"source": ids[root.grad_fn], "target": root_id, "input": 0})
 
     for step, (kind, node, target, summary) in enumerate(_events_in(recording, ids)):
@@ -570,11 +577,10 @@ def _names_by_node(names):
 def _saved_of(op, recording, max_values):
     """What the op saved: as read when it was made (recorded, so backward freeing them later
     loses nothing), else as read now; and the names of those freed by now."""
-    now = read_saved(op, max_values)
     if recording is not None and op in recording.saved:
         tensors, attributes, _ = recording.saved[op]
-        return tensors, attributes, now[2]
-    return now
+        return tensors, attributes, freed_names(op)
+    return read_saved(op, max_values)
 
 
 def _values(ops, saved, names, roots, recording, max_values):
@@ -593,7 +599,7 @@ def _values(ops, saved, names, roots, recording, max_values):
     return values
 
 
-def _tensor_node(tensor, node_id, order, label_of, max_values):
+def _tensor_node(tensor, node_id, order, label_of, max_values, role):
     name = label_of.get(_key(tensor))
     return {
         "id": node_id,
@@ -601,7 +607,7 @@ def _tensor_node(tensor, node_id, order, label_of, max_values):
         "label": name or "tensor",
         "op": None,
         "name": name,
-        "role": "input",
+        "role": role,
         "shape": list(tensor.shape),
         "dtype": _dtype_name(tensor.dtype),
         "value": summarize_torch(tensor, max_values),
