@@ -475,3 +475,44 @@ def test_compare_reports_the_first_step_where_backward_orders_differ(torch):
         result.order == "backward step 2: send z = Sum -> Add in PyTorch, run Add in autograd_lab"
     )
     assert repr(result) == "Comparison: 5 nodes paired; differences: the backward order"
+
+
+def test_custom_functions_and_nodes_with_two_outputs(torch):
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2
+
+    with record_torch() as recording:
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = Double.apply(x)
+        p, q = y.unbind()
+        z = p * q
+        z.backward()
+    graph = recording.graph(z, names={"x": x, "y": y, "p": p, "q": q, "z": z})
+    assert [n["label"] for n in graph.nodes] == ["x", "y = Double", "p = Unbind", "z = Mul", "z"]
+    double = graph.node("n1")
+    assert double["op"] == "DoubleBackward" and double["saved_freed_names"] == ["saved_tensors"]
+    assert double["saved"][0]["value"]["values"] == [1.0, 2.0]  # ctx.saved_tensors, recorded
+    assert graph.node("n0")["grad"]["values"] == [8.0, 4.0]
+    # p and q are outputs 0 and 1 of one Unbind node: one node, two edges into Mul
+    assert [(e["source"], e["input"]) for e in graph.edges if e["target"] == "n3"] == [
+        ("n2", 0),
+        ("n2", 1),
+    ]
+    assert "saved_tensors" in snapshot(z).node("n1")["saved_freed_names"]
+
+
+def test_side_by_side_widgets_step_together(torch):
+    pytest.importorskip("ipywidgets")
+    row = side_by_side(reuse).widgets()
+    left, right = row.children
+    assert left.n_steps == right.n_steps == 3 + 10
+    left.step = 5
+    assert right.step == 5

@@ -156,8 +156,8 @@ def _saved_items(node, tensors_only=False):
             yield name, getattr(node, attribute)
         except RuntimeError:  # "... saved tensors after they have already been freed"
             yield name, _FREED
-    if hasattr(node, "saved_tensors") and hasattr(node, "_forward_cls"):  # autograd.Function
-        try:
+    if hasattr(node, "_forward_cls"):  # a torch.autograd.Function's node: ctx.saved_tensors
+        try:  # (reading it, even with hasattr, raises once backward freed it)
             yield "saved_tensors", list(node.saved_tensors)
         except RuntimeError:
             yield "saved_tensors", _FREED
