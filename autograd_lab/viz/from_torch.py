@@ -310,7 +310,7 @@ class TorchRecording:
         read from its post-hook, since the engine passes each gradient on right after it, input
         by input; "accumulate": a leaf's AccumulateGrad node ran and added to `.grad`.
         """
-        if self._watching:  # loss.backward() called by watch_torch() reaches our mode too
+        if self._watching:  # a backward we watch reaches our mode too (%%autograd -b does that)
             return run()
         nodes, handles = [], []
         for root in roots:
@@ -374,17 +374,16 @@ def record_torch_if_imported(max_values=16):
     return TorchRecording(max_values)
 
 
-def watch_torch(loss, gradient=None, retain_graph=None, names=None, max_values=16):
-    """Run `loss.backward()` and return its graph with the backward pass, step by step.
+def watch_torch(loss, gradient=None, retain_graph=None, max_values=16):
+    """Run `loss.backward()` watched; return the recording of its graph and backward pass.
 
         loss = torch.nn.functional.mse_loss(net(x), y)
-        GraphWidget(watch_torch(loss))   # step through PyTorch's backward pass
+        GraphWidget(watch_torch(loss))   # step through PyTorch's backward pass, your names
+        watch_torch(loss).graph(names={"loss": loss})   # the Snapshot itself
 
     For a graph built outside `record_torch()`: the intermediate values are those saved for
     backward or named by your variables (read before backward frees them).
     """
-    from .graph import caller_tensor_names  # the caller's variable names, as show() reads them
-
     if not is_torch_tensor(loss):
         raise TypeError(
             f"watch_torch() runs backward on a torch tensor; got a {type(loss).__name__}. "
@@ -396,14 +395,12 @@ def watch_torch(loss, gradient=None, retain_graph=None, names=None, max_values=1
             "pass to watch (PyTorch says: element 0 of tensors does not require grad). Fix: make "
             "an input with requires_grad=True before computing the loss."
         )
-    if names is None:
-        names = caller_tensor_names()
     recording = TorchRecording(max_values)
-    # watch_backward reads the saved tensors before backward frees them
+    recording.saw(loss)  # the root to draw; watch_backward reads what backward will free
     recording.watch_backward(
         [loss], lambda: loss.backward(gradient=gradient, retain_graph=retain_graph)
     )
-    return recording.graph(loss, names=names)
+    return recording
 
 
 def _watching_mode(torch):
