@@ -34,6 +34,10 @@ import weakref
 import numpy as np
 
 from ..autograd.graph import current_scope, scope
+
+# ('fc1', 'fc1 (Linear)'): our nn.Module's own rule, which reads only what torch's modules have
+# too (`_modules`, `named_modules`), so both libraries name their scopes alike
+from ..nn.module import _scope_label
 from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 
 # ---- recognising PyTorch's objects without importing torch ----------------------------------------
@@ -207,7 +211,7 @@ class TorchRecording:
         self.scopes = {}  # node -> "Sequential/0 (Linear)"
         self.saved = {}  # node -> read_saved(node) taken before backward could free it
         self.parameter_names = {}  # id(parameter) -> "0.weight", from the modules that ran
-        self._parameters = []  # keeps those parameters alive, so their ids stay theirs
+        self._parameters = {}  # keeps those parameters alive, so their ids stay theirs
         self.events = []  # (kind, node, target node or None, gradient summary)
         self._known = set()
         self._watching = False  # inside a backward we watch (its own backward call is not new)
@@ -243,7 +247,7 @@ class TorchRecording:
         path = f"{parent_path}.{name}" if parent_path and name else (name or parent_path)
         for param_name, param in module.named_parameters(recurse=False):
             self.parameter_names[id(param)] = f"{path}.{param_name}" if path else param_name
-            self._parameters.append(param)
+            self._parameters[id(param)] = param
         named = scope(label)
         named.__enter__()
         self._scopes_open.append(((module, path), named))
@@ -444,16 +448,6 @@ def _tensors(value):
     if isinstance(value, (list, tuple)):
         return [v for v in value if is_torch_tensor(v)]
     return []
-
-
-def _scope_label(module, parent):
-    """('fc1', 'fc1 (Linear)'), as our nn.Module names its scopes (nn/module.py)."""
-    kind = type(module).__name__
-    if parent is not None:
-        for name, child in parent.named_modules(remove_duplicate=False):
-            if child is module and name:
-                return name, f"{name} ({kind})"
-    return "", kind
 
 
 # ---- the snapshot -------------------------------------------------------------------------------------
