@@ -215,6 +215,7 @@ class TorchRecording:
         self.events = []  # (kind, node, target node or None, gradient summary)
         self._known = set()
         self._watching = False  # inside a backward we watch (its own backward call is not new)
+        self.watched_forward = False  # entered as a block: it saw the ops as they ran
         self._scopes_open = []  # module scopes entered by forward hooks, innermost last
         self._undo = []
 
@@ -225,6 +226,7 @@ class TorchRecording:
 
         mode = _watching_mode(torch)(self)
         mode.__enter__()
+        self.watched_forward = True
         self._undo.append(lambda: mode.__exit__(None, None, None))
         hooks = torch.nn.modules.module
         before = hooks.register_module_forward_pre_hook(self._module_starts)
@@ -672,7 +674,7 @@ def _note(graph, roots, recording):
     if unknown:
         why = (
             "made inside a PyTorch function that did not return them"
-            if recording is not None
+            if recording is not None and recording.watched_forward
             else "build the graph inside record_torch() to see them"
         )
         parts.append(f"{unknown} intermediate value{'s' if unknown > 1 else ''} unknown ({why})")
