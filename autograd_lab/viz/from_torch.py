@@ -663,8 +663,8 @@ def _note(graph, roots, recording):
     freed = any(n.get("saved_freed") for n in ops)
     if not graph.events and (leaves_have_grad or freed):
         parts.append(
-            "backward ran unwatched: its steps cannot be shown, only the leaves' .grad "
-            "(run it inside record_torch(), or watch_torch(loss))"
+            "backward ran unwatched: its steps are unknown, only the leaves' .grad "
+            "(watch it: record_torch() or watch_torch(loss))"
         )
     elif not graph.events:
         parts.append("backward not run yet (watch_torch(loss) runs it and shows each step)")

@@ -394,7 +394,7 @@ class GraphView {
     this.fillLegendExtra();
     this.memBar.hidden = !this.g.memory;
     this.note.hidden = !this.g.note;
-    this.note.textContent = this.g.note || "";
+    this.note.textContent = (this.g.note || "").split("; ").join("\n"); // one fact a line
     this.canvas.replaceChildren();
     const size = { width, height, viewBox: `0 0 ${width} ${height}` };
     const picture = svg("svg", { class: "agl-svg", ...size }, this.canvas);

@@ -285,9 +285,9 @@ def scene(graph, placed, step=None):
         _draw_event(shapes, texts, state["event"], placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
     note = graph.get("note") if isinstance(graph, dict) else getattr(graph, "note", None)
-    if note:  # what this drawing cannot show (a PyTorch graph whose backward ran unwatched)
-        header[1].append((12.0, top + 13.0, note, "note"))
-        width, top = max(width, 24.0 + 6.6 * len(note)), top + CAPTION_H
+    for line in note.split("; ") if note else ():  # what this drawing cannot show, one fact a
+        header[1].append((12.0, top + 13.0, line, "note"))  # line (a PyTorch graph: from_torch)
+        width, top = max(width, 24.0 + 6.6 * len(line)), top + CAPTION_H
     return {
         "width": max(width, placed["width"]),
         "height": placed["height"] + top,
