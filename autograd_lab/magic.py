@@ -26,8 +26,9 @@ from .as_torch import as_torch
 from .compile.api import CompiledFunction
 from .tensor import Tensor
 from .viz.compiled import compiled_view
-from .viz.from_torch import TorchRecording, is_torch_tensor, record_torch_if_imported
+from .viz.from_torch import is_torch_tensor
 from .viz.graph import caller_tensor_names, record, snapshot, tensor_names
+from .viz.torch_recording import TorchRecording, record_torch_if_imported
 
 try:  # IPython is needed only for the magics: show() works in plain Python too
     from IPython.core.error import UsageError

@@ -22,10 +22,11 @@ picture is a static SVG; `.widgets()` gives both live widgets in a row (without 
 import sys
 
 from .compare import compare
-from .from_torch import is_torch_tensor, record_torch
+from .from_torch import is_torch_tensor
 from .graph import record, tensor_names
 from .layout import layout
 from .svg import _escape, render_svg, scene
+from .torch_recording import record_torch
 
 GAP, TITLE_H, LINE_H = 40.0, 26.0, 16.0
 MARK = "#c026d3"  # magenta: no role colour uses it

@@ -30,9 +30,9 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from .from_torch import TorchRecording
 from .graph import Recording, caller_tensor_names, snapshot
 from .snapshot import Snapshot
+from .torch_recording import TorchRecording
 
 HERE = Path(__file__).parent
 
