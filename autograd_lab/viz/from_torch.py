@@ -218,9 +218,9 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
                 order.append(next_node)
         ids[op] = f"n{len(order)}"
         order.append(op)
-    for leaf in leaves:
-        if leaf not in ids:
-            ids[leaf] = f"n{len(order)}"
+    drawn_leaves = {id(node.variable) for node in order if is_leaf_node(node)}
+    for leaf in leaves:  # a root that is itself a leaf, used by no op: the tensor alone
+        if id(leaf) not in drawn_leaves:
             order.append(leaf)
 
     saved = {op: _saved_of(op, recording, max_values) for op in ops}
@@ -233,15 +233,16 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
 
     graph = Snapshot()
     for index, node in enumerate(order):
-        if is_leaf_node(node):
-            leaf = node.variable
+        if is_leaf_node(node) or is_torch_tensor(node):  # a leaf: its tensor, and no inputs
+            leaf = node if is_torch_tensor(node) else node.variable
             role = "parameter" if _has_class(leaf, "torch.nn.parameter", "Parameter") else "input"
-            drawn = _tensor_node(leaf, ids[node], index, label_of, max_values, role)
+            drawn = _tensor_node(leaf, f"n{index}", index, label_of, max_values, role)
             drawn["is_saved"] = id(leaf) in saved_keys
-        else:
-            drawn = _op_node(node, ids[node], index, label_of, saved[node], values, last_grad)
-            drawn["is_saved"] = (node, 0) in saved_keys
-            drawn["scope"] = recording.scopes.get(node) if recording is not None else None
+            graph.nodes.append(drawn)
+            continue
+        drawn = _op_node(node, ids[node], index, label_of, saved[node], values, last_grad)
+        drawn["is_saved"] = (node, 0) in saved_keys
+        drawn["scope"] = recording.scopes.get(node) if recording is not None else None
         graph.nodes.append(drawn)
         for input_nr, (next_node, _) in enumerate(node.next_functions):
             if next_node is not None and next_node in ids:
@@ -278,8 +279,8 @@ def _collect(roots, start=()):
     for root in roots:
         if root.grad_fn is not None:
             stack.append(root.grad_fn)
-        elif root.requires_grad:  # a leaf alone: PyTorch makes its AccumulateGrad on demand
-            leaves.append(_accumulator_of(root))
+        elif root.requires_grad:  # a leaf drawn alone
+            leaves.append(root)
     while stack:
         node = stack.pop()
         if node is None or node in seen:
@@ -290,11 +291,6 @@ def _collect(roots, start=()):
         stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
     ops.sort(key=lambda n: n._sequence_nr())
     return ops, leaves
-
-
-def _accumulator_of(leaf):
-    """A leaf's AccumulateGrad node, found the way PyTorch's own docs show: through a view."""
-    return leaf.view_as(leaf).grad_fn.next_functions[0][0]
 
 
 def _names_by_node(names):
