@@ -284,9 +284,10 @@ def scene(graph, placed, step=None):
     if state["event"] is not None:
         _draw_event(shapes, texts, state["event"], placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
+    # what this drawing cannot show (a PyTorch graph: from_torch.py), one fact a line
     note = graph.get("note") if isinstance(graph, dict) else getattr(graph, "note", None)
-    for line in note.split("; ") if note else ():  # what this drawing cannot show, one fact a
-        header[1].append((12.0, top + 13.0, line, "note"))  # line (a PyTorch graph: from_torch)
+    for line in note.split("; ") if note else ():
+        header[1].append((12.0, top + 13.0, line, "note"))
         width, top = max(width, 24.0 + 6.6 * len(line)), top + CAPTION_H
     return {
         "width": max(width, placed["width"]),
