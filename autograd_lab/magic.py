@@ -28,7 +28,9 @@ from .as_torch import as_torch
 from .compile.api import CompiledFunction
 from .tensor import Tensor
 from .viz.compiled import compiled_view
+from .viz.from_torch import is_torch_tensor
 from .viz.graph import caller_tensor_names, record, snapshot, tensor_names
+from .viz.torch_recording import TorchRecording, record_torch_if_imported
 
 try:  # IPython is needed only for the magics: show() works in plain Python too
     from IPython.core.error import UsageError
@@ -124,7 +126,8 @@ class AutogradMagics(Magics):
         __tracebackhide__ = True  # IPython leaves this frame out of the user's traceback
         args = parse_argstring(self.autograd_cell, line)
         _check(args)
-        with record() as recorded:
+        # PyTorch's ops too, when it is imported (a torch tensor is then drawn as ours is)
+        with record() as recorded, record_torch_if_imported() as torch_recorded:
             result = _run_cell(self.shell, cell, header=f"%%autograd {line}".rstrip())
             if args.root is not None:
                 value = _evaluate(self.shell, _unquote(args.root), f"--root {args.root}")
@@ -132,10 +135,13 @@ class AutogradMagics(Magics):
             elif _is_tensors(result):
                 roots = _tensors_in(result, "the cell's result")
             else:  # the cell ends with a statement: draw what it left unused (its results)
-                roots = recorded.roots()
+                roots = recorded.roots() or (torch_recorded.roots() if torch_recorded else [])
+            if roots and is_torch_tensor(roots[0]) and torch_recorded is None:
+                torch_recorded = TorchRecording()  # the cell imported torch: watch its backward
             if args.backward and (roots or recorded.nodes):
-                _backward(roots)
-        graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
+                _backward(roots, torch_recorded)
+        mine = torch_recorded if roots and is_torch_tensor(roots[0]) else recorded
+        graph = mine.graph(*roots, names=tensor_names(self.shell.user_ns))
         if not graph.nodes:  # say so, rather than show an empty widget that invites "play"
             print(NO_GRAPH)
             return
@@ -154,10 +160,14 @@ class AutogradMagics(Magics):
         _check(args)
         expression = " ".join(args.expression)
         # An expression such as `c * d` makes new nodes: record them to keep their values.
-        with record() as recorded:
+        with record() as recorded, record_torch_if_imported() as torch_recorded:
             value = _evaluate(self.shell, _unquote(expression), f"%autograd {expression}")
             roots = _tensors_in(value, expression)
-        graph = recorded.graph(*roots, names=tensor_names(self.shell.user_ns))
+        names = tensor_names(self.shell.user_ns)
+        if is_torch_tensor(roots[0]):  # a PyTorch tensor (viz/from_torch.py)
+            graph = snapshot(*roots, names=names, recording=torch_recorded)
+        else:
+            graph = recorded.graph(*roots, names=names)
         self._display(graph, args)
 
     @line_magic("autograd_torch")
@@ -306,8 +316,12 @@ def _render_from(shell, error, filename):
 
 def _is_tensors(value):
     if isinstance(value, (tuple, list)):
-        return len(value) > 0 and all(isinstance(v, Tensor) for v in value)
-    return isinstance(value, Tensor)
+        return len(value) > 0 and all(_is_tensor(v) for v in value)
+    return _is_tensor(value)
+
+
+def _is_tensor(value):
+    return isinstance(value, Tensor) or is_torch_tensor(value)
 
 
 def _tensors_in(value, what):
@@ -319,7 +333,7 @@ def _tensors_in(value, what):
     return list(value) if isinstance(value, (tuple, list)) else [value]
 
 
-def _backward(roots):
+def _backward(roots, torch_recorded=None):
     """`-b`: call backward() on the one result, as `loss.backward()` in a training loop."""
     if len(roots) != 1:
         raise UsageError(
@@ -334,7 +348,10 @@ def _backward(roots):
             f"(a loss); this one has shape {list(root.shape)}. Reduce it first, e.g. end the "
             "cell with y.sum(), or call y.backward(gradient=...) in the cell yourself."
         )
-    root.backward()
+    if is_torch_tensor(root):  # PyTorch's engine runs it; the recording watches each step
+        torch_recorded.watch_backward([root], root.backward)
+    else:
+        root.backward()
 
 
 def _unquote(text):

@@ -9,16 +9,21 @@
 snapshot.py (the Snapshot, plain data), graph.py (reading an autograd graph into one, and
 recording it being built and run), layout.py (where boxes go), svg.py (static pictures),
 widget.py + graph.js (the live widget), plots.py (matplotlib figures), live.py (progress bars and
-a live training figure), compiled.py (compiled functions: fused kernels as clusters, the memory
-plan per node), memory_plots.py (memory timelines). The widget needs anywidget, the plots
+a live training figure), from_torch.py + torch_recording.py (real PyTorch graphs read into the
+same Snapshot, and watched as PyTorch runs them), compare.py + side_by_side.py (the same code in
+PyTorch and in autograd_lab, differences marked), compiled.py (compiled functions: fused kernels
+as clusters, the memory plan per node), memory_plots.py (memory timelines). The widget needs anywidget, the plots
 matplotlib: both come with the `lab` extra and are imported only when used.
 """
 
+from .compare import Comparison, compare
 from .graph import Recording, record, snapshot
 from .layout import default_collapsed, expand, layout, scope_counts
 from .live import LiveTraining, progress, set_progress
+from .side_by_side import SideBySide, side_by_side
 from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 from .svg import render_svg, step_count, to_matplotlib, to_png, to_svg
+from .torch_recording import TorchRecording, record_torch, watch_torch
 
 
 def __getattr__(name):
@@ -32,22 +37,29 @@ def __getattr__(name):
 
 __all__ = [
     "LOCAL_DERIVATIVES",
+    "Comparison",
     "GraphWidget",
     "LiveTraining",
     "Recording",
+    "SideBySide",
     "Snapshot",
+    "TorchRecording",
+    "compare",
     "default_collapsed",
     "expand",
     "layout",
     "progress",
     "record",
+    "record_torch",
     "render_svg",
     "scope_counts",
     "set_progress",
+    "side_by_side",
     "snapshot",
     "step_count",
     "summarize",
     "to_matplotlib",
     "to_png",
     "to_svg",
+    "watch_torch",
 ]

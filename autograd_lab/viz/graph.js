@@ -249,6 +249,8 @@ class GraphView {
     this.root = html("div", { class: "agl-widget", tabindex: "0" }, el);
     this.buildToolbar();
     this.caption = html("div", { class: "agl-caption" }, this.root);
+    // what this drawing cannot show (a PyTorch graph whose backward ran unwatched: from_torch.py)
+    this.note = html("div", { class: "agl-note", hidden: "" }, this.root);
     // the memory plan's live bytes after this step, as a bar (shown for graphs that have a plan)
     this.memBar = html("div", { class: "agl-membar", hidden: "" }, this.root);
     this.memFill = html("div", { class: "agl-membar-fill" }, html("div", { class: "agl-membar-track" }, this.memBar));
@@ -391,6 +393,8 @@ class GraphView {
     this.slider.max = this.g.n_steps;
     this.fillLegendExtra();
     this.memBar.hidden = !this.g.memory;
+    this.note.hidden = !this.g.note;
+    this.note.textContent = (this.g.note || "").split("; ").join("\n"); // one fact a line
     this.canvas.replaceChildren();
     const size = { width, height, viewBox: `0 0 ${width} ${height}` };
     const picture = svg("svg", { class: "agl-svg", ...size }, this.canvas);

@@ -32,6 +32,7 @@ from ..autograd.function import AccumulateGrad, grad_accumulator_of, saved_stora
 from ..autograd.graph import current_scope, observe
 from ..tensor import Tensor
 from .compiled import expand_fused
+from .from_torch import is_torch_tensor, torch_parameter_names, torch_snapshot
 from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 
 # ---- watching the graph being built and run ----------------------------------------------------------
@@ -115,7 +116,15 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
     `start` adds op nodes to draw from whose result tensors are gone (Recording.graph uses it).
     """
     roots = [r for r in roots if r is not None]
+    if roots and all(is_torch_tensor(r) for r in roots):  # a real PyTorch graph: from_torch.py
+        return torch_snapshot(*roots, names=names, recording=recording, max_values=max_values)
     for r in roots:
+        if is_torch_tensor(r):
+            raise TypeError(
+                "snapshot() draws one library's graph at a time: these roots mix torch tensors "
+                "with autograd_lab tensors. Draw each on its own, or compare them with "
+                "autograd_lab.viz.side_by_side()"
+            )
         if not isinstance(r, Tensor):
             raise TypeError(f"snapshot() draws tensors; got a {type(r).__name__}")
     if recording is not None:
@@ -189,12 +198,16 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
 
 
 def tensor_names(namespace):
-    """The tensors in a namespace (e.g. `globals()`), by name; `_private` names are skipped."""
-    return {
+    """The tensors in a namespace (e.g. `globals()`), by name; `_private` names are skipped.
+    PyTorch's tensors count too, and the parameters of its modules ('0.weight'), named last."""
+    names = {
         name: value
         for name, value in namespace.items()
-        if isinstance(value, Tensor) and not name.startswith("_")
+        if (isinstance(value, Tensor) or is_torch_tensor(value)) and not name.startswith("_")
     }
+    for name, value in torch_parameter_names(namespace).items():
+        names.setdefault(name, value)
+    return names
 
 
 def caller_tensor_names():

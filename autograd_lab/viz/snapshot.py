@@ -30,6 +30,7 @@ class Snapshot:
     events: list = field(default_factory=list)
     clusters: dict = field(default_factory=dict)  # scope path -> a fused group drawn as a cluster
     memory: dict | None = None  # a memory plan, step by step (the IR view of compile, optional)
+    note: str | None = None  # what the drawing cannot show, e.g. of a PyTorch graph (from_torch.py)
 
     def node(self, node_id):
         for node in self.nodes:
@@ -45,6 +46,8 @@ class Snapshot:
             data["clusters"] = self.clusters
         if self.memory is not None:
             data["memory"] = self.memory
+        if self.note:
+            data["note"] = self.note
         return data
 
     def __repr__(self):

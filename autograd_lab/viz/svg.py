@@ -106,6 +106,7 @@ TEXT = {  # text styles: (size, colour, bold, anchor)
     "memory": (SMALL_FONT, MEMORY_COLOUR, False, "middle"),
     "legend": (SMALL_FONT, "#374151", False, "start"),
     "caption": (FONT_SIZE, "#111827", False, "start"),
+    "note": (SMALL_FONT, "#92400e", False, "start"),
     "edge": (SMALL_FONT, "#6b7280", False, "middle"),
     "edge_grad": (SMALL_FONT, HIGHLIGHT, True, "middle"),
 }
@@ -283,6 +284,11 @@ def scene(graph, placed, step=None):
     if state["event"] is not None:
         _draw_event(shapes, texts, state["event"], placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
+    # what this drawing cannot show (a PyTorch graph: from_torch.py), one fact a line
+    note = graph.get("note") if isinstance(graph, dict) else getattr(graph, "note", None)
+    for line in note.split("; ") if note else ():
+        header[1].append((12.0, top + 13.0, line, "note"))
+        width, top = max(width, 24.0 + 6.6 * len(line)), top + CAPTION_H
     return {
         "width": max(width, placed["width"]),
         "height": placed["height"] + top,

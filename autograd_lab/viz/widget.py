@@ -32,6 +32,7 @@ import traitlets
 
 from .graph import Recording, caller_tensor_names, snapshot
 from .snapshot import Snapshot
+from .torch_recording import TorchRecording
 
 HERE = Path(__file__).parent
 
@@ -188,6 +189,8 @@ class GraphWidget(anywidget.AnyWidget):
             graph["clusters"] = data["clusters"]
         if data.get("memory") is not None:  # a memory plan: which planned call each step shows
             graph["memory"] = {**data["memory"], "at_step": self._memory_at_step()}
+        if data.get("note"):  # what the drawing cannot show (a PyTorch graph: from_torch.py)
+            graph["note"] = data["note"]
         self._updating = True
         try:
             with self.hold_sync():
@@ -223,8 +226,9 @@ def _as_snapshot(roots, recording, names, max_values):
             list(d.get("events", [])),
             dict(d.get("clusters") or {}),
             d.get("memory"),
+            d.get("note"),
         )
-    if len(roots) == 1 and isinstance(roots[0], Recording):
+    if len(roots) == 1 and isinstance(roots[0], (Recording, TorchRecording)):
         return roots[0].graph(names=names)
     if not roots:
         raise TypeError(

@@ -1,0 +1,142 @@
+"""A real PyTorch graph in the widget, in JupyterLab and chromium (viz/from_torch.py).
+
+The same server and browser as tests/test_browser.py (its fixtures, imported); this notebook is
+added through JupyterLab's contents API. What a learner sees, checked end to end: PyTorch's graph
+of the README example drawn with our names, stepped through PyTorch's own backward pass until b's
+gradient is 15; a graph whose backward ran unwatched, drawn with its note; and the side-by-side
+picture. Screenshots: test-artifacts/torch_graph_widget.png, test-artifacts/side_by_side.png (the
+side-by-side SVG, also saved as side_by_side.svg, opened from disk).
+"""
+
+import json
+import re
+import shutil
+import urllib.request
+
+import pytest
+from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page  # noqa: F401 - fixtures used below
+
+pytest.importorskip("torch", reason="PyTorch (the test oracle) is not installed")
+
+pytestmark = [pytest.mark.browser, pytest.mark.oracle, pytest.mark.timeout(240)]
+
+CELLS = [
+    "import torch\n"
+    "import autograd_lab as ag\n"
+    "from autograd_lab.viz import GraphWidget, record_torch, side_by_side",
+    "with record_torch() as r:\n"
+    "    a = torch.tensor(2.0, requires_grad=True)\n"
+    "    b = torch.tensor(6.0, requires_grad=True)\n"
+    "    c = a + b\n"
+    "    d = b + 1\n"
+    "    e = c * d\n"
+    "    e.backward()\n"
+    "GraphWidget(r)",
+    "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+    "y = (x * x).tanh()\n"
+    "loss = y.sum()\n"
+    "loss.backward()\n"
+    "ag.show(loss)",
+    "def model(torch):\n"
+    "    torch.manual_seed(0)\n"
+    "    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))\n"
+    "    loss = torch.nn.functional.mse_loss(net(torch.randn(5, 3)), torch.randn(5, 1))\n"
+    "    return loss\n"
+    "side_by_side(model)",
+]
+
+
+def _upload(server):
+    """Put the notebook into the server's folder, as the file browser's upload does."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
+    request = urllib.request.Request(
+        f"{server['url']}/api/contents/torch.ipynb?token={server['token']}", data=body, method="PUT"
+    )
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
+
+
+def test_torch_graph_steps_in_the_widget(lab, page):  # noqa: F811 - pytest's fixtures
+    try:
+        _drive(lab, page)
+    except Exception:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "torch_graph_failure.png"))
+        shutil.copy(lab["log"], ARTIFACTS / "jupyterlab_torch_failure.log")
+        raise
+
+
+def _drive(server, browser_page):
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT)
+    _upload(server)
+    browser_page.goto(f"{server['url']}/lab/tree/torch.ipynb?token={server['token']}")
+    browser_page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
+    status = browser_page.locator("#jp-main-statusbar")
+    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
+    browser_page.get_by_role("menuitem", name="Run", exact=True).click()
+    browser_page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    expect(browser_page.locator(".agl-widget")).to_have_count(2)
+    expect(browser_page.locator(".jp-RenderedSVG")).to_have_count(1)  # the side-by-side picture
+    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
+
+    # PyTorch's graph, labelled with the cell's variable names, drawn as ours is
+    widget = browser_page.locator(".agl-widget").first
+    expect(widget.locator(".agl-node")).to_have_count(6)
+    labels = widget.locator(".agl-node .agl-label").all_text_contents()
+    assert labels == ["a", "b", "c = Add", "d = Add", "e = Mul", "e"]
+    expect(widget.locator(".agl-note")).to_have_text("PyTorch graph")
+
+    # step through PyTorch's backward pass: 3 forward steps, then the engine's 12 events
+    step = widget.locator(".agl-step")
+    widget.locator(".agl-slider").fill("3")
+    expect(step).to_have_text("step 3 / 15")
+    grads = []
+    forward = widget.get_by_role("button", name="Step forward")
+    for k in range(4, 16):
+        forward.click()
+        expect(step).to_have_text(f"step {k} / 15")
+        grads.append(widget.locator('.agl-node[data-id="n1"] .agl-grad').text_content())
+    assert grads[-1] == "grad 15." and "grad 8." in grads, grads
+    widget.locator('.agl-node[data-id="n4"]').click()  # e = Mul: what it saved for backward
+    inspector = widget.locator(".agl-inspector")
+    expect(inspector).to_contain_text("MulBackward0")
+    expect(inspector).to_contain_text("self scalar, other scalar")
+    ARTIFACTS.mkdir(exist_ok=True)
+    widget.screenshot(path=str(ARTIFACTS / "torch_graph_widget.png"))
+
+    # backward ran before anyone watched: drawn all the same, with a note saying what is missing
+    unwatched = browser_page.locator(".agl-widget").nth(1)
+    expect(unwatched.locator(".agl-note")).to_contain_text("backward ran unwatched")
+    expect(unwatched.locator(".agl-node")).to_have_count(5)
+
+    picture = browser_page.locator(".jp-RenderedSVG").first
+    picture.scroll_into_view_if_needed()
+    box = picture.bounding_box()
+    assert box["width"] > 600 and box["height"] > 300  # both graphs and the list of differences
+    assert browser_page.errors == []
+
+    # the same picture made here, opened from disk on its own: the whole of it, for the record
+    from autograd_lab.viz import side_by_side
+
+    namespace = {}
+    exec(CELLS[-1].rsplit("\n", 1)[0], namespace)  # defines model(torch)
+    path = ARTIFACTS / "side_by_side.svg"
+    path.write_text(side_by_side(namespace["model"]).to_svg())
+    page_file = ARTIFACTS / "side_by_side.html"  # a page holding it (chromium's screenshots of
+    page_file.write_text(f'<body style="margin:0">{path.read_text()}</body>')  # bare SVG hang)
+    alone = browser_page.context.new_page()
+    alone.goto(page_file.as_uri())
+    expect(alone.locator("text", has_text="T: only in PyTorch")).to_have_count(2)
+    alone.locator("svg").first.screenshot(path=str(ARTIFACTS / "side_by_side.png"))
