@@ -67,9 +67,9 @@ def test_backward_events_follow_the_engines_real_order():
         ("send", "n3", "n1", 8.0),  # b is not ready yet: it still waits for c's share
         ("run", "n2", None, 7.0),
         ("send", "n2", "n0", 7.0),
-        ("run", "n0", None, 7.0),  # a leaf runs as soon as it is ready
+        ("send", "n2", "n1", 7.0),  # c sends both its gradients before anything else runs
+        ("run", "n0", None, 7.0),  # then the ready leaves, before any other node (PyTorch's rule)
         ("accumulate", "n0", None, 7.0),
-        ("send", "n2", "n1", 7.0),
         ("run", "n1", None, 15.0),  # 8 + 7: b's two paths meet
         ("accumulate", "n1", None, 15.0),
     ]

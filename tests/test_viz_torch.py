@@ -521,3 +521,13 @@ def test_side_by_side_widgets_step_together(torch):
     assert left.n_steps == right.n_steps == 3 + 10
     left.step = 5
     assert right.step == 5
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda s: s.__name__)
+def test_our_engine_runs_backward_in_pytorchs_order(torch, script):
+    # every send of a node comes before the next node runs, and a ready leaf runs first of all
+    theirs, _, _ = recorded(script, torch, record_torch)
+    ours, _, _ = recorded(script, ag, record)
+    assert compare(theirs, ours).order is None
+    steps = [(e["kind"], e["node"], e["target"]) for e in theirs.events]
+    assert steps == [(e["kind"], e["node"], e["target"]) for e in ours.events]

@@ -10,7 +10,8 @@
 How it works, in four steps (`_run` below):
 1. count, for every node reachable from the outputs, how many edges lead into it (its *dependencies*);
 2. a node is *ready* when gradients have arrived along all of them; among ready nodes the newest runs
-   first (PyTorch's order), and leaves' AccumulateGrad nodes run as soon as they are ready;
+   first (PyTorch's order), except leaves' AccumulateGrad nodes, which run before any other once the
+   node that sent them their gradient has finished sending;
 3. running a node calls its Function's `backward` with the summed incoming gradients; each result is
    fitted to its input (broadcasting undone, dtype restored: `_fit`, the one place this happens) and
    sent along the edge;
@@ -19,6 +20,8 @@ It is a loop over a heap, not recursion, so a graph 100,000 operations deep is f
 """
 
 import heapq
+import itertools
+import math
 
 import numpy as np
 
@@ -163,7 +166,11 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     captured = {}
     buffers = {}  # node -> the summed gradient that arrived for each of its outputs
     owned = set()  # (node, output_nr) of those gradients the engine owns (see _owned)
-    ready = []  # heap of (-sequence number, node): newest first
+    # heap of (priority, arrival, node): leaves' AccumulateGrad first, then the newest node first.
+    # PyTorch gives AccumulateGrad the largest sequence number, so a leaf runs right after the
+    # node that made it ready, once that node has sent all its gradients.
+    ready = []
+    arrivals = itertools.count()  # ties (two ready leaves) run in the order they became ready
     recorder = _state.on_backward  # an optional listener: the graph viewer (grad_mode.observe)
     check_nan = _state.anomaly and _state.anomaly_check_nan  # anomaly mode: fail on NaN gradients
     profiler = _state.profiler  # profiler.profile(): times each node it runs
@@ -188,10 +195,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         count = dependencies[node] - 1
         dependencies[node] = count
         if count == 0 and (needed is None or node in needed):
-            if type(node) is AccumulateGrad:
-                run_node(node)  # leaves first, as PyTorch does
-            else:
-                heapq.heappush(ready, (-node._seq, node))
+            priority = -math.inf if type(node) is AccumulateGrad else -node._seq
+            heapq.heappush(ready, (priority, next(arrivals), node))
 
     def capture_gradients(node, grads):
         for output_nr, g in enumerate(grads):
@@ -265,7 +270,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         for (node, output_nr), g, g_owned in roots:
             send(node, output_nr, g, g_owned)
         while ready:
-            run_node(heapq.heappop(ready)[1])
+            run_node(heapq.heappop(ready)[2])
     finally:
         _state.enabled = previous_mode
         send = run_node = None  # the two closures refer to each other: break the cycle, so the
