@@ -423,7 +423,7 @@ def _draw_collapsed(shapes, texts, group, cluster=None, memory=None):
         texts.append((x + w / 2, y + PAD_Y + LINE_H * i + TEXT_DROP, line, "value"))
 
 
-EDGE_SPREAD = 5.0  # pixels between the parallel lines of one input used twice (x * x)
+EDGE_SPREAD = 10.0  # pixels between the parallel lines of one input used twice (x * x)
 
 
 def parallel_points(points, k, count):
