@@ -10,6 +10,8 @@
 //                       send        it passes a gradient on to one of its inputs
 //                       accumulate  a leaf's .grad is added to
 // Traits shared with Python: graph (Python -> here), step, selected, collapsed (both ways).
+// Controls: the buttons and slider; a play speed; "next node", which skips the sends; and keys once
+// the widget has the focus (a click on it): ← → a step, Shift+← → a node, Space play, Esc unpin.
 // A compiled function's graph (viz/compiled.py) adds two optional parts: `clusters`, fused
 // kernels drawn as orange frames that collapse to one box, and `memory`, a memory plan: each
 // step shows which values are alive (teal) or already freed (grey), and a bar of the live bytes.
@@ -300,8 +302,7 @@ class GraphView {
     // listen before us, so the mark is set for our keys only, as each key goes down.
     this.onAnyKey = (e) => {
       const ours = KEYS.includes(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey && this.root.contains(e.target);
-      const field = e.target.closest && e.target.closest("input, select");
-      if (ours && !(field && e.key !== "Escape")) this.root.setAttribute("data-lm-suppress-shortcuts", "true");
+      if (ours) this.root.setAttribute("data-lm-suppress-shortcuts", "true");
       else this.root.removeAttribute("data-lm-suppress-shortcuts");
     };
     window.addEventListener("keydown", this.onAnyKey, true);
@@ -488,6 +489,7 @@ class GraphView {
     const moves = { ArrowRight: 1, ArrowLeft: -1 };
     if (e.ctrlKey || e.metaKey || e.altKey) return; // the browser's and the notebook's keys
     if (e.target.closest("input, select") && e.key !== "Escape") return; // the slider's own keys
+    if (e.key === " " && e.target.closest("button")) return; // Space presses a focused button
     if (e.key in moves && e.shiftKey) this.goNode(moves[e.key]);
     else if (e.key in moves) this.go(this.step + moves[e.key]);
     else if (e.key === " ") this.timer ? this.pause() : this.play();
