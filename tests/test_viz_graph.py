@@ -8,6 +8,7 @@ from conftest import traced_seed_example as seed_example
 
 import autograd_lab as ag
 from autograd_lab.viz import record, snapshot, summarize
+from autograd_lab.viz.layout import summary_text
 
 
 def test_seed_example_nodes_roles_values_and_grads():
@@ -32,8 +33,9 @@ def test_seed_example_nodes_roles_values_and_grads():
         "e": 56.0,
     }
     grads = {n["label"]: n["grad"] and n["grad"]["values"] for n in g.nodes}
-    # leaves: their .grad; ops: the gradient of their output, as it arrived in backward
-    assert grads == {"a": 7.0, "b": 15.0, "c = Add": 7.0, "d = Add": 8.0, "e = Mul": 1.0, "e": None}
+    # leaves: their .grad; ops: the gradient of their output, as it arrived in backward; the
+    # root: the seed gradient backward started from (1 for a scalar)
+    assert grads == {"a": 7.0, "b": 15.0, "c = Add": 7.0, "d = Add": 8.0, "e = Mul": 1.0, "e": 1.0}
     mul = g.node("n4")
     assert mul["op"] == "MulBackward0" and mul["derivative"].startswith("d(self * other)")
     assert [s["name"] for s in mul["saved"]] == ["self", "other"]  # as saved in forward
@@ -209,3 +211,94 @@ def test_trace_graph_keeps_results_that_are_already_gone():
     assert [n["label"] for n in g.nodes] == ["tensor", "Mul", "Sum"]
     assert g.node("n2")["value"]["values"] == 5.0  # summarized when it was computed
     assert [e["kind"] for e in g.events][:2] == ["run", "send"]
+
+
+def test_local_derivative_values_at_this_step_match_pytorch():
+    """Each elementwise op carries its local derivative's value at this forward pass, next to the
+    formula: d tanh(x)/dx = 1 - tanh(x)² = 0.5 where tanh(x)² = 0.5. Checked against PyTorch."""
+    torch = pytest.importorskip("torch")
+    x0 = float(np.arctanh(np.sqrt(0.5)))
+    with record() as t:
+        x = ag.tensor(x0, requires_grad=True, dtype=ag.float64)
+        w = ag.tensor([1.5, -2.0, 0.25], requires_grad=True, dtype=ag.float64)
+        y = x.tanh()
+        z = (w * y).exp()
+        z.sum().backward()
+    g = t.graph(names={"x": x, "w": w, "y": y, "z": z})
+    by_label = {n["label"]: n for n in g.nodes}
+    assert by_label["y = Tanh"]["derivative_value"] == "d tanh(x)/dx = 1 - tanh(x)² = 0.5"
+
+    tx = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    tw = torch.tensor([1.5, -2.0, 0.25], dtype=torch.float64, requires_grad=True)
+    ty = tx.tanh()
+    (slope,) = torch.autograd.grad(ty, tx, retain_graph=True)
+    assert summary_text(summarize(slope.numpy())) == "0.5"
+    mul = by_label["Mul"]
+    (d_w,) = torch.autograd.grad((tw * ty).sum(), tw, retain_graph=True)
+    assert mul["derivative_value"] == (
+        f"d(self * other)/d(self) = other = {summary_text(summarize(d_w.numpy()))},"
+        f"  d/d(other) = self = [1.5, -2., 0.25]"
+    )
+    exp = by_label["z = Exp"]
+    want = torch.exp(tw * ty).detach().numpy()  # d exp(u)/du = exp(u)
+    assert exp["derivative_value"].startswith("d exp(x)/dx = exp(x) = [")
+    shown = exp["derivative_value"].split("= exp(x) = ")[1].split("]")[0].strip("[").split(", ")
+    assert np.allclose([float(v) for v in shown], want, rtol=1e-3)
+    # ops that mix elements have no one number per element: the formula only
+    assert by_label["Sum"]["derivative_value"] is None
+    assert all(n["derivative_value"] is None for n in g.nodes if n["kind"] == "tensor")
+
+
+def test_local_derivative_values_record_nothing_and_skip_numbers():
+    """Computing the values runs backward formulas under no_grad: no extra nodes are recorded,
+    and an input that is a plain number (the 2 of x * 2) gets no value."""
+    with record() as t:
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * 2).sum()
+    g = t.graph(names={"x": x, "y": y})
+    assert [n["op"] for n in g.nodes if n["kind"] == "op"] == ["MulBackward0", "SumBackward0"]
+    mul = next(n for n in g.nodes if n["op"] == "MulBackward0")
+    assert (
+        mul["derivative_value"] == "d(self * other)/d(self) = other = [2., 2.],  d/d(other) = self"
+    )
+    s = snapshot(y, names={"x": x, "y": y})  # no recording: read from the live saved tensors
+    live = next(n for n in s.nodes if n["op"] == "MulBackward0")
+    assert live["derivative_value"] == mul["derivative_value"]
+
+
+def _op_table_cases():
+    from autograd_lab.ops.table import OPS
+
+    return [pytest.param(spec, id=spec.name) for spec in OPS]
+
+
+@pytest.mark.parametrize("spec", _op_table_cases())
+def test_every_op_records_and_its_local_derivative_is_its_gradient(spec):
+    """Recording never breaks an op of the table, and the local derivative's value it shows is
+    what backward multiplies by: for an elementwise op with same-shape inputs, d out_i / d x_i
+    is the gradient of out.sum() (the engine's gradients are checked against PyTorch elsewhere)."""
+    from test_op_table import DOMAINS
+
+    from autograd_lab.viz.graph import local_derivative_values
+
+    if isinstance(spec.shapes, str):
+        shapes = [(2, 3)] * spec.arity
+    else:
+        shapes = spec.shapes[0]
+    rng = np.random.default_rng(0)
+    arrays = [np.asarray(DOMAINS[spec.domain](rng, s), dtype=np.float64) for s in shapes]
+    xs = [ag.tensor(a, dtype=ag.float64, requires_grad=True) for a in arrays]
+    with record() as r:
+        out = spec.call(ag, *xs)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    node = out.grad_fn
+    values = local_derivative_values(node, max_values=64)
+    out.sum().backward()
+    r.graph()  # the snapshot is made without error
+    if values is None:
+        return  # not elementwise: no one number per element
+    for (next_node, _), value in zip(node.next_functions, values):
+        x = getattr(next_node, "variable", None)  # an input straight from a leaf (2 / a is not)
+        if value is not None and x is not None and list(x.shape) == list(out.shape):
+            want = summarize(x.grad, max_values=64)["values"]
+            assert np.allclose(value["values"], want, rtol=1e-5), (spec.name, value, want)

@@ -7,6 +7,7 @@ hand-made graphs (the CONTRACT.md format) where the shape matters: chains, fans,
 import random
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 from conftest import traced_seed_example
 
@@ -412,7 +413,93 @@ def test_a_step_says_what_happened():
     graph, _ = ab_example()
     first_send = next(e["step"] for e in graph.events if e["kind"] == "send")
     caption = texts(to_svg(graph, step=3 + first_send + 1))
-    assert "step 5 of 15 (backward): e = Mul sends grad 7. to c = Add" in caption
+    assert "step 5 of 15 (backward): e = Mul (MulBackward0) sends grad 7. to c = Add" in caption
+
+
+def test_captions_tell_two_ops_of_one_class_apart():
+    """c = a + b and d = b + 1 are both AddBackward0: the caption names the box on screen."""
+    graph, _ = ab_example()
+    runs = [3 + e["step"] + 1 for e in graph.events if e["kind"] == "run"]
+    captions = [
+        next(x for x in texts(to_svg(graph, step=k)) if x.startswith("step ")) for k in runs
+    ]
+    ran = [c.split(": ", 1)[1] for c in captions if "AddBackward0" in c]
+    assert sorted(ran) == [
+        "c = Add (AddBackward0) runs with grad 7.",
+        "d = Add (AddBackward0) runs with grad 8.",
+    ], captions
+
+
+def test_a_reused_input_has_two_edges_and_both_gradients_travel():
+    """x * x: two lines go into Mul, "×2" sits clear of its box, and each of the two sends
+    lights up its own line, so the picture shows both gradients arriving to be added."""
+    with record() as t:
+        x = ag.tensor(3.0, requires_grad=True)
+        y = x * x
+        y.backward()
+    graph = t.graph(y, names={"x": x, "y": y})
+    placed = layout(graph)
+    mul = placed["nodes"]["n1"]
+    root = ET.fromstring(to_svg(graph))
+    lines = [p for p in root.iter(SVG + "polyline")]
+    into_mul = [p for p in lines if _ends_at(p, mul)]
+    assert len(into_mul) == 2
+    ys = {p.get("points").split()[-1] for p in into_mul}
+    assert len(ys) == 2  # two distinct lines, not one drawn twice
+    times = [t for t in root.iter(SVG + "text") if t.text == "×2"]
+    assert len(times) == 1 and float(times[0].get("x")) < mul["x"]  # not under the Mul box
+    sends = [1 + e["step"] + 1 for e in graph.events if e["kind"] == "send"]
+    assert len(sends) == 2
+    lit = []
+    for k in sends:
+        svg = ET.fromstring(to_svg(graph, step=k))
+        red = [p for p in svg.iter(SVG + "polyline") if p.get("stroke") == "#dc2626"]
+        assert len(red) == 1
+        lit.append(red[0].get("points"))
+    assert lit[0] != lit[1]
+    assert "where" not in lit[1]
+    final = texts(to_svg(graph, step=len(sends) + 1 + 3))
+    assert "grad 6." in final  # x.grad = 3 + 3
+
+
+def _ends_at(polyline, box):
+    """Does this line end at the left side of this box (the layout's coordinates + the header)?"""
+    x, y = map(float, polyline.get("points").split()[-1].split(","))
+    return abs(x - box["x"]) < 1.0
+
+
+def test_legend_lists_what_is_drawn_and_explains_frames():
+    graph, _ = ab_example()
+    legend = texts(to_svg(graph))
+    assert {"input (leaf)", "output (root)", "op", "saved for backward"} <= set(legend)
+    assert "parameter" not in legend  # no parameter in this graph
+    assert not any("collapsed" in t or "red frame" in t for t in legend)
+    stepped = texts(to_svg(graph, step=4))
+    assert "this step's node (red frame)" in stepped
+    big = texts(to_svg(random_dag(300, seed=5)))
+    assert "collapsed scope (hides its nodes)" in big
+
+
+def test_the_root_shows_the_seed_gradient():
+    """Backward starts at the root with gradient 1: its box says so from the first backward step."""
+    graph, _ = ab_example()
+    root_grad = state_at(graph, 3)["grads"].get("n5")
+    assert root_grad is None  # forward only: no gradient yet
+    assert state_at(graph, 4)["grads"]["n5"]["values"] == 1.0
+    assert texts(to_svg(graph)).count("grad 1.") == 2  # e = Mul and e itself
+
+
+def test_the_tooltip_gives_the_local_derivative_at_this_step():
+    with record() as t:
+        x = ag.tensor(0.5, requires_grad=True)
+        y = x.tanh()
+        y.backward()
+    graph = t.graph(y, names={"x": x, "y": y})
+    tips = lambda svg: [e.text for e in ET.fromstring(svg).iter(SVG + "title")]  # noqa: E731
+    slope = f"{1 - np.tanh(0.5) ** 2:.4g}"
+    assert any(f"1 - tanh(x)² = {slope}" in tip for tip in tips(to_svg(graph)))
+    before = [tip for tip in tips(to_svg(graph, step=0)) if "local derivative" in tip]
+    assert before and all(tip.endswith("1 - tanh(x)²") for tip in before)  # not computed yet
 
 
 def test_accumulated_gradients_add_up_step_by_step():

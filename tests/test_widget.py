@@ -83,6 +83,18 @@ def test_values_and_gradients_of_the_seed_example(widget):
     assert [(ev["node"], ev["grad"]["values"]) for ev in accumulated] == [("n0", 7.0), ("n1", 15.0)]
 
 
+def test_the_browser_gets_derivative_values_and_the_root_seed(widget):
+    """graph.js shows these as they come: the local derivative's value after its formula, and
+    the root's "grad 1." (room for it is reserved in the layout)."""
+    nodes = by_label(widget)
+    assert nodes["e = Mul"]["derivative_value"] == (
+        "d(self * other)/d(self) = other = 7.,  d/d(other) = self = 8."
+    )
+    assert nodes["e"]["grad"]["values"] == 1.0
+    box = widget.graph["layout"]["nodes"][nodes["e"]["id"]]
+    assert box["h"] >= 3 * 15.0  # three lines: label, value, grad
+
+
 def test_initial_state_and_options():
     t, names = seed_example()
     w = GraphWidget(t, names=names, step=5, selected="n1")

@@ -10,6 +10,8 @@
 //                       send        it passes a gradient on to one of its inputs
 //                       accumulate  a leaf's .grad is added to
 // Traits shared with Python: graph (Python -> here), step, selected, collapsed (both ways).
+// Controls: the buttons and slider; a play speed; "next node", which skips the sends; and keys once
+// the widget has the focus (a click on it): ← → a step, Shift+← → a node, Space play, Esc unpin.
 // A compiled function's graph (viz/compiled.py) adds two optional parts: `clusters`, fused
 // kernels drawn as orange frames that collapse to one box, and `memory`, a memory plan: each
 // step shows which values are alive (teal) or already freed (grey), and a bar of the live bytes.
@@ -29,7 +31,13 @@ const FUSED = ["#ffedd5", "#ea580c"]; // a fused kernel (compile): orange, unlik
 const ALIVE = "#0d9488"; // the memory plan: a value alive after this step
 const LINE_H = 15; // layout.py sized each box for lines of 12px monospace, 15px apart
 const PAD_Y = 6;
-const PLAY_MS = 700; // one step every 0.7 s when playing
+// Play speeds, in steps a second: slow enough to read a caption, fast enough for 5,981 steps
+const SPEEDS = [1, 2, 5, 20, 60];
+const DEFAULT_SPEED = 2;
+const MIN_FIT = 0.75; // "fit" never shrinks text below 75% (12px -> 9px): it scrolls instead
+const NARROW = 1024; // a widget this wide or narrower puts the inspector below the drawing
+const EDGE_SPREAD = 10; // pixels between the parallel lines of an input used twice (x * x)
+const KEYS = ["ArrowRight", "ArrowLeft", " ", "Escape"]; // the widget's own keys (onKey)
 
 // ---- small helpers ---------------------------------------------------------------------------
 
@@ -121,6 +129,8 @@ const ICONS = {
   pause: "M4 3h3v10H4zM9 3h3v10H9z",
   forward: "M2 3v10l7-5zM11 3h2v10h-2z",
   last: "M3 3v10l7-5zM11 3h2v10h-2z",
+  prevnode: "M15 3v10L9 8zM8 3v10L2 8z",
+  nextnode: "M1 3v10l6-5zM8 3v10l6-5z",
 };
 
 // ---- replaying the computation up to a step --------------------------------------------------
@@ -153,8 +163,8 @@ function replay(g, step) {
   if (step >= 1 && step <= F) {
     const op = g.forward[step - 1];
     s.active = box(op);
-    s.forwardEdges = g.layout.edges.filter((e) => e.target === s.active).map(edgeKey); // its inputs
-    s.caption = `Forward ${step}/${F}: ${g.label(op)} computes ${summaryText(g.value(op)) || "its output"}`;
+    s.forwardEdges = g.layout.edges.filter((e) => e.target === s.active).flatMap(edgeKeys); // its inputs
+    s.caption = `Forward ${step}/${F}: ${g.onScreen(op)} computes ${summaryText(g.value(op)) || "its output"}`;
     if (g.kernelOf[op]) s.caption += ` (one kernel runs all of ${g.kernelOf[op].label})`;
   }
 
@@ -162,6 +172,7 @@ function replay(g, step) {
   const buffer = new Map(); // gradients received by a node that has not run yet
   const parts = new Map(); // ... and each part, to show the sum being formed
   const acc = new Map(); // a leaf's .grad
+  let sent = new Map(); // since the running node started: how many sends went along each edge
   for (let j = 0; j < step - F; j++) {
     const ev = g.events[j];
     const last = j === step - F - 1;
@@ -172,9 +183,13 @@ function replay(g, step) {
       buffer.set(target, addSummaries(buffer.get(target), ev.grad));
       parts.set(target, [...(parts.get(target) || []), ev.grad]);
       if (!acc.has(target)) s.grad.set(box(target), buffer.get(target));
-      const key = `${box(target)}>${box(ev.node)}`; // the forward edge input -> op, walked backwards
+      // the forward edge input -> op, walked backwards; x * x has two, one for each gradient
+      const pair = `${box(target)}>${box(ev.node)}`;
+      const k = Math.min(sent.get(pair) || 0, (g.edgeCount[pair] || 1) - 1);
+      sent.set(pair, k + 1);
+      const key = `${pair}#${k}`;
       s.flow.set(key, ev.grad);
-      caption = `${g.opName(ev.node)} sends gradient ${gtext} to ${g.label(target)}`;
+      caption = `${g.onScreen(ev.node)} sends gradient ${gtext} to ${g.label(target)}`;
       const p = parts.get(target);
       if (p.length > 1) {
         const sum = `${p.map((x) => summaryText(x)).join(" + ")} = ${summaryText(buffer.get(target))}`;
@@ -185,12 +200,13 @@ function replay(g, step) {
       s.grad.set(box(ev.node), acc.get(ev.node) || ev.grad);
       buffer.delete(ev.node);
       parts.delete(ev.node);
+      sent = new Map();
       for (const out of g.outputs[ev.node] || []) {
         if (!s.grad.has(out)) s.grad.set(out, ev.grad); // the root's seed gradient (ones)
-        s.flow.set(`${box(ev.node)}>${out}`, ev.grad);
+        s.flow.set(`${box(ev.node)}>${out}#0`, ev.grad);
       }
       caption = g.isOp(ev.node)
-        ? `${g.opName(ev.node)} runs with the gradient of its output, ${gtext}`
+        ? `${g.onScreen(ev.node)} runs with the gradient of its output, ${gtext}`
         : `AccumulateGrad of ${g.label(ev.node)} runs with ${gtext}`;
     } else if (ev.kind === "accumulate") {
       acc.set(ev.node, addSummaries(acc.get(ev.node), ev.grad));
@@ -209,7 +225,8 @@ function replay(g, step) {
   return s;
 }
 
-const edgeKey = (e) => `${e.source}>${e.target}`;
+// An edge's key, "source>target#k": k counts the lines of an input used k times (x * x: #0, #1).
+const edgeKeys = (e) => Array.from({ length: e.count || 1 }, (_, k) => `${e.source}>${e.target}#${k}`);
 
 // Lookups the replay needs, built once per graph (of a hidden node, only its label and kind).
 function index(graph) {
@@ -232,7 +249,20 @@ function index(graph) {
   const about = (id) => byId[id] || (g.hidden_nodes || {})[id] || { label: id, kind: "op" };
   g.label = (id) => about(id).label;
   g.isOp = (id) => about(id).kind === "op";
-  g.opName = (id) => about(id).op || about(id).label;
+  // what a caption calls a node: its label on screen, and for an op the class too, so that two
+  // Adds are told apart: "d = Add (AddBackward0)"
+  g.onScreen = (id) => {
+    const n = about(id);
+    return n.kind === "op" && n.op && n.op !== n.label ? `${n.label} (${n.op})` : n.label;
+  };
+  g.edgeCount = {};
+  for (const e of g.layout.edges) g.edgeCount[`${e.source}>${e.target}`] = e.count || 1;
+  // the steps that are about a node: every forward step, and backward's runs and accumulates
+  // (not the sends in between): what "next node" moves along
+  const F = g.forward.length;
+  g.nodeSteps = [0, ...g.forward.map((_, i) => i + 1)];
+  g.events.forEach((ev, j) => ev.kind !== "send" && g.nodeSteps.push(F + j + 1));
+  if (g.nodeSteps[g.nodeSteps.length - 1] !== g.n_steps) g.nodeSteps.push(g.n_steps);
   g.value = (id) => byId[id] && byId[id].value;
   // the largest gradient sent: edge widths are relative to it
   const norm = (ev) => (ev.grad && typeof ev.grad.norm === "number" ? ev.grad.norm : 0);
@@ -246,7 +276,9 @@ class GraphView {
   constructor(model, el) {
     this.model = model;
     this.timer = null;
-    this.root = html("div", { class: "agl-widget", tabindex: "0" }, el);
+    // focusable, so that the arrow keys reach it (a click on the drawing focuses it)
+    this.root = html("div", { class: "agl-widget", tabindex: "0", "aria-label": "graph widget" }, el);
+    this.speed = DEFAULT_SPEED;
     this.buildToolbar();
     this.caption = html("div", { class: "agl-caption" }, this.root);
     // what this drawing cannot show (a PyTorch graph whose backward ran unwatched: from_torch.py)
@@ -260,8 +292,25 @@ class GraphView {
     this.inspector = html("div", { class: "agl-inspector", hidden: "" }, main);
     this.legend = html("div", { class: "agl-legend" }, this.root);
     this.tooltip = html("div", { class: "agl-tooltip", hidden: "" }, this.root);
-    this.buildLegend();
     this.root.addEventListener("keydown", (e) => this.onKey(e));
+    // A notebook moves the focus to itself on a click in a cell (Notebook 7 does): take it back,
+    // so that ← → step this widget. Buttons and the slider keep the focus they get themselves.
+    this.root.addEventListener("click", (e) => {
+      if (!e.target.closest("button, input, select")) this.root.focus({ preventScroll: true });
+    });
+    // ...and the notebook's own shortcuts for these keys (← → move between cells in Notebook 7)
+    // must not act while this widget has the focus: JupyterLab and Notebook 7 skip their
+    // shortcuts for a key pressed inside an element marked data-lm-suppress-shortcuts. They
+    // listen before us, so the mark is set for our keys only, as each key goes down.
+    this.onAnyKey = (e) => {
+      const ours = KEYS.includes(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey && this.root.contains(e.target);
+      if (ours) this.root.setAttribute("data-lm-suppress-shortcuts", "true");
+      else this.root.removeAttribute("data-lm-suppress-shortcuts");
+    };
+    window.addEventListener("keydown", this.onAnyKey, true);
+    // a narrow widget puts the inspector below the drawing; "fit" follows the width
+    this.resizer = new ResizeObserver(() => this.resized());
+    this.resizer.observe(this.root);
 
     this.listeners = [
       ["change:graph", () => this.draw()],
@@ -274,6 +323,8 @@ class GraphView {
 
   destroy() {
     this.pause();
+    window.removeEventListener("keydown", this.onAnyKey, true);
+    this.resizer.disconnect();
     for (const [name, fn] of this.listeners) this.model.off(name, fn);
   }
 
@@ -312,55 +363,117 @@ class GraphView {
     this.playButton = button("play", "Play", () => (this.timer ? this.pause() : this.play()));
     button("forward", "Step forward", () => this.go(this.step + 1));
     button("last", "Jump to the last step", () => this.go(this.g.n_steps));
+    // node by node: skip the sends, one step per node that runs (a 2,000-node graph has ~6,000 steps)
+    button("prevnode", "Previous node (Shift+←)", () => this.goNode(-1));
+    button("nextnode", "Next node (Shift+→): skips the gradients it sends", () => this.goNode(1));
     const slider = { class: "agl-slider", type: "range", min: 0, value: 0, "aria-label": "step" };
     this.slider = html("input", slider, bar);
     this.slider.addEventListener("input", () => this.go(Number(this.slider.value)));
     this.stepLabel = html("span", { class: "agl-step" }, bar);
+    const speed = html("select", { class: "agl-speed", "aria-label": "play speed", title: "Play speed" }, bar);
+    for (const n of SPEEDS) {
+      const option = html("option", { value: n }, speed, `${n} step${n > 1 ? "s" : ""}/s`);
+      option.selected = n === DEFAULT_SPEED;
+    }
+    speed.addEventListener("change", () => {
+      this.speed = Number(speed.value);
+      if (this.timer) this.play(); // the new speed at once
+    });
     // full size (scroll to see the rest) or shrunk to fit the width (to see all of a big graph)
-    const zoom = { class: "agl-btn agl-zoom", type: "button", title: "Fit to the width, or full size" };
-    this.zoom = html("button", zoom, bar, "fit");
+    const title = "Fit to the width (text stays readable: never below 75%, then scroll), or full size";
+    this.zoom = html("button", { class: "agl-btn agl-zoom", type: "button", title }, bar, "fit");
     this.zoom.addEventListener("click", () => {
-      const fit = this.canvas.classList.toggle("agl-fit");
-      this.zoom.textContent = fit ? "100%" : "fit";
+      this.fit = !this.fit;
+      this.zoom.textContent = this.fit ? "100%" : "fit";
+      this.scale();
+      this.follow();
     });
   }
 
-  buildLegend() {
-    for (const [fill, stroke, text] of Object.values(ROLES)) {
-      const item = html("span", { class: "agl-legend-item" }, this.legend);
-      html("span", { class: "agl-swatch", style: `background:${fill};border-color:${stroke}` }, item);
-      item.append(text);
-    }
-    const saved = html("span", { class: "agl-legend-item" }, this.legend);
-    html("span", { class: "agl-swatch", style: `border-color:${SAVED};border-width:2.5px` }, saved);
-    saved.append("saved for backward");
-    const edge = html("span", { class: "agl-legend-item" }, this.legend);
-    html("span", { class: "agl-swatch-edge" }, edge);
-    edge.append("gradient (thicker = larger |grad|)");
-    this.legendExtra = html("span", { class: "agl-legend-extra" }, this.legend);
-    const hint = html("span", { class: "agl-legend-item agl-hint" }, this.legend);
-    hint.append("hover: details · click: inspect · click a scope's title: collapse/expand · ← →: step");
+  // The drawing's size: full size, or shrunk to the canvas's width but never below MIN_FIT, so a
+  // 2,000-node chain stays a row of readable boxes to scroll along rather than a hairline.
+  scale() {
+    if (!this.picture) return;
+    const { width, height } = this.g.layout;
+    const room = this.canvas.clientWidth;
+    const k = this.fit && room > 0 ? Math.max(MIN_FIT, Math.min(1, room / width)) : 1;
+    this.picture.setAttribute("width", width * k);
+    this.picture.setAttribute("height", height * k);
+    this.canvas.dataset.scale = k.toFixed(3);
   }
 
-  // Legend entries only some graphs need: fused kernels, the memory plan.
-  fillLegendExtra() {
-    this.legendExtra.replaceChildren();
-    const entry = (style, text) => {
-      const item = html("span", { class: "agl-legend-item" }, this.legendExtra);
-      html("span", { class: "agl-swatch", style }, item);
+  resized() {
+    const narrow = this.root.clientWidth <= NARROW;
+    this.root.classList.toggle("agl-narrow", narrow);
+    this.scale();
+  }
+
+  // Keep the node this step is about in view: scroll the canvas (never the page) to it.
+  follow() {
+    const id = this.state && this.state.active;
+    if (!id) return;
+    const el = this.nodeEls.get(id);
+    const target = el ? el.node : this.canvas.querySelector(`.agl-collapsed[data-id="${CSS.escape(id)}"]`);
+    if (!target) return;
+    const view = this.canvas.getBoundingClientRect();
+    const box = target.getBoundingClientRect();
+    const margin = 16;
+    const outside =
+      box.left < view.left + margin ||
+      box.right > view.right - margin ||
+      box.top < view.top + margin ||
+      box.bottom > view.bottom - margin;
+    if (!outside) return;
+    const dx = box.left + box.width / 2 - (view.left + view.width / 2);
+    const dy = box.top + box.height / 2 - (view.top + view.height / 2);
+    this.canvas.scrollBy({ left: dx, top: dy, behavior: "instant" });
+  }
+
+  // The next (or previous) step that is about a node: a forward step, a run or an accumulate.
+  goNode(direction) {
+    const steps = this.g.nodeSteps;
+    const next =
+      direction > 0 ? steps.find((k) => k > this.step) : [...steps].reverse().find((k) => k < this.step);
+    this.go(next === undefined ? (direction > 0 ? this.g.n_steps : 0) : next);
+  }
+
+  // The legend: what the colours, frames and edges mean, for what this graph has on screen.
+  fillLegend() {
+    this.legend.replaceChildren();
+    const entry = (style, text, cls = "agl-swatch") => {
+      const item = html("span", { class: "agl-legend-item" }, this.legend);
+      html("span", { class: cls, style }, item);
       item.append(text);
     };
+    const nodes = this.g.nodes;
+    const roles = new Set(nodes.map((n) => (n.kind === "op" ? "intermediate" : n.role)));
+    for (const [role, [fill, stroke, text]] of Object.entries(ROLES)) {
+      if (roles.has(role)) entry(`background:${fill};border-color:${stroke}`, text);
+    }
+    if (nodes.some((n) => n.is_saved)) entry(`border-color:${SAVED};border-width:2.5px`, "saved for backward");
+    if (this.g.layout.groups.some((gr) => gr.collapsed && !this.g.clusters[gr.scope])) {
+      entry("background:#f1f5f9;border-color:#64748b;border-style:dashed", "collapsed scope (click to open)");
+    }
     if (Object.keys(this.g.clusters).length) entry(`background:${FUSED[0]};border-color:${FUSED[1]}`, "fused kernel");
     if (this.g.memory) {
       entry(`border-color:${ALIVE};border-width:2.5px`, "alive");
       entry("background:#e5e7eb;border-color:#9ca3af;border-style:dashed", "freed");
     }
+    entry("background:#fee2e2;border-color:#dc2626;border-width:2.5px", "red frame: this step's node");
+    if (this.g.forward.length) entry("background:#2563eb", "blue: inputs of the op computing now", "agl-swatch-edge");
+    if (this.g.events.length) {
+      entry("background:#dc2626", "red: the gradient going back now", "agl-swatch-edge");
+      entry("background:#c2410c;opacity:0.6", "gradient that went back (thicker = larger |grad|)", "agl-swatch-edge");
+    }
+    const hint = html("span", { class: "agl-legend-item agl-hint" }, this.legend);
+    hint.append("hover: details · click: inspect, then ← →: step, Shift+← →: node by node · click a scope's title: collapse/expand");
   }
 
   play() {
     if (this.step >= this.g.n_steps) this.go(0); // replay from the start
     const tick = () => (this.step >= this.g.n_steps ? this.pause() : this.go(this.step + 1));
-    this.timer = setInterval(tick, PLAY_MS);
+    clearInterval(this.timer);
+    this.timer = setInterval(tick, 1000 / this.speed);
     this.playButton.path.setAttribute("d", ICONS.pause);
     this.playButton.title = "Pause";
   }
@@ -376,7 +489,11 @@ class GraphView {
 
   onKey(e) {
     const moves = { ArrowRight: 1, ArrowLeft: -1 };
-    if (e.key in moves) this.go(this.step + moves[e.key]);
+    if (e.ctrlKey || e.metaKey || e.altKey) return; // the browser's and the notebook's keys
+    if (e.target.closest("input, select") && e.key !== "Escape") return; // the slider's own keys
+    if (e.key === " " && e.target.closest("button")) return; // Space presses a focused button
+    if (e.key in moves && e.shiftKey) this.goNode(moves[e.key]);
+    else if (e.key in moves) this.go(this.step + moves[e.key]);
     else if (e.key === " ") this.timer ? this.pause() : this.play();
     else if (e.key === "Escape") this.select(null);
     else return;
@@ -391,13 +508,13 @@ class GraphView {
     const { layout } = this.g;
     const { width, height } = layout;
     this.slider.max = this.g.n_steps;
-    this.fillLegendExtra();
+    this.fillLegend();
     this.memBar.hidden = !this.g.memory;
     this.note.hidden = !this.g.note;
     this.note.textContent = (this.g.note || "").split("; ").join("\n"); // one fact a line
     this.canvas.replaceChildren();
     const size = { width, height, viewBox: `0 0 ${width} ${height}` };
-    const picture = svg("svg", { class: "agl-svg", ...size }, this.canvas);
+    const picture = (this.picture = svg("svg", { class: "agl-svg", ...size }, this.canvas));
     const defs = svg("defs", {}, picture);
     for (const kind of ["plain", "grad", "active", "forward"]) {
       // arrowheads of a fixed size, whatever the width of the line; at a line's start they turn round
@@ -412,16 +529,22 @@ class GraphView {
     for (const group of layout.groups) this.drawGroup(group, groups);
     this.edgeEls = new Map();
     for (const e of layout.edges) {
-      const d = "M" + e.points.map((p) => p.join(" ")).join("L");
-      const path = svg("path", { d, class: "agl-edge", "data-key": edgeKey(e) }, edges);
-      this.edgeEls.set(edgeKey(e), path);
+      // an input used twice (x * x) is two lines side by side: two gradients go back, and add up
+      edgeKeys(e).forEach((key, k) => {
+        const dy = (k - ((e.count || 1) - 1) / 2) * EDGE_SPREAD;
+        const d = "M" + e.points.map(([x, y]) => `${x} ${y + dy}`).join("L");
+        this.edgeEls.set(key, svg("path", { d, class: "agl-edge", "data-key": key }, edges));
+      });
       if (e.count > 1) {
-        const [x, y] = e.points[Math.floor(e.points.length / 2)];
-        svg("text", { x, y: y - 4, class: "agl-edge-count" }, edges, `×${e.count}`);
+        // "×2" above the lines near their start, clear of the box they go into
+        const [[x0, y0], [x1, y1]] = e.points;
+        const y = Math.min(y0, y1) - ((e.count - 1) / 2) * EDGE_SPREAD - 4;
+        svg("text", { x: x0 + Math.min(24, (x1 - x0) / 2), y, class: "agl-edge-count" }, edges, `×${e.count}`);
       }
     }
     this.nodeEls = new Map();
     for (const n of this.g.nodes) if (layout.nodes[n.id]) this.drawNode(n, layout.nodes[n.id], nodes);
+    this.scale();
     this.update();
   }
 
@@ -542,6 +665,7 @@ class GraphView {
       path.removeAttribute(back ? "marker-end" : "marker-start");
     }
     this.showInspector(selected);
+    this.follow();
   }
 
   // The memory plan after this step: alive values framed, freed ones greyed, the live bytes.
@@ -579,10 +703,14 @@ class GraphView {
     const rows = [n.kind === "op" ? ["op", n.op] : ["tensor", `${n.role}${n.name ? " " + n.name : ""}`]];
     rows.push(["shape", `${shapeText(n.shape)} ${n.dtype}`]);
     if (!s.done.has(n.id)) rows.push(["value", "not computed yet (step forward)"]);
-    else rows.push(["value", n.value ? text(n.value) : "not recorded (use trace())"]);
+    else if (n.value) rows.push(["value", text(n.value)]);
+    else if (n.fused_into || (n.memory && n.memory.in_registers)) {
+      rows.push(["value", "kept in registers by the fused kernel: never written to memory, so never seen"]);
+    } else rows.push(["value", "not recorded (make the graph inside `with record():` to keep every value)"]);
     const grad = s.grad.get(n.id);
     rows.push(["grad", grad ? text(grad) : "none yet"]);
-    if (n.derivative) rows.push(["local derivative", n.derivative]);
+    // the formula, and once the op has run its value in this pass: "1 - tanh(x)² = 0.5"
+    if (n.derivative) rows.push(["local derivative", (s.done.has(n.id) && n.derivative_value) || n.derivative]);
     if (n.saved && n.saved.length) {
       rows.push(["saves for backward", n.saved.map((t) => `${t.name} ${shapeText(t.shape)}`).join(", ")]);
     }
@@ -613,11 +741,19 @@ class GraphView {
     this.moveTooltip(e);
   }
 
+  // Below and right of the pointer; above it where there is no room below, so that it stays
+  // inside the widget (a notebook's output clips what sticks out: the last rows would be lost).
   moveTooltip(e) {
     const box = this.root.getBoundingClientRect();
-    const x = Math.min(e.clientX - box.left + 14, box.width - this.tooltip.offsetWidth - 4);
+    const [w, h] = [this.tooltip.offsetWidth, this.tooltip.offsetHeight];
+    const [px, py] = [e.clientX - box.left, e.clientY - box.top];
+    const x = Math.min(px + 14, box.width - w - 4);
+    let y = py + 14;
+    if (y + h > box.height - 4) y = py - 14 - h; // flip above the pointer
+    if (y < 0) y = Math.max(0, box.height - h - 4); // taller than the room above too: as low as fits
     this.tooltip.style.left = `${Math.max(0, x)}px`;
-    this.tooltip.style.top = `${e.clientY - box.top + 14}px`;
+    this.tooltip.style.top = `${y}px`;
+    this.tooltip.classList.toggle("agl-above", y < py);
   }
 
   showInspector(id) {

@@ -29,10 +29,12 @@ import weakref
 import numpy as np
 
 from ..autograd.function import AccumulateGrad, grad_accumulator_of, saved_storage
+from ..autograd.grad_mode import _state, no_grad
 from ..autograd.graph import current_scope, observe
-from ..tensor import Tensor
+from ..tensor import Tensor, _make
 from .compiled import expand_fused
 from .from_torch import is_torch_tensor, torch_parameter_names, torch_snapshot
+from .layout import summary_text
 from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 
 # ---- watching the graph being built and run ----------------------------------------------------------
@@ -49,6 +51,7 @@ class Recording:
         self.scopes = {}  # node -> "outer/inner"
         self.saved = {}  # node -> what it saved, read at creation (backward frees it later)
         self.values = {}  # node -> summary of its first output, taken when it was computed
+        self.slopes = {}  # node -> its local derivative's values, taken while its saved tensors live
         self.events = []  # (kind, node, target node or None, gradient summary)
 
     def __enter__(self):
@@ -67,6 +70,7 @@ class Recording:
         self.saved[node] = (_saved_list(node), _saved_keys(node))
         if isinstance(outputs[0], Tensor):  # temporaries like the x * w in x * w + b die soon
             self.values[node] = summarize(outputs[0], self.max_values)
+            self.slopes[node] = local_derivative_values(node, self.max_values)
         if current_scope():
             self.scopes[node] = "/".join(current_scope())
 
@@ -148,11 +152,12 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
             order.append(leaf)
 
     saved = _saved_outputs(ops, recording)
-    last_grad = {}
+    last_grad, first_grad = {}, {}
     if recording is not None:
         for kind, node, _, summary in recording.events:
             if kind == "run":
                 last_grad[node] = summary
+                first_grad.setdefault(node, summary)
 
     graph, fused = Snapshot(), {}
     for index, node in enumerate(order):
@@ -178,7 +183,10 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
         if root._grad_fn is None:
             continue
         root_id = f"n{len(graph.nodes)}"
-        graph.nodes.append(_root_node(root, root_id, len(graph.nodes), label_of, max_values))
+        node = _root_node(root, root_id, len(graph.nodes), label_of, max_values)
+        if node["grad"] is None:  # backward starts here: the seed gradient, ones for a scalar loss
+            node["grad"] = first_grad.get(root._grad_fn)
+        graph.nodes.append(node)
         graph.edges.append({"source": ids[root._grad_fn], "target": root_id, "input": 0})
 
     if recording is not None:
@@ -325,6 +333,7 @@ def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
         "scope": None,
         "order": order,
         "derivative": None,
+        "derivative_value": None,
     }
 
 
@@ -359,6 +368,13 @@ def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_valu
         "scope": recording.scopes.get(op) if recording is not None else None,
         "order": order,
         "derivative": LOCAL_DERIVATIVES.get(name),
+        "derivative_value": _derivative_value(
+            LOCAL_DERIVATIVES.get(name),
+            recording.slopes.get(op)
+            if recording is not None and op in recording.slopes
+            else local_derivative_values(op, max_values),
+            np.dtype(dtype).name,
+        ),
     }
 
 
@@ -380,6 +396,7 @@ def _root_node(tensor, node_id, order, label_of, max_values):
         "scope": None,
         "order": order,
         "derivative": None,
+        "derivative_value": None,
     }
 
 
@@ -388,3 +405,66 @@ def _events_in(recording, ids):
     for kind, node, target, summary in recording.events:
         if node in ids and (target is None or target in ids):
             yield kind, node, target, summary
+
+
+# ---- the local derivative's value at this step ----------------------------------------------------
+
+
+def local_derivative_values(node, max_values=16):
+    """What an elementwise op's backward multiplies the incoming gradient by, per input, at the
+    values of this forward pass: a summary per input (None where the input needs no gradient).
+
+    For an op that works element by element (its record has a `kernel`), output element i depends
+    only on element i of each input, so running its backward with a gradient of ones gives exactly
+    d out_i / d input_i: `1 - tanh(x)²` for tanh, `other` and `self` for `self * other`. Other ops
+    (matmul, sum, ...) mix elements: there is no one number per element to show, so None.
+    Needs the saved tensors, so it is read in forward (backward frees them); the gradients it
+    computes are thrown away and nothing is recorded.
+    """
+    fn = node._fn
+    if getattr(fn, "kernel", None) is None or node._saved is None or len(node._outputs) != 1:
+        return None
+    if node._hook_order is not None:  # packed by saved-tensor hooks: unpacking would run them
+        return None
+    shape, dtype = node._outputs[0]
+    profiler, _state.profiler = _state.profiler, None  # not an op the user asked for
+    try:
+        with no_grad():
+            results = fn.backward(node, _make(np.ones(shape, dtype)))
+    finally:
+        _state.profiler = profiler
+    results = results if isinstance(results, tuple) else (results,)
+    return [
+        summarize(r, max_values) if isinstance(r, Tensor) and next_node is not None else None
+        for r, (next_node, _) in zip(results, node.next_functions)
+    ]
+
+
+def _derivative_value(formula, values, dtype):
+    """The local derivative's formula with its value at this step after each part:
+    "d tanh(x)/dx = 1 - tanh(x)² = 0.5"; "... d/d(self) = other = 7.,  d/d(other) = self = 8."."""
+    shown = [summary_text(v, dtype) if v is not None else None for v in values or ()]
+    if not formula or not any(shown):
+        return None
+    parts = formula.split(",  ")  # the records write one part per input, ",  " between them
+    if len(parts) == 1 and len(shown) > 1 and sum(v is not None for v in shown) == 1:
+        shown = [v for v in shown if v is not None]  # x ** 2: one formula, for x alone
+    if len(parts) != len(shown):
+        return f"{formula}; here: {', '.join(v for v in shown if v is not None)}"
+    out = []
+    for part, value in zip(parts, shown):
+        formula_part, _, aside = part.partition("  (")  # "exp(x)  (the result itself)"
+        right = formula_part.rsplit("= ", 1)[-1].strip()
+        if value is None or _is_number(right):  # a number needs no gradient; "= 1" says it all
+            out.append(part)
+        else:
+            out.append(f"{formula_part} = {value}" + (f"  ({aside}" if aside else ""))
+    return ",  ".join(out)
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

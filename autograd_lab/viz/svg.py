@@ -181,10 +181,20 @@ def state_at(graph, step=None):
     for edge in edges:  # an output tensor appears with the op that makes it
         if edge["source"] in computed and kind_of[edge["target"]] == "tensor":
             computed.add(edge["target"])
-    grads = {}
+    outputs_of = {}  # an op -> the tensor nodes drawn for its results (the roots)
+    for edge in edges:
+        if kind_of[edge["target"]] == "tensor":
+            outputs_of.setdefault(edge["source"], []).append(edge["target"])
+    grads, sends = {}, {}
     for event in events[: max(0, step - len(ops))]:
         if event["kind"] == "run" and kind_of[event["node"]] == "op":
             grads[event["node"]] = event["grad"]
+            for out in outputs_of.get(event["node"], ()):  # a root: backward's seed, "grad 1."
+                grads.setdefault(out, event["grad"])
+            sends = {}
+        elif event["kind"] == "send":  # x * x sends to x twice: along its first, then second edge
+            pair = (event["node"], event["target"])
+            sends[pair] = sends.get(pair, -1) + 1
         elif event["kind"] == "accumulate":  # .grad += this (twice for two backward calls)
             grads[event["node"]] = _added(grads.get(event["node"]), event["grad"])
     if step == 0:
@@ -193,6 +203,8 @@ def state_at(graph, step=None):
         event = {"kind": "forward", "node": ops[step - 1]["id"], "target": None, "grad": None}
     else:
         event = events[step - len(ops) - 1]
+        if event["kind"] == "send":  # which of the edges between the two this gradient takes
+            event = {**event, "edge": sends.get((event["node"], event["target"]), 0)}
     memory = None
     if _memory_of(graph) is not None:  # after the forward pass, its last call's aftermath
         done = [op.get("memory_step") for op in ops[:step]]
@@ -258,7 +270,14 @@ def scene(graph, placed, step=None):
     clusters, memory = clusters_of(graph), _memory_of(graph)
     state = state_at(graph, step)
     header = ([], [])
-    width = _legend(*header, fused=bool(clusters), memory=memory is not None)
+    width = _legend(
+        *header,
+        nodes,
+        collapsed=any(g["collapsed"] and g["scope"] not in clusters for g in placed["groups"]),
+        fused=bool(clusters),
+        memory=memory is not None,
+        step=step is not None,
+    )
     alive_freed = None
     if step is not None:
         caption = _caption(state, by_id, clusters)
@@ -298,15 +317,24 @@ def scene(graph, placed, step=None):
     }
 
 
-def _legend(shapes, texts, fused=False, memory=False):
-    """A row of swatches: what the colours mean. Returns its width."""
-    roles = ("input", "parameter", "output")
-    entries = [(role, _node_style({"kind": "tensor", "role": role})) for role in roles]
-    entries += [("op", _node_style({"kind": "op", "role": "intermediate"}))]
-    entries += [("saved for backward", _node_style({"kind": "tensor", "is_saved": True}))]
-    entries += [("collapsed scope", COLLAPSED_STYLE)]
+def _legend(shapes, texts, nodes, collapsed=False, fused=False, memory=False, step=False):
+    """A row of swatches: what the colours and frames in this picture mean (only those that
+    occur in it). Returns its width."""
+    present = {n.get("role") for n in nodes if n["kind"] == "tensor"}
+    roles = {"input": "input (leaf)", "parameter": "parameter", "output": "output (root)"}
+    entries = [
+        (text, _node_style({"kind": "tensor", "role": role}))
+        for role, text in roles.items()
+        if role in present
+    ]
+    if any(n["kind"] == "op" for n in nodes):
+        entries += [("op", _node_style({"kind": "op", "role": "intermediate"}))]
+    if any(n.get("is_saved") for n in nodes):
+        entries += [("saved for backward", _node_style({"kind": "tensor", "is_saved": True}))]
+    entries += [("collapsed scope (hides its nodes)", COLLAPSED_STYLE)] if collapsed else []
     entries += [("fused kernel", FUSED_COLLAPSED_STYLE)] if fused else []
     entries += [("alive", ALIVE_STYLE), ("freed", FREED_STYLE)] if memory else []
+    entries += [("this step's node (red frame)", HIGHLIGHT_BOX)] if step else []
     entries += [("grad", None)]
     x = 12.0
     for name, style in entries:
@@ -326,7 +354,7 @@ def _caption(state, by_id, clusters):
     head = f"step {state['step']} of {state['total']}"
     if event is None:
         return f"{head}: nothing computed yet, only the leaves exist"
-    label = by_id[event["node"]]["label"]
+    label = _on_screen(by_id[event["node"]])
     grad = summary_text(event.get("grad"), by_id[event["node"]].get("dtype"))
     if event["kind"] == "forward":
         kernel = next((c for c in clusters.values() if c.get("node") == event["node"]), None)
@@ -342,6 +370,14 @@ def _caption(state, by_id, clusters):
     if event["kind"] == "send":
         return f"{head} (backward): {label} sends grad {grad} to {by_id[event['target']]['label']}"
     return f"{head} (backward): {label}.grad += {grad}"
+
+
+def _on_screen(node):
+    """How a caption names a node: its box's label, and for an op PyTorch's node name too,
+    "d = Add (AddBackward0)", so two Adds are told apart and the class is still named."""
+    if node["kind"] == "op" and node.get("op") and node["op"] != node["label"]:
+        return f"{node['label']} ({node['op']})"
+    return node["label"]
 
 
 def _live_bar(shapes, texts, width, now, memory):
@@ -393,12 +429,24 @@ def _draw_collapsed(shapes, texts, group, cluster=None, memory=None):
         texts.append((x + w / 2, y + PAD_Y + LINE_H * i + TEXT_DROP, line, "value"))
 
 
+EDGE_SPREAD = 10.0  # pixels between the parallel lines of one input used twice (x * x)
+
+
+def parallel_points(points, k, count):
+    """Line k of `count` parallel lines drawn for one edge: `x * x` reads x twice, so two lines
+    arrive at Mul and both of its gradients are seen going back (and adding up)."""
+    dy = (k - (count - 1) / 2) * EDGE_SPREAD
+    return [[x, y + dy] for x, y in points]
+
+
 def _draw_edge(shapes, texts, edge):
-    points = edge["points"]
-    shapes.append(("line", points, EDGE_STYLE, True))
-    if edge.get("count", 1) > 1:  # x * x: one line for both inputs
-        (x0, y0), (x1, y1) = points[-2], points[-1]
-        texts.append(((x0 + x1) / 2, (y0 + y1) / 2 - 4.0, f"×{edge['count']}", "edge"))
+    count = edge.get("count", 1)
+    for k in range(count):
+        shapes.append(("line", parallel_points(edge["points"], k, count), EDGE_STYLE, True))
+    if count > 1:  # "×2" above the lines near their start, clear of the box they go into
+        (x0, y0), (x1, y1) = edge["points"][0], edge["points"][1]
+        top = min(y0, y1) - (count - 1) / 2 * EDGE_SPREAD
+        texts.append((x0 + min(24.0, (x1 - x0) / 2), top - 4.0, f"×{count}", "edge"))
 
 
 def _draw_node(shapes, texts, node, box, state, alive_freed=None):
@@ -442,8 +490,9 @@ def _details(node, value, grad):
         lines.append(f"saves for backward: {saved}")
     if node.get("is_saved"):
         lines.append("its value is saved for backward by the op that uses it")
-    if node.get("derivative"):
-        lines.append(f"local derivative: {node['derivative']}")
+    if node.get("derivative"):  # with its value at this step once the op has run
+        known = value is not None and node.get("derivative_value")
+        lines.append(f"local derivative: {known or node['derivative']}")
     if node.get("fused"):
         lines.append(f"fused kernel of: {' -> '.join(node['fused'])}")
     if node.get("fused_into"):
@@ -479,7 +528,9 @@ def _draw_event(shapes, texts, event, placed):
         source = hidden.get(event["target"], event["target"])
         for edge in placed["edges"]:
             if (edge["source"], edge["target"]) == (source, node):
-                points = edge["points"][::-1]
+                count = edge.get("count", 1)
+                k = min(event.get("edge", 0), count - 1)
+                points = parallel_points(edge["points"], k, count)[::-1]
                 shapes.append(("line", points, HIGHLIGHT_EDGE, True))
                 (x0, y0), (x1, y1) = points[0], points[1]
                 text = "grad " + summary_text(event["grad"])

@@ -22,6 +22,9 @@ keeps the state (which step, which node, which scopes are collapsed) in four syn
     selected   the node id shown in the inspector, or None
     collapsed  the scope paths drawn as one box; the browser sets it when a group is clicked,
                and Python answers with a new layout
+In the browser: play (at a speed you pick), step, or step node by node (skipping the gradients
+each node sends); once the widget has the focus (click it), ← → step and Shift+← → go node by
+node, in JupyterLab and Notebook 7 alike. The view follows the step's node on wide graphs.
 Where no widget can be shown (nbconvert, GitHub, nbval), the static SVG stands in for it.
 """
 
