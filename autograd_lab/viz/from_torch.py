@@ -225,10 +225,11 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
 
     saved = {op: _saved_of(op, recording, max_values) for op in ops}
     values = _values(ops, saved, names or {}, roots, recording, max_values)
-    last_grad = {}
+    last_grad, first_grad = {}, {}
     for kind, node, _, summary in recording.events if recording is not None else ():
         if kind == "run":
             last_grad[node] = summary
+            first_grad.setdefault(node, summary)
     saved_keys = {s["key"] for tensors, _, _ in saved.values() for s in tensors if s["key"]}
 
     graph = Snapshot()
@@ -256,6 +257,8 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
         root_id = f"n{len(graph.nodes)}"
         drawn = _tensor_node(root, root_id, len(graph.nodes), label_of, max_values, "output")
         drawn["label"] = drawn["name"] or "output"
+        if drawn["grad"] is None:  # backward starts here: the seed gradient, as ours shows it
+            drawn["grad"] = first_grad.get(root.grad_fn)
         graph.nodes.append(drawn)
         graph.edges.append({"source": ids[root.grad_fn], "target": root_id, "input": 0})
 
