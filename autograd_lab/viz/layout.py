@@ -10,7 +10,8 @@
 
 The four steps of the classic method for drawing a DAG in layers (Sugiyama's), each a pass or a
 few over the nodes and edges, so that 2,000 nodes take a few tens of milliseconds:
-1. layers:      a node goes one column right of its furthest input (longest path from the inputs);
+1. layers:      a node goes one column right of its furthest input (longest path from the inputs),
+                then as far right as its consumers allow: a value is drawn just before its first use;
 2. waypoints:   an edge that skips columns gets an invisible waypoint in every column it crosses,
                 so it bends around the boxes there instead of running through them; but a tensor
                 used many columns apart (`x` in `y = (y * 1.01).tanh() + x`, an RNN's weight) sends
@@ -333,26 +334,22 @@ def _counts(scopes):
 
 
 def _assign_layers(sk):
-    """Longest path from the inputs; then inputs move right, next to their first consumer, and
-    so does whatever is computed from inputs alone."""
+    """Longest path from the inputs; then every box moves right, next to its first consumer."""
     n = len(sk.ids)
     preds, succs = [[] for _ in range(n)], [[] for _ in range(n)]
     for a, b, _, _ in sk.edges:
         preds[b].append(a)
         succs[a].append(b)
     layer = [0] * n
-    for b in sorted(range(n), key=sk.rank.__getitem__):  # every edge goes up in rank
+    by_rank = sorted(range(n), key=sk.rank.__getitem__)  # every edge goes up in rank
+    for b in by_rank:
         layer[b] = max((layer[a] + 1 for a in preds[b]), default=0)
     # A weight used only by layer 9 would otherwise sit in column 0 with a long edge across the
-    # whole picture; one column before its first use reads better and needs no waypoints. The
-    # same holds for what is made from inputs alone: an RNN's `u * x[t]` (x needs no gradient)
-    # goes next to step t's addition, not into a column of all the steps' products at the left.
-    # Consumers first, so each one's column is final when its inputs are placed.
-    from_inputs = [False] * n
-    for b in sorted(range(n), key=sk.rank.__getitem__):
-        from_inputs[b] = all(from_inputs[a] for a in preds[b])
-    for b in sorted(range(n), key=sk.rank.__getitem__, reverse=True):
-        if from_inputs[b] and succs[b]:
+    # whole picture; one column before its first use reads better and needs no waypoints. So
+    # does an RNN's `u * x[t]` (x needs no gradient): next to step t's addition, not in a column
+    # of every step's product at the far left. Consumers first: their columns are then final.
+    for b in reversed(by_rank):
+        if succs[b]:
             layer[b] = min(layer[t] for t in succs[b]) - 1
     sk.layer = layer
 
@@ -365,10 +362,11 @@ def _choose_lanes(sk):
 
     A waypoint per column crossed is the right price for one long edge: it bends around the
     boxes near them. But `x` in `y = (y * 1.01).tanh() + x` feeds 666 additions, one every three
-    columns: 666 edges with a waypoint per column is 220,000 waypoints (a picture 666 lines tall,
-    15 s to lay out). Drawn instead as one straight lane above the boxes, with a branch down into
-    each use, `x` stays one box whose line visibly reaches every place it is used: the picture of
-    "one tensor, many uses, its gradients add up" (and of an RNN's weight shared by every step).
+    columns: a waypoint in every column each edge crosses is 665,000 waypoints (a band of lines
+    hundreds deep, 13 s to lay out). Drawn instead as one straight lane above the boxes, with a
+    branch down into each use, `x` stays one box whose line visibly reaches every place it is
+    used: the picture of "one tensor, many uses, its gradients add up" (and of an RNN's weight
+    shared by every step). Copies of `x` beside each use would read locally but hide exactly that.
     So: a box with LANE_MIN_EDGES long edges out gets a lane for them (fan-out), a box with as
     many long edges in gets one for the rest (fan-in, `torch.stack(outputs)`); and if the other
     long edges would still need more than WAYPOINT_BUDGET waypoints per box and edge, the longest
