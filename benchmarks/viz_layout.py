@@ -24,10 +24,13 @@ Timed: median of `--repeats` runs after 2 warm-ups (garbage collector on, as in 
 `layout()` alone, then `render_svg()` of that layout, and their sum against the 0.2 s target of
 issues 3 and 17. `--before REF` also times REF's package (exported by `before.py`, see README.md)
 on the same graphs, given as plain dicts, in the same run; a slow "before" (over 2 s a run) is run
-`--before-repeats` times (default 1) without warm-ups. The load column is other processes' average
-busy cores while a row ran (`harness.other_cores`, from /proc/stat): read a row above 0.25 as a
-figure about the machine as much as about the code. Each row also says how many points the edges'
-polylines have in all: the waypoints an edge bends through show up there (two points each).
+`--before-repeats` times (default 1) without warm-ups. `cpu ms` is this process's CPU time for
+layout + SVG (`time.process_time`, median): on a shared machine it leaves out the moments other
+programs held the CPU, which wall time counts (it still feels their share of caches). The load
+column is other processes' average busy cores while a row ran (`harness.other_cores`, from
+/proc/stat): read a row above 0.25 as a figure about the machine as much as about the code. Each
+row also says how many points the edges' polylines have in all: the waypoints an edge bends
+through show up there (two points each).
 """
 
 import argparse
@@ -146,25 +149,27 @@ def transformer_graph(blocks=66, width=8, tokens=4):
 def median_times(lay_out, render, graph, collapsed, repeats):
     """Median seconds of layout() and of render_svg(), the layout and the SVG's size, and the load.
     A run slower than SLOW_S (a "before" of a hard shape) is not repeated as often."""
-    layout_s, svg_s = [], []
+    layout_s, svg_s, cpu_s = [], [], []
     start = cpu_snapshot()
     runs = 2 + repeats
     run = 0
     while run < runs:
         gc.collect()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         placed = lay_out(graph, collapsed=collapsed)
         t1 = time.perf_counter()
         svg = render(graph, placed)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         if run == 0 and t2 - t0 > SLOW_S:  # no warm-ups for a slow one: this run counts
             runs = method.before_repeats
         if run >= 2 or runs == method.before_repeats:
             layout_s.append(t1 - t0)
             svg_s.append(t2 - t1)
+            cpu_s.append(c2 - c0)
         run += 1
     load = other_cores(start, cpu_snapshot())
-    return statistics.median(layout_s), statistics.median(svg_s), placed, len(svg), load
+    medians = [statistics.median(times) for times in (layout_s, svg_s, cpu_s)]
+    return (*medians, placed, len(svg), load)
 
 
 class method:  # the command line's choices that median_times reads
@@ -183,7 +188,7 @@ def load_text(load):
 
 HEADER = (
     f"{'graph (view)':<34} {'code':<6} {'nodes':>6} {'boxes':>6} {'points':>7} {'layout ms':>10} "
-    f"{'svg ms':>8} {'total ms':>9} {'svg KiB':>8} {'load':>6}"
+    f"{'svg ms':>8} {'total ms':>9} {'cpu ms':>7} {'svg KiB':>8} {'load':>6}"
 )
 
 
@@ -195,11 +200,12 @@ def report(title, graph, collapsed, repeats, before=None, target=None):
         lay_out = sys.modules[f"{module}.viz.layout"].layout if module else layout
         render = sys.modules[f"{module}.viz.svg"].render_svg if module else render_svg
         drawn = graph.to_dict()  # both read the plain format (REF's may not know today's Snapshot)
-        lay, svg, placed, size, load = median_times(lay_out, render, drawn, collapsed, repeats)
+        lay, svg, cpu, placed, size, load = median_times(lay_out, render, drawn, collapsed, repeats)
         line = (
             f"{title:<34} {code:<6} {len(graph.nodes):>6} {len(placed['nodes']):>6} "
             f"{points_of(placed):>7} {lay * 1000:>10.1f} {svg * 1000:>8.1f} "
-            f"{(lay + svg) * 1000:>9.1f} {size / 1024:>8.0f} {load_text(load):>6}"
+            f"{(lay + svg) * 1000:>9.1f} {cpu * 1000:>7.1f} {size / 1024:>8.0f} "
+            f"{load_text(load):>6}"
         )
         if target is not None:
             line += f"   target {target * 1000:.0f} ms: {'ok' if lay + svg <= target else 'OVER'}"
