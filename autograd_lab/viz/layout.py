@@ -782,20 +782,20 @@ def _smoothed(path, span, columns, where, sk):
     ks = sorted(span)
     limits = [_room(path, columns[k], *where[(path, k)], sk) for k in ks]
     tops, bottoms = [span[k][0] for k in ks], [span[k][1] for k in ks]
-    # the neighbours of each column that the group also spans (a group may skip a column)
-    near = [
-        [j for j in (i - 1, i + 1) if 0 <= j < len(ks) and abs(ks[j] - k) == 1]
-        for i, k in enumerate(ks)
-    ]
+    n = len(ks)
+    # whether the column before / after is one the group also spans (a group may skip a column)
+    joined = [i + 1 < n and ks[i + 1] == ks[i] + 1 for i in range(n)]
     for _ in range(10):  # every column grows from the spans of the round before, at once
-        new_tops = [
-            min(t, max(min([t] + [tops[j] for j in js]), limit[0]))
-            for t, js, limit in zip(tops, near, limits)
-        ]
-        new_bottoms = [
-            max(b, min(max([b] + [bottoms[j] for j in js]), limit[1]))
-            for b, js, limit in zip(bottoms, near, limits)
-        ]
+        new_tops, new_bottoms = list(tops), list(bottoms)
+        for i in range(n):
+            top, bottom = tops[i], bottoms[i]
+            if i > 0 and joined[i - 1]:
+                top, bottom = min(top, tops[i - 1]), max(bottom, bottoms[i - 1])
+            if joined[i]:
+                top, bottom = min(top, tops[i + 1]), max(bottom, bottoms[i + 1])
+            limit_top, limit_bottom = limits[i]
+            new_tops[i] = min(tops[i], max(top, limit_top))
+            new_bottoms[i] = max(bottoms[i], min(bottom, limit_bottom))
         if new_tops == tops and new_bottoms == bottoms:
             break
         tops, bottoms = new_tops, new_bottoms
