@@ -626,8 +626,8 @@ def _place_lanes(sk, columns, left, widths, groups):
         last = bisect_right(left, group["x"] + group["w"]) - 1
         for k in range(first, last + 1):
             top[2 * k + 1] = min(top[2 * k + 1], group["y"])
-    highest = min(top, default=0.0)
-    ceiling = [t - LANE_CLEARANCE if t < float("inf") else highest for t in top]
+    # nothing in a gap limits a lane until a lane passes there (every lane passes a column)
+    ceiling = [t - LANE_CLEARANCE for t in top]
     spans = []
     for i, lane in enumerate(sk.lanes):
         ends = [sk.edges[e][:2] for e in lane["edges"]]
