@@ -377,3 +377,25 @@ def test_the_grading_benchmark_grades_a_small_class_both_ways(tmp_path):
     assert rows[-1]["mode"] == "not sandboxed"
     for row in rows:  # the solved notebook gets full marks, the untouched exercise nothing
         assert row["scores"] == [11, 0] and row["per_minute"] > 0
+
+
+def test_the_layout_benchmark_prints_a_row_per_shape():
+    # benchmarks/viz_layout.py once imported a function that had been renamed: run its rows
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCHMARKS / "viz_layout.py"),
+            *("--repeats", "1", "--only", "shared", "rnn", "transformer"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if "every node" in line]
+    titles = [row.split(",")[0] for row in rows]
+    assert titles == ["shared leaf x 666", "RNN 400 steps", "transformer x 66"]
+    for row in rows:  # 2,000 nodes each, every one drawn as a box; no timing is asserted
+        nodes, boxes = row[35:].split()[:2]  # after the 34-character title
+        assert 1900 <= int(nodes) == int(boxes) <= 2100, row

@@ -10,9 +10,12 @@
 
 The four steps of the classic method for drawing a DAG in layers (Sugiyama's), each a pass or a
 few over the nodes and edges, so that 2,000 nodes take a few tens of milliseconds:
-1. layers:      a node goes one column right of its furthest input (longest path from the inputs);
+1. layers:      a node goes one column right of its furthest input (longest path from the inputs),
+                then as far right as its consumers allow: a value is drawn just before its first use;
 2. waypoints:   an edge that skips columns gets an invisible waypoint in every column it crosses,
-                so it bends around the boxes there instead of running through them;
+                so it bends around the boxes there instead of running through them; but a tensor
+                used many columns apart (`x` in `y = (y * 1.01).tanh() + x`, an RNN's weight) sends
+                its long edges along one straight lane above the boxes instead (see `_choose_lanes`);
 3. order:       in each column, sort the boxes by the mean position of their neighbours (the
                 barycenter), sweeping right and left a few times, so that fewer edges cross;
 4. coordinates: a column is as wide as its widest box; in a column, boxes get the height closest
@@ -36,6 +39,10 @@ ZONE = 16.0  # the width over which a group's outline narrows from one column to
 MARGIN = 12.0
 SWEEPS = 4  # at most this many rounds of ordering (a sweep right, a sweep left): bounded time
 Y_PASSES = 2  # at most this many rounds of pulling boxes towards their neighbours (both sides)
+LANE_MIN_EDGES = 3  # a box with this many long edges out (or in) sends them along one lane
+WAYPOINT_BUDGET = 2  # waypoints per box and edge at most; longer edges beyond it get lanes
+LANE_CLEARANCE, LANE_GAP = 10.0, 8.0  # lanes: above the boxes they pass; between two lanes
+LANE_SPACING = 6.0  # between two lanes' vertical lines in the gap between two columns
 
 
 # ---- what a box says (its size follows from its text) ----------------------------------------------
@@ -231,6 +238,8 @@ class _Sketch:
         self.layer, self.pred, self.succ, self.y = [], [], [], []
         self.edges = []  # [source box, target box, how many graph edges, drawn reversed?]
         self.chains = []  # per edge, its boxes from left to right, waypoints included
+        self.lanes = []  # lanes: {"edges": [edge index, ...], "shared": box its edges share, "y"}
+        self.lane_of = {}  # edge index -> its lane's index, for edges drawn along a lane
         self.scopes, self.box_ids, self.counts = [], [], {}  # per graph node; per scope path
 
     def add(self, box_id, size, groups, rank):
@@ -325,29 +334,77 @@ def _counts(scopes):
 
 
 def _assign_layers(sk):
-    """Longest path from the inputs; then inputs move right, next to their first consumer."""
+    """Longest path from the inputs; then every box moves right, next to its first consumer."""
     n = len(sk.ids)
     preds, succs = [[] for _ in range(n)], [[] for _ in range(n)]
     for a, b, _, _ in sk.edges:
         preds[b].append(a)
         succs[a].append(b)
     layer = [0] * n
-    for b in sorted(range(n), key=sk.rank.__getitem__):  # every edge goes up in rank
+    by_rank = sorted(range(n), key=sk.rank.__getitem__)  # every edge goes up in rank
+    for b in by_rank:
         layer[b] = max((layer[a] + 1 for a in preds[b]), default=0)
     # A weight used only by layer 9 would otherwise sit in column 0 with a long edge across the
-    # whole picture; one column before its first use reads better and needs no waypoints.
-    for b in range(n):
-        if not preds[b] and succs[b]:
+    # whole picture; one column before its first use reads better and needs no waypoints. So
+    # does an RNN's `u * x[t]` (x needs no gradient): next to step t's addition, not in a column
+    # of every step's product at the far left. Consumers first: their columns are then final.
+    for b in reversed(by_rank):
+        if succs[b]:
             layer[b] = min(layer[t] for t in succs[b]) - 1
     sk.layer = layer
 
 
-# ---- 2. waypoints ---------------------------------------------------------------------------------
+# ---- 2. waypoints and lanes -----------------------------------------------------------------------
+
+
+def _choose_lanes(sk):
+    """Pick the long edges that run along a lane instead of through a waypoint in every column.
+
+    A waypoint per column crossed is the right price for one long edge: it bends around the
+    boxes near them. But `x` in `y = (y * 1.01).tanh() + x` feeds 666 additions, one every three
+    columns: a waypoint in every column each edge crosses is 665,000 waypoints (a band of lines
+    hundreds deep, 13 s to lay out). Drawn instead as one straight lane above the boxes, with a
+    branch down into each use, `x` stays one box whose line visibly reaches every place it is
+    used: the picture of "one tensor, many uses, its gradients add up" (and of an RNN's weight
+    shared by every step). Copies of `x` beside each use would read locally but hide exactly that.
+    So: a box with LANE_MIN_EDGES long edges out gets a lane for them (fan-out), a box with as
+    many long edges in gets one for the rest (fan-in, `torch.stack(outputs)`); and if the other
+    long edges would still need more than WAYPOINT_BUDGET waypoints per box and edge, the longest
+    of them get a lane each, so waypoints never grow faster than the graph.
+    """
+    spans = {e: sk.layer[b] - sk.layer[a] for e, (a, b, _, _) in enumerate(sk.edges)}
+    long = [e for e, span in spans.items() if span > 1]
+    for end in (0, 1):  # 0: edges out of the same box, 1: edges into the same box
+        by_box = {}
+        for e in long:
+            if e not in sk.lane_of:
+                by_box.setdefault(sk.edges[e][end], []).append(e)
+        for box, edges in by_box.items():
+            if len(edges) >= LANE_MIN_EDGES:
+                _add_lane(sk, edges, box)
+    rest = sorted((e for e in long if e not in sk.lane_of), key=lambda e: (-spans[e], e))
+    waypoints = sum(spans[e] - 1 for e in rest)
+    budget = WAYPOINT_BUDGET * (len(sk.ids) + len(sk.edges))
+    for e in rest:
+        if waypoints <= budget:
+            break
+        _add_lane(sk, [e], None)
+        waypoints -= spans[e] - 1
+
+
+def _add_lane(sk, edges, shared):
+    for e in edges:
+        sk.lane_of[e] = len(sk.lanes)
+    sk.lanes.append({"edges": edges, "shared": shared, "y": None})
 
 
 def _add_waypoints(sk):
-    """Split every edge into one-column steps; a waypoint sits in each column it crosses."""
-    for a, b, _, _ in sk.edges:
+    """Split every edge into one-column steps; a waypoint sits in each column it crosses.
+    An edge along a lane gets none, and is left out of the ordering and placement of the boxes."""
+    for e, (a, b, _, _) in enumerate(sk.edges):
+        if e in sk.lane_of:
+            sk.chains.append([a, b])
+            continue
         # a waypoint belongs to the groups both ends share, so it is sorted among their boxes
         shared = _common_prefix(sk.groups[a], sk.groups[b])
         chain = [a]
@@ -549,36 +606,114 @@ def _columns_x(sk, columns):
 # ---- edges and groups -----------------------------------------------------------------------------
 
 
+def _place_lanes(sk, columns, left, widths, groups):
+    """Give each lane its height: just above everything it passes over (boxes, edges' waypoints,
+    group outlines), and above the lanes placed before it there. Short lanes first, so they keep
+    close to their boxes and long ones run above them.
+
+    A lane climbs out of its source in the gap after the source's column, runs right, and drops
+    into each target in the gap before the target's column. Places are counted in half columns,
+    gap k = 2k and column k = 2k + 1, so two lanes that meet in a gap are kept apart too.
+    """
+    top = [float("inf")] * (2 * len(columns) + 1)
+    for k, column in enumerate(columns):
+        for b in column:
+            above = sk.h[b] / 2 if sk.ids[b] is not None else WAYPOINT_GAP
+            top[2 * k + 1] = min(top[2 * k + 1], sk.y[b] - above)
+    rights = [x + w for x, w in zip(left, widths)]
+    for group in groups:  # an outline (title band included) may reach above its boxes
+        first = bisect_right(rights, group["x"])
+        last = bisect_right(left, group["x"] + group["w"]) - 1
+        for k in range(first, last + 1):
+            top[2 * k + 1] = min(top[2 * k + 1], group["y"])
+    # nothing in a gap limits a lane until a lane passes there (every lane passes a column)
+    ceiling = [t - LANE_CLEARANCE for t in top]
+    spans = []
+    for i, lane in enumerate(sk.lanes):
+        ends = [sk.edges[e][:2] for e in lane["edges"]]
+        start = min(2 * (sk.layer[a] + 1) for a, _ in ends)
+        stop = max(2 * sk.layer[b] for _, b in ends)
+        spans.append((stop - start, start, i))
+    for length, start, i in sorted(spans):
+        y = min(ceiling[start : start + length + 1])
+        sk.lanes[i]["y"] = y
+        ceiling[start : start + length + 1] = [y - LANE_GAP] * (length + 1)
+
+
+def _lane_slots(sk, left, widths):
+    """The x of each lane's vertical line in each gap it climbs or drops in: {(lane, gap): x}.
+    In a gap, dropping lanes sit left of climbing ones, a higher lane drops further right and
+    climbs further left: so no lane's vertical line crosses another lane's level part."""
+    in_gap = {}
+    for e, i in sk.lane_of.items():
+        a, b = sk.edges[e][:2]
+        y = sk.lanes[i]["y"]
+        in_gap.setdefault(sk.layer[a] + 1, set()).add((1, y, i))  # climbs out of its source
+        in_gap.setdefault(sk.layer[b], set()).add((0, -y, i))  # drops into its target
+    x_of = {}
+    for gap, lanes in in_gap.items():
+        x0, x1 = left[gap - 1] + widths[gap - 1], left[gap]
+        spacing = min(LANE_SPACING, (x1 - x0) * 0.8 / len(lanes))
+        middle = (x0 + x1) / 2 - spacing * (len(lanes) - 1) / 2
+        for k, (_, _, i) in enumerate(sorted(lanes)):
+            x_of[(i, gap)] = round(middle + spacing * k, 1)
+    return x_of
+
+
+def _port_order(towards, key):
+    """Ports top to bottom by where their edges go; on a tie, edges in their own order and a
+    lane's shared port after them."""
+    if isinstance(key, int):
+        return (towards[key], 0, key)
+    return (towards[key], 1, key[1])
+
+
 def _route(sk, left, widths):
     """Each edge as a polyline: out of the right side of its source, through its waypoints (across
-    their columns), into the left side of its target. Several edges at one side spread out.
+    their columns), into the left side of its target. Several edges at one side spread out; the
+    edges of one lane share their port at the box they share.
+    An edge along a lane: out of its source, up to the lane in the next gap, along it, and down
+    into its target in the gap before it: six points, however many columns it spans.
     Coordinates are final (rounded to 0.1 px) as they are made: thousands of points, made once."""
     out_ports, in_ports = {}, {}
     for e, chain in enumerate(sk.chains):  # order each side's edges by where they go: no tangles
-        out_ports.setdefault(chain[0], []).append((sk.y[chain[1]], e))
-        in_ports.setdefault(chain[-1], []).append((sk.y[chain[-2]], e))
+        lane = sk.lanes[sk.lane_of[e]] if e in sk.lane_of else None
+        if lane is None:
+            out_ports.setdefault(chain[0], {})[e] = sk.y[chain[1]]
+            in_ports.setdefault(chain[-1], {})[e] = sk.y[chain[-2]]
+            continue
+        shared = ("lane", sk.lane_of[e])
+        out_ports.setdefault(chain[0], {})[shared if lane["shared"] == chain[0] else e] = lane["y"]
+        in_ports.setdefault(chain[-1], {})[shared if lane["shared"] == chain[-1] else e] = lane["y"]
     port_y = {}
     for side, ports in (("out", out_ports), ("in", in_ports)):
-        for b, edges in ports.items():
-            edges.sort()
+        for b, towards in ports.items():
+            keys = sorted(towards, key=lambda key: _port_order(towards, key))
             top = sk.y[b] - sk.h[b] / 2
-            for k, (_, e) in enumerate(edges):
-                port_y[(side, e)] = round(top + sk.h[b] * (k + 1) / (len(edges) + 1), 1)
+            for k, key in enumerate(keys):
+                port_y[(side, b, key)] = round(top + sk.h[b] * (k + 1) / (len(keys) + 1), 1)
     col_left = [round(x, 1) for x in left]
     col_right = [round(x + w, 1) for x, w in zip(left, widths)]
+    slots = _lane_slots(sk, left, widths)
     routes = []
     for e, chain in enumerate(sk.chains):
         a, b = chain[0], chain[-1]
         la, lb = sk.layer[a], sk.layer[b]
-        ya, yb = port_y[("out", e)], port_y[("in", e)]
+        i = sk.lane_of.get(e)
+        ya = port_y[("out", a, ("lane", i) if i is not None and sk.lanes[i]["shared"] == a else e)]
+        yb = port_y[("in", b, ("lane", i) if i is not None and sk.lanes[i]["shared"] == b else e)]
         points = [[round(left[la] + (widths[la] + sk.w[a]) / 2, 1), ya]]
-        if sk.w[a] < widths[la]:  # leave the column level, clear of wider boxes above and below
-            points.append([col_right[la], ya])
-        for w in chain[1:-1]:
-            y = round(sk.y[w], 1)
-            points += [[col_left[sk.layer[w]], y], [col_right[sk.layer[w]], y]]
-        if sk.w[b] < widths[lb]:
-            points.append([col_left[lb], yb])
+        if i is not None:  # up to the lane, along it, down to the target
+            up, down, y = slots[(i, la + 1)], slots[(i, lb)], round(sk.lanes[i]["y"], 1)
+            points += [[up, ya], [up, y], [down, y], [down, yb]]
+        else:
+            if sk.w[a] < widths[la]:  # leave the column level, clear of wider boxes nearby
+                points.append([col_right[la], ya])
+            for w in chain[1:-1]:
+                y = round(sk.y[w], 1)
+                points += [[col_left[sk.layer[w]], y], [col_right[sk.layer[w]], y]]
+            if sk.w[b] < widths[lb]:
+                points.append([col_left[lb], yb])
         points.append([round(left[lb] + (widths[lb] - sk.w[b]) / 2, 1), yb])
         routes.append(points[::-1] if sk.edges[e][3] else points)
     return routes
@@ -644,22 +779,27 @@ def _widen(span, k, top, bottom):
 def _smoothed(path, span, columns, where, sk):
     """Grow each column's span towards its neighbours', up to whatever is next to the group in
     that column, leaving room for that thing's own group borders. Repeat until settled."""
-    room = {k: _room(path, columns[k], *where[(path, k)], sk) for k in span}
-    for _ in range(10):
-        grown = {}
-        for k, (top, bottom) in span.items():
-            near = [span[j] for j in (k - 1, k + 1) if j in span]
-            limit_top, limit_bottom = room[k]
-            want_top = min([top] + [s[0] for s in near])
-            want_bottom = max([bottom] + [s[1] for s in near])
-            grown[k] = [
-                min(top, max(want_top, limit_top)),
-                max(bottom, min(want_bottom, limit_bottom)),
-            ]
-        if grown == span:
+    ks = sorted(span)
+    limits = [_room(path, columns[k], *where[(path, k)], sk) for k in ks]
+    tops, bottoms = [span[k][0] for k in ks], [span[k][1] for k in ks]
+    n = len(ks)
+    # whether the column before / after is one the group also spans (a group may skip a column)
+    joined = [i + 1 < n and ks[i + 1] == ks[i] + 1 for i in range(n)]
+    for _ in range(10):  # every column grows from the spans of the round before, at once
+        new_tops, new_bottoms = list(tops), list(bottoms)
+        for i in range(n):
+            top, bottom = tops[i], bottoms[i]
+            if i > 0 and joined[i - 1]:
+                top, bottom = min(top, tops[i - 1]), max(bottom, bottoms[i - 1])
+            if joined[i]:
+                top, bottom = min(top, tops[i + 1]), max(bottom, bottoms[i + 1])
+            limit_top, limit_bottom = limits[i]
+            new_tops[i] = min(tops[i], max(top, limit_top))
+            new_bottoms[i] = max(bottoms[i], min(bottom, limit_bottom))
+        if new_tops == tops and new_bottoms == bottoms:
             break
-        span = grown
-    return span
+        tops, bottoms = new_tops, new_bottoms
+    return {k: [t, b] for k, t, b in zip(ks, tops, bottoms)}
 
 
 def _room(path, column, first, last, sk):
@@ -705,9 +845,33 @@ def _outline(spans, left, widths, reach):
             top += [[x_end, zone_t], [x_end + ZONE, zone_t]]
             bottom += [[x_end, zone_b], [x_end + ZONE, zone_b]]
         else:
-            polygons.append(top + bottom[::-1])
+            polygons.append(_without_straight_points(top + bottom[::-1]))
             top, bottom = [], []
     return polygons
+
+
+def _without_straight_points(polygon):
+    """The same outline without repeated points and points in the middle of a straight side:
+    where neighbouring columns' spans are equal (the usual case) that is most of them, and a
+    2,000-node graph's outlines then take 1,600 points instead of 17,000."""
+    kept = []
+    for point in polygon:
+        if kept and point == kept[-1]:
+            continue
+        if len(kept) >= 2 and _between(kept[-2], kept[-1], point):
+            kept[-1] = point  # the middle of a straight run: the run now ends here
+        else:
+            kept.append(point)
+    return kept
+
+
+def _between(a, b, c):
+    """Is b on the straight, axis-parallel segment from a to c?"""
+    if a[0] == b[0] == c[0]:
+        return min(a[1], c[1]) <= b[1] <= max(a[1], c[1])
+    if a[1] == b[1] == c[1]:
+        return min(a[0], c[0]) <= b[0] <= max(a[0], c[0])
+    return False
 
 
 def _group(path, x, y, w, h, collapsed, count):
@@ -737,6 +901,7 @@ def layout(graph, collapsed=None, threshold=200):
     collapsed = default_collapsed(graph, threshold) if collapsed is None else set(collapsed)
     sk = _sketch(graph, collapsed)
     _assign_layers(sk)
+    _choose_lanes(sk)
     _add_waypoints(sk)
     columns = _order_columns(sk)
     _assign_y(sk, columns)
@@ -748,11 +913,14 @@ def layout(graph, collapsed=None, threshold=200):
             boxes[box_id] = {"x": x, "y": sk.y[b] - sk.h[b] / 2, "w": sk.w[b], "h": sk.h[b]}
     collapsed_ids = [i for i in boxes if i.startswith("scope:")]
     groups = _group_boxes(sk, columns, left, widths, boxes, collapsed_ids)
+    _place_lanes(sk, columns, left, widths, groups)
     # Shift everything so the picture starts at the margin, then route the edges there.
     things = list(boxes.values()) + groups
     dx = MARGIN - min((t["x"] for t in things), default=0.0)
-    dy = MARGIN - min((t["y"] for t in things), default=0.0)
+    dy = MARGIN - min([t["y"] for t in things] + [lane["y"] for lane in sk.lanes], default=0.0)
     sk.y = [y + dy for y in sk.y]
+    for lane in sk.lanes:
+        lane["y"] += dy
     routes = _route(sk, [x + dx for x in left], widths)
     return _finish(sk, boxes, routes, groups, nodes, dx, dy)
 
