@@ -1,0 +1,72 @@
+"""Fuzz wave 11 (issue 14): the kinds the wave-10 run left, each against PyTorch 2.13."""
+
+import pytest
+from conftest import values
+
+import autograd_lab as ag
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "x // y", "number % x"])
+def test_floor_divide_lays_its_result_out_as_tensoriterator_so_reshape_copies(torch, op):
+    # fuzz seed 1807499 (#8): floor_divide(x.permute(1, 0, 2), x) is laid out like its first
+    # operand in PyTorch (strides (2, 6, 1)); ours was row-major, so reshape(2, 9) found a
+    # contiguous tensor and made a view (ViewBackward0) where PyTorch copies (UnsafeViewBackward0)
+    def reshaped(lib):
+        x = lib.arange(1.0, 19.0).reshape(3, 3, 2)
+        permuted = x.permute(1, 0, 2)
+        if op == "floor_divide":
+            y = lib.floor_divide(permuted, x)
+        elif op == "x // y":
+            y = permuted // x
+        else:
+            y = 7 % permuted
+        y.requires_grad_()
+        z = lib.reshape(y, (2, 9))
+        return y.stride(), y.is_contiguous(), type(z.grad_fn).__name__, values(z).tolist()
+
+    assert reshaped(ag) == reshaped(torch)
+
+
+@pytest.mark.parametrize("shape", [(0, 1, 1, 4), (0, 1), (3, 0, 1, 2), (1, 0, 3), (2, 0, 0)])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "x == 0-d",
+        "x == number",
+        "x < x",
+        "x * 0-d",
+        "x + number",
+        "number - x",
+        "x // number",
+        "x.pow(number)",  # a unary loop in PyTorch: the number is no operand there
+        "x + row",
+        "x.exp()",
+        "where(x > 0, x, 0-d)",
+        "where(x > 0, x, number)",
+    ],
+)
+def test_elementwise_results_with_no_elements_have_pytorchs_strides(torch, shape, op):
+    # fuzz seed 1836526 (#10): `x1 == tensor(-1)` with x1 of shape (0, 1, 1, 4) has strides
+    # (4, 0, 0, 1) in PyTorch: with a 0-d operand TensorIterator skips its fast path, sorts the
+    # dims and multiplies their sizes, so the dims outside the one of size 0 step by 0
+    def strides(lib):
+        x = lib.zeros(shape)
+        scalar = lib.tensor(-1.0)
+        row = lib.zeros(shape[-1])
+        y = {
+            "x == 0-d": lambda: x == scalar,
+            "x == number": lambda: x == -1.0,
+            "x < x": lambda: x < x,
+            "x * 0-d": lambda: x * scalar,
+            "x + number": lambda: x + 1,
+            "number - x": lambda: 1 - x,
+            "x // number": lambda: x // 2,
+            "x.pow(number)": lambda: x.pow(2),
+            "x + row": lambda: x + row,
+            "x.exp()": lambda: x.exp(),
+            "where(x > 0, x, 0-d)": lambda: lib.where(x > 0, x, scalar),
+            "where(x > 0, x, number)": lambda: lib.where(x > 0, x, 1.0),
+        }[op]()
+        return y.shape, y.stride()
+
+    assert strides(ag) == strides(torch)
