@@ -70,3 +70,39 @@ def test_elementwise_results_with_no_elements_have_pytorchs_strides(torch, shape
         return y.shape, y.stride()
 
     assert strides(ag) == strides(torch)
+
+
+SHARED_MEMORY = "some elements of the input tensor and the written-to tensor refer to a single"
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "v.unsqueeze(-2).copy_(v)",  # fuzz seed 1805258 (#4): the same places, another shape
+        "v.copy_(v.unsqueeze(0))",
+        "v.view(3, 1).copy_(v.view(1, 3))",  # refused before copy_ finds the shapes do not fit
+        "v.copy_(v[0])",
+        "v[:2].copy_(v[1:])",
+        "v.copy_(v)",  # the same tensor: nothing to copy
+        "v[None].copy_(v[None])",  # the same places, shape and strides: nothing to copy
+        "v[None][...] = v",  # setitem broadcasts the value first: v[None]'s places again
+    ],
+)
+def test_copy_compares_its_source_as_it_is_and_setitem_after_broadcasting(torch, write):
+    # PyTorch's copy_ refuses a source that covers the written-to memory with other strides
+    # (TensorIterator's partial overlap, checked before the shapes); setitem broadcasts the
+    # value to the view's shape first, so the same places seen with a new leading dim are fine
+    def written(lib):
+        v = lib.tensor([1.0, 2.0, 3.0])
+        try:
+            exec(write, {"v": v})
+        except RuntimeError as error:
+            return str(error)
+        return values(v).tolist()
+
+    ours, theirs = written(ag), written(torch)
+    if isinstance(theirs, str):
+        assert SHARED_MEMORY in theirs and SHARED_MEMORY in ours
+        assert "Fix: .clone()" in ours
+    else:
+        assert ours == theirs == [1.0, 2.0, 3.0]

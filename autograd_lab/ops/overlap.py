@@ -83,7 +83,7 @@ def refusal(tensor, op, args, kwargs):
     if name == "fill":
         sources = []  # fill_ copies a value that shares x's memory before writing it
     if name == "copy_from":
-        return _copy_into_view_refusal(written, args[0])
+        return _copy_into_view_refusal(written, args[0], broadcast_first=False)
     if repeats_elements(written):
         return RuntimeError(REPEATS)
     if overlaps_itself(written):
@@ -137,10 +137,12 @@ def _setitem_refusal(tensor, index, value):
     return None
 
 
-def _copy_into_view_refusal(view, value):
-    """copy_'s checks for `view.copy_(value)` and `view[...] = value`: value is a tensor, broadcast
+def _copy_into_view_refusal(view, value, broadcast_first=True):
+    """copy_'s checks for `view[...] = value` and `view.copy_(value)`: value is a tensor, broadcast
     to the view's shape after dropping its leading dims of size 1 (as PyTorch's copy_to does), or
-    None for a number."""
+    None for a number. `broadcast_first`: x[...] = value broadcasts the value before it calls
+    copy_; copy_ itself compares the value's memory as it is, so a value in the view's places
+    seen with another shape (`x.unsqueeze(0).copy_(x)`) overlaps it in part."""
     source = None
     if isinstance(value, Tensor) and value.shape == view.shape:
         source = value._data
@@ -149,15 +151,18 @@ def _copy_into_view_refusal(view, value):
         while data.ndim and data.shape[0] == 1:
             data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
         source = _expanded(data, view.shape)
-        if source is None:
-            return None  # the shapes do not fit: index_put (or copy_) says so itself
-    if source is not None and same_places(view, source):
+        if source is None and broadcast_first:
+            return None  # the shapes do not fit: index_put says so itself
+    compared = source  # what PyTorch compares with the view's memory
+    if not broadcast_first and isinstance(value, Tensor):
+        compared = value._data  # (before copy_ finds that the shapes do not fit, if they don't)
+    if compared is not None and same_places(view, compared):
         return None  # the value already is the view: PyTorch has nothing to copy
     if repeats_elements(view):
         return RuntimeError(REPEATS)
     if overlaps_itself(view):
         return RuntimeError(OVERLAPS_ITSELF)
-    if source is not None and overlaps_in_part(view, source):
+    if compared is not None and overlaps_in_part(view, compared):
         return RuntimeError(SHARES)
     if source is not None and reads_what_others_write(view, source):
         return RuntimeError(READS_WHAT_IT_WRITES)
