@@ -106,3 +106,30 @@ def test_copy_compares_its_source_as_it_is_and_setitem_after_broadcasting(torch,
         assert "Fix: .clone()" in ours
     else:
         assert ours == theirs == [1.0, 2.0, 3.0]
+
+
+def test_take_along_dim_gathers_from_an_expanded_view_so_detach_in_place_later_is_fine(torch):
+    # fuzz seed 1826607 (#6): PyTorch's take_along_dim(x, index, dim) is gather over
+    # x.expand(...) (even where the shapes fit), so GatherBackward0 saves that view, not x: a
+    # later x.detach_() leaves the saved view's history whole, and the gradient goes through.
+    # A gather of x itself saves x, and there PyTorch refuses as we do
+    def gradient(lib, op):
+        x0 = lib.tensor([0.5, 1.46], dtype=lib.float64).requires_grad_()
+        v0 = x0.pow(x0)
+        if op == "take_along_dim":
+            v3 = lib.take_along_dim(v0, lib.tensor([1, 1, 1]), dim=-1)
+        else:
+            v3 = v0.gather(0, lib.tensor([1, 1, 1]))
+        nodes = [type(v3.grad_fn).__name__, type(v3.grad_fn.next_functions[0][0]).__name__]
+        v0.detach_()
+        try:
+            (grad,) = lib.autograd.grad(v3.sum(), x0)
+        except RuntimeError as error:
+            return nodes, str(error)[:60]
+        return nodes, values(grad).tolist()
+
+    assert gradient(ag, "take_along_dim") == gradient(torch, "take_along_dim")
+    assert gradient(ag, "take_along_dim")[0] == ["GatherBackward0", "ExpandBackward0"]
+    ours, theirs = gradient(ag, "gather")[1], gradient(torch, "gather")[1]
+    assert ours.startswith("Trying to use a saved tensor that has been detached in-place")
+    assert theirs.startswith("Trying to use a saved tensor that has been detached in-place")

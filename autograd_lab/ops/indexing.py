@@ -290,9 +290,9 @@ def take_along_dim(input, indices, dim=None):
     )
     input_shape = tuple(input.shape[d] if d == dim else s for d, s in enumerate(shape))
     index_shape = tuple(indices.shape[d] if d == dim else s for d, s in enumerate(shape))
-    input = input if tuple(input.shape) == input_shape else input.expand(input_shape)
-    indices = indices if tuple(indices.shape) == index_shape else indices.expand(index_shape)
-    return gather(input, dim, indices)
+    # expanded even where the shapes already fit, as in PyTorch: gather then saves that new view
+    # (ExpandBackward0), so a later input.detach_() leaves the saved tensor's history alone
+    return gather(input.expand(input_shape), dim, indices.expand(index_shape))
 
 
 # ---- index_select (and index_add, its gradient) -----------------------------------------------------
