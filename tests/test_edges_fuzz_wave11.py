@@ -133,3 +133,37 @@ def test_take_along_dim_gathers_from_an_expanded_view_so_detach_in_place_later_i
     ours, theirs = gradient(ag, "gather")[1], gradient(torch, "gather")[1]
     assert ours.startswith("Trying to use a saved tensor that has been detached in-place")
     assert theirs.startswith("Trying to use a saved tensor that has been detached in-place")
+
+
+@pytest.mark.parametrize("input_shape", [(), (3,)])
+def test_lerp_with_a_0d_weight_of_another_dtype_saves_its_tensors_as_they_are(torch, input_shape):
+    # a 0-d float64 weight takes part in the promotion (float64 over 0-d float32 tensors, float32
+    # over 1-d ones), but PyTorch computes in that dtype without converting its operands in the
+    # graph: the weight connects to LerpBackward1 directly, and each gradient has its input's dtype
+    def lerped(lib):
+        x = lib.full(input_shape, 0.25).requires_grad_()
+        end = lib.full(input_shape, 2.0).requires_grad_()
+        weight = lib.tensor(0.75, dtype=lib.float64).requires_grad_()
+        y = lib.lerp(x, end, weight)
+        edges = [type(edge[0]).__name__ for edge in y.grad_fn.next_functions]
+        grads = lib.autograd.grad(y.sum(), (x, end, weight))
+        return str(y.dtype), edges, [(str(g.dtype), values(g).tolist()) for g in grads]
+
+    assert lerped(ag) == lerped(torch)
+
+
+def test_lerp_in_place_with_itself_as_end_refuses_backward_as_pytorch(torch):
+    # fuzz seed 1800887 (#1): x.lerp_(x, w) with a float64 0-d weight that requires grad: the
+    # weight's gradient needs `end`, which is x itself, saved before lerp_ changed it in place;
+    # ours converted x to float64 first and saved that copy, so the change went unnoticed
+    def backward(lib):
+        x0 = lib.tensor(0.0, dtype=lib.float32)
+        x1 = lib.tensor(0.0, dtype=lib.float64).requires_grad_()
+        y = x0.lerp_(x0, x1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as error:
+            y.backward()
+        return type(y.grad_fn).__name__, str(error.value)
+
+    node, ours = backward(ag)
+    assert node == backward(torch)[0] == "LerpBackward1"
+    assert "saved at version 0 and is now at version 1" in ours and "Fix:" in ours
