@@ -1,5 +1,6 @@
 """Fuzz wave 11 (issue 14): the kinds the wave-10 run left, each against PyTorch 2.13."""
 
+import numpy as np
 import pytest
 from conftest import values
 
@@ -167,3 +168,56 @@ def test_lerp_in_place_with_itself_as_end_refuses_backward_as_pytorch(torch):
     node, ours = backward(ag)
     assert node == backward(torch)[0] == "LerpBackward1"
     assert "saved at version 0 and is now at version 1" in ours and "Fix:" in ours
+
+
+@pytest.mark.parametrize(
+    "product",
+    [
+        "a.transpose(0, -1) @ a.transpose(0, -1)",  # fuzz seed 1808275 (#7)
+        "a[0].mT @ a.permute(2, 1, 0, 3)",
+        "a.transpose(0, 1) @ a[0, 0, 0]",
+        "torch.bmm(a[0].mT, a[1].permute(1, 0, 2))",
+        "m.t() @ m",
+    ],
+)
+def test_matrix_products_are_row_major_so_randint_like_fills_them_row_after_row(torch, product):
+    # PyTorch's products are row-major whatever their operands' layout; numpy's batched matmul
+    # kept a transposed batch's order, and randint_like (preserve_format) filled that order
+    def like(lib):
+        a = lib.arange(16.0).reshape(2, 2, 2, 2)
+        m = lib.arange(6.0).reshape(2, 3)
+        y = eval(product, {"torch": lib, "a": a, "m": m})
+        lib.manual_seed(5)
+        return y.stride(), values(lib.randint_like(y, 5)).tolist()
+
+    assert like(ag) == like(torch)
+
+
+@pytest.mark.parametrize("make", ["rand_like", "randn_like", "randint_like", "empty_like.uniform_"])
+@pytest.mark.parametrize(
+    "layout", ["permuted", "transposed", "expanded", "sliced", "channels_last"]
+)
+def test_random_like_creations_fill_in_the_inputs_memory_order(torch, make, layout):
+    # preserve_format: the result takes the input's layout (gap-free in its memory order, and
+    # row-major for an expanded input) and the random numbers fill it in memory order
+    def drawn(lib):
+        base = lib.zeros(2, 3, 4, 5)
+        x = {
+            "permuted": base.permute(2, 0, 3, 1),
+            "transposed": base[0, 0].t(),
+            "expanded": lib.zeros(3, 1).expand(3, 4),
+            "sliced": base[:, ::2],
+            "channels_last": base.permute(0, 2, 3, 1).permute(0, 3, 1, 2),
+        }[layout]
+        lib.manual_seed(3)
+        if make == "randint_like":
+            y = lib.randint_like(x, 10)
+        elif make == "empty_like.uniform_":
+            y = lib.empty_like(x).uniform_()
+        else:
+            y = getattr(lib, make)(x)
+        return y.stride(), values(y)
+
+    (our_strides, ours), (their_strides, theirs) = drawn(ag), drawn(torch)
+    assert our_strides == their_strides
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)  # randn: float32 rounding
