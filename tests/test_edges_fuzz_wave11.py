@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from conftest import values
+from fuzzing import check, generator
 
 import autograd_lab as ag
 
@@ -221,3 +222,31 @@ def test_random_like_creations_fill_in_the_inputs_memory_order(torch, make, layo
     (our_strides, ours), (their_strides, theirs) = drawn(ag), drawn(torch)
     assert our_strides == their_strides
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)  # randn: float32 rounding
+
+
+def test_setitem_through_index_tensors_refuses_a_value_read_from_places_it_changes(torch):
+    # fuzz seed 1822762 (#9): x is an expanded row, so x[0] (the value) lies in the places the
+    # assignment writes; PyTorch cannot check that layout and writes element after element,
+    # each reading what an earlier one wrote (all zeros); ours computed from the old values.
+    # README's Simplifications (the in-place write read through a broadcast layout): refused
+    def assign(lib):
+        x0 = lib.tensor([0.0, 0.0, 1.0], dtype=lib.float64).reshape(1, 3).expand(3, 3)
+        x0[..., [0, -1, -3]] = x0[0]
+        return values(x0).tolist()
+
+    with pytest.warns(UserWarning, match="index_put_ on expanded tensors is deprecated"):
+        assert assign(torch) == [[0.0, 0.0, 0.0]] * 3  # an accident of its order of writing
+    with pytest.raises(RuntimeError, match="in a layout PyTorch 2.13 does not check") as error:
+        assign(ag)
+    assert "Fix: .clone() the input" in str(error.value)
+    # a place written only with its own value never changes: that order does not matter
+    for lib in (ag, torch):
+        x = lib.tensor([4]).expand(2)
+        x[lib.tensor([-1, -1]), ...] = x[:1]
+        assert values(x).tolist() == [4, 4]
+
+
+def test_the_fuzzer_accepts_that_refusal_as_the_readme_simplification(torch):
+    result = check(generator.generate(1822762), ag, torch)
+    assert not result.divergences
+    assert any("broadcast or strided layout" in s.readme for _, s in result.accepted)

@@ -23,7 +23,14 @@ import numpy as np
 from .. import storage
 from ..layout import dense
 from ..tensor import Tensor
-from .shape import _dims_taken, basic_part, expanded_strides, is_index_tensor, selects_all
+from .shape import (
+    _dims_taken,
+    _place,
+    basic_part,
+    expanded_strides,
+    is_index_tensor,
+    selects_all,
+)
 from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -134,7 +141,35 @@ def _setitem_refusal(tensor, index, value):
     one_value = not isinstance(value, Tensor) or value.ndim == 0
     if overlaps_itself(view) and not repeats_elements(view) and not one_value:
         return RuntimeError(OVERLAPS_ITSELF)
+    # a value that PyTorch does not check (not dense: an expanded row, say) read from places
+    # that other elements write: its answer depends on the order it writes them in
+    if isinstance(value, Tensor) and _reads_what_index_put_writes(tensor, index, value):
+        return RuntimeError(READS_WHAT_IT_WRITES)
     return None
+
+
+def _reads_what_index_put_writes(tensor, index, value):
+    """Whether `x[index] = value` (through index tensors) reads an element of value from a memory
+    place that another element writes with a value from elsewhere (reads_what_others_write, for
+    the places index names; a place only ever written with its own value never changes)."""
+    written, source = tensor._data, value._data
+    if not (written.size and source.size and _same_storage(written, source)):
+        return False
+    part, where = _place(places(*geometry(written)), index)
+    try:
+        written_places = part[where]
+        while source.ndim > written_places.ndim and source.shape[0] == 1:
+            source = source[0, ...]  # PyTorch drops a value's extra leading dims of size 1
+        read_places = np.broadcast_to(places(*geometry(source)), written_places.shape)
+    except (IndexError, ValueError):
+        return False  # an index out of range, a value that does not fit: index_put says so
+    writes = written_places.reshape(-1).tolist()
+    reads = read_places.reshape(-1).tolist()
+    changers = {}  # place -> the elements that write it with a value read elsewhere
+    for element, (place, read) in enumerate(zip(writes, reads)):
+        if read != place:
+            changers.setdefault(place, set()).add(element)
+    return any(changers.get(read, set()) - {element} for element, read in enumerate(reads))
 
 
 def _copy_into_view_refusal(view, value, broadcast_first=True):
