@@ -181,6 +181,10 @@ class ScatterValue(Op):
     def forward(ctx, input, dim, index, value):
         ctx.dim, ctx.index = dim, index
         out = input._data.copy()
+        if out.size:  # nan, inf or a number too large for an integer tensor: PyTorch's error
+            promotion.check_value_fits(value, input.dtype)
+        else:  # nothing to write: PyTorch never converts the value (nan into int64 passes)
+            value = 0
         index = index._data.reshape(-1) if index.ndim == 0 else index._data
         flat = out.reshape(1) if out.ndim == 0 else out
         flat[_positions(index, dim)] = value
