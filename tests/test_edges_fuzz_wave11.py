@@ -339,3 +339,35 @@ def test_scatter_converts_its_number_only_where_it_writes(torch, value, shape, d
             return "refused"
 
     assert scattered(ag) == scattered(torch)
+
+
+def test_backward_through_a_number_written_into_overlapping_windows_is_refused(torch):
+    # fuzz seed 1901195 (3-minute run): one number written into an as_strided view whose rows
+    # overlap (place 2 is v[0, 2] and v[1, 0]) is the same in any order, but PyTorch's backward
+    # writes the view's gradient back element after element, the later over the earlier, so its
+    # answer depends on that order: README's Simplifications, refused at backward with the reason.
+    # An expanded view is refused by PyTorch too (its copy finds the stride 0)
+    def backward(lib, make_view):
+        x0 = lib.arange(6.0).reshape(3, 2).requires_grad_()
+        v0 = make_view(lib, x0.clone())
+        v0[lib.tensor([False, True]), ..., lib.tensor([-3])] = -0.5
+        (v0 * lib.arange(1.0, 7.0).reshape(2, 3)).sum().backward()
+        return values(x0.grad).tolist()
+
+    def windows(lib, x):
+        return lib.as_strided(x, (2, 3), (2, 1))
+
+    assert backward(torch, windows) == [[1.0, 2.0], [0.0, 5.0], [6.0, 0.0]]  # 3 overwritten
+    with pytest.raises(RuntimeError, match="an as_strided view whose elements overlap") as error:
+        backward(ag, windows)
+    assert "depends on that order" in str(error.value) and "Fix:" in str(error.value)
+
+    def expanded(lib, x):
+        return x[0, :1].expand(2, 3)
+
+    for lib in (ag, torch):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            backward(lib, expanded)
+    result = check(generator.generate(1901195), ag, torch)
+    assert not result.divergences
+    assert any("as_strided" in s.readme for _, s in result.accepted)

@@ -410,7 +410,9 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "an in-place op on an `as_strided` view whose elements overlap is refused (RuntimeError; "
-        "PyTorch writes them one after another, so its answer depends on that order)",
+        "PyTorch writes them one after another, so its answer depends on that order), and so is "
+        "a backward pass through one that wrote a single number there (PyTorch writes the "
+        "gradient back in that order too)",
         lambda d: (
             d.what == "raises"
             and d.ours.startswith("raises RuntimeError")
