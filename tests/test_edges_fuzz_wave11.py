@@ -371,3 +371,23 @@ def test_backward_through_a_number_written_into_overlapping_windows_is_refused(t
     result = check(generator.generate(1901195), ag, torch)
     assert not result.divergences
     assert any("as_strided" in s.readme for _, s in result.accepted)
+
+
+def test_gelu_of_inf_is_the_element_by_element_rule_a_readme_simplification(torch):
+    # fuzz seed 1805393 (seen while checking #5): PyTorch's float32 gelu (erf form) gives inf
+    # at +inf for a lone element, nan inside its vectorized loop (two elements or more); ours is
+    # the element-by-element rule everywhere. -inf is nan in both (-inf · 0)
+    def gelu(lib, n):
+        x = lib.full((n,), float("inf"))
+        x[::2] = -float("inf")
+        return str(values(lib.nn.functional.gelu(x)).tolist())
+
+    def lone(lib):
+        return values(lib.nn.functional.gelu(lib.tensor([float("inf")]))).tolist()
+
+    assert lone(ag) == lone(torch) == [float("inf")]
+    assert gelu(torch, 9) == str([float("nan")] * 9)
+    assert gelu(ag, 9) == str([float("nan"), float("inf")] * 4 + [float("nan")])
+    result = check(generator.generate(1805393), ag, torch)
+    assert not result.divergences
+    assert any(s.readme.startswith("`gelu` (its erf form)") for _, s in result.accepted)

@@ -248,6 +248,21 @@ def _nan_only_on_our_side(d):
     return bool(differing) and all(our == "nan" and their != "nan" for our, their in differing)
 
 
+def _gelu_at_infinity_element_by_element(d):
+    """gelu (erf form) is inf at x = +inf in ours, where PyTorch's vectorized float32 loop (a
+    tensor long enough to fill its vector lanes) gives nan; its element-by-element rule gives
+    inf, as ours. Every other element agrees about nan and inf."""
+    if not (d.what == "NaN/inf" and d.op in ("F.gelu", "gelu") and "float32" in d.theirs):
+        return False
+    ours, theirs = _numbers_in_order(d.ours), _numbers_in_order(d.theirs)
+    if len(ours) != len(theirs):
+        return False
+    differing = [(our, their) for our, their in zip(ours, theirs, strict=True) if our != their]
+    return bool(differing) and all(
+        our.lstrip("+") == "inf" and their == "nan" for our, their in differing
+    )
+
+
 def _rounding_residue_of_a_zero(d):
     """A float32 gradient that differs only at elements that are 0 in exact arithmetic: there
     both sides are rounding residues, small next to the gradient's largest element (at most a
@@ -493,6 +508,11 @@ SIMPLIFICATIONS = [
         "tensors (nan)",
         _nan_only_on_their_side,
         in_program=r"\belu_?\(",
+    ),
+    Simplification(
+        "`gelu` (its erf form) of +inf is inf, PyTorch's element-by-element rule, not the nan "
+        "of its vectorized loop for long float32 tensors",
+        _gelu_at_infinity_element_by_element,
     ),
     Simplification(
         "a derivative that is zero by construction (`sign`, inside the backward of `abs` and so "
