@@ -293,12 +293,13 @@ def test_elus_float32_second_derivative_keeps_a_rounding_residue_where_it_is_zer
         second(ag, ag.float64), second(torch, torch.float64), rtol=1e-12, atol=1e-12
     )
     ours, theirs = second(ag, ag.float32), second(torch, torch.float32)
-    differing = ~np.isclose(ours, theirs, rtol=1e-4, atol=1e-5)
-    assert differing.any() and all(x[i] <= 0 for i in np.nonzero(differing)[0])
-    assert np.abs(ours[differing]).max() < 1e-3 * np.abs(theirs).max()
+    differing = ~np.isclose(ours, theirs, rtol=1e-4, atol=1e-5)  # (here: 6 elements)
+    assert all(x[i] <= 0 for i in np.nonzero(differing)[0])
+    assert np.abs(ours[differing]).max(initial=0) < 1e-3 * np.abs(theirs).max()
     result = check(generator.generate(1819421), ag, torch)
     assert not result.divergences
-    assert any("through `elu`" in s.readme for _, s in result.accepted)
+    if differing.any():  # (the last bits of PyTorch's vectorized exp may differ between CPUs)
+        assert any("through `elu`" in s.readme for _, s in result.accepted)
 
 
 @pytest.mark.parametrize("op", ["cos", "sin"])
@@ -386,8 +387,10 @@ def test_gelu_of_inf_is_the_element_by_element_rule_a_readme_simplification(torc
         return values(lib.nn.functional.gelu(lib.tensor([float("inf")]))).tolist()
 
     assert lone(ag) == lone(torch) == [float("inf")]
-    assert gelu(torch, 9) == str([float("nan")] * 9)
-    assert gelu(ag, 9) == str([float("nan"), float("inf")] * 4 + [float("nan")])
+    element_rule = str([float("nan"), float("inf")] * 4 + [float("nan")])
+    assert gelu(ag, 9) == element_rule
+    # (PyTorch's vectorized loops differ between CPUs: on this one's AVX-512 loop +inf gives nan)
+    assert gelu(torch, 9) in (element_rule, str([float("nan")] * 9))
     result = check(generator.generate(1805393), ag, torch)
     assert not result.divergences
-    assert any(s.readme.startswith("`gelu` (its erf form)") for _, s in result.accepted)
+    assert all(s.readme.startswith("`gelu` (its erf form)") for _, s in result.accepted)
