@@ -1,5 +1,7 @@
 """Fuzz wave 11 (issue 14): the kinds the wave-10 run left, each against PyTorch 2.13."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import values
@@ -387,6 +389,9 @@ def test_gelu_of_inf_is_the_element_by_element_rule_a_readme_simplification(torc
         return values(lib.nn.functional.gelu(lib.tensor([float("inf")]))).tolist()
 
     assert lone(ag) == lone(torch) == [float("inf")]
+    with warnings.catch_warnings():  # -inf · 0 = nan silently, as in PyTorch
+        warnings.simplefilter("error")
+        assert gelu(ag, 1) == "[nan]"
     element_rule = str([float("nan"), float("inf")] * 4 + [float("nan")])
     assert gelu(ag, 9) == element_rule
     # (PyTorch's vectorized loops differ between CPUs: on this one's AVX-512 loop +inf gives nan)
