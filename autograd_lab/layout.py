@@ -245,12 +245,15 @@ def _compare_places(inner, outer, arrays):
     return 0
 
 
-def laid_out_like_inputs(result, inputs):
+def laid_out_like_inputs(result, inputs, number=False):
     """An elementwise op's `result` laid out as PyTorch lays it out over the op's tensor `inputs`
     (arrays): each input is broadcast to the result's shape, and laid_out_like_operands decides.
-    A 0-d input counts as a number, as PyTorch reads it (it says nothing about layout)."""
+    A 0-d input counts as a number, as PyTorch reads it (it says nothing about layout); `number`:
+    the op had a number operand too (`x == 1`), which PyTorch wraps as a 0-d tensor."""
     if result.ndim == 0:
         return result
+    if result.size == 0 and not storage.is_device_array(result):
+        return _empty_laid_out(result, inputs, number)
     if type(result) is np.ndarray:  # the common case, answered first and cheaply (row 1 of the
         # benchmarks): row-major inputs of the result's shape, and numpy laid it out so already
         shape, strides = result.shape, result.strides
@@ -267,6 +270,29 @@ def laid_out_like_inputs(result, inputs):
     operands = [_as_operand(array, result.shape) for array in inputs]
     broadcast = any(array.shape != result.shape for array in inputs)
     return laid_out_like_operands(result, operands, broadcast)
+
+
+def _empty_laid_out(result, inputs, number):
+    """An empty `result` with the strides PyTorch gives it. When every operand has the result's
+    shape, TensorIterator's fast path finds them all contiguous (an empty tensor always is) and
+    makes a row-major result. Otherwise (broadcast, a 0-d operand or a number) it sorts the dims
+    as for any result (memory_order); unless they stay in their own order (a row-major result),
+    it multiplies their sizes from the innermost outwards, so every dim outside one of size 0
+    gets stride 0: `(zeros(0, 1, 1, 4) == 1).stride()` is (4, 0, 0, 1). (With no element to
+    read, any strides are safe.)"""
+    same_shape = all(array.shape == result.shape for array in inputs)
+    if same_shape and not number:
+        return row_major(result)
+    # (numpy gives a new empty array strides of 0; PyTorch, and so stride(), row-major ones)
+    seen = [array if any(array.strides) else row_major(array) for array in inputs if array.ndim]
+    order = memory_order(*[_as_operand(array, result.shape) for array in seen])
+    if order == list(range(result.ndim)):
+        return row_major(result)  # the dims in their own order: PyTorch's contiguous result
+    strides, step = [0] * result.ndim, result.itemsize
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= result.shape[dim]  # 0 after a dim of size 0 (PyTorch's compatible_stride)
+    return np.lib.stride_tricks.as_strided(result, strides=tuple(strides), writeable=True)
 
 
 def _as_operand(array, shape):

@@ -417,6 +417,10 @@ class Op(Function):
         piecewise   made of straight pieces (relu): second derivatives are 0 almost everywhere
         lays_out_itself  an op with a kernel whose forward gives its result PyTorch's layout
                     itself; the others' results are laid out like their inputs (layout.py)
+        elementwise an op without a kernel whose result is laid out like its inputs all the
+                    same (floor_divide: no derivative, so nothing the compiler could fuse)
+        number_operand  a number given as a keyword is an operand too (`1 - x`): PyTorch wraps
+                    it as a 0-d tensor, as it does a number given in the operands' place
 
     An Op's forward computes on numpy arrays only, so it records nothing and needs no switch of
     the grad mode around it. The engine trusts an Op's backward to return gradients that nobody
@@ -433,15 +437,19 @@ class Op(Function):
     domain = "real"
     piecewise = False
     lays_out_itself = False
+    elementwise = False
+    number_operand = False
 
     @classmethod
     def _laid_out(cls, out, args):
         """An elementwise op's result (it has a kernel) laid out in memory as PyTorch's
         TensorIterator lays it out: like its tensor inputs (layout.py)."""
-        if cls.kernel is None or cls.lays_out_itself:
+        if (cls.kernel is None and not cls.elementwise) or cls.lays_out_itself:
             return out
         tensors = [arg._data for arg in args if isinstance(arg, Tensor)]
-        return layout.laid_out_like_inputs(out, tensors)
+        # (a number among the operands changes only the strides of an empty result)
+        number = cls.number_operand or len(tensors) < len(args)
+        return layout.laid_out_like_inputs(out, tensors, number=number)
 
 
 def _without_recording(forward, node, args, kwargs):

@@ -107,12 +107,14 @@ class LerpTensor(Op):
 
     node_name = "LerpBackward1"
     saved_names = ("self", "end", "weight")
-    kernel = staticmethod(_lerp)
+    kernel = staticmethod(
+        lambda input, end, weight, bool_weight=False, dtype=None: _lerp(input, end, weight)
+    )
     derivative = "d/d(input) = 1 - weight,  d/d(end) = weight,  d/d(weight) = end - input"
 
     @staticmethod
     @np.errstate(invalid="ignore")  # inf - inf in the branch not taken
-    def forward(ctx, input, end, weight, bool_weight=False):
+    def forward(ctx, input, end, weight, bool_weight=False, dtype=None):
         ctx.bool_weight = bool_weight
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
         # as PyTorch, save only what the needed gradients use: an in-place change of a tensor
@@ -122,7 +124,9 @@ class LerpTensor(Op):
             end if needs_weight else None,
             weight if needs_input or needs_end else None,
         )
-        return _lerp(input._data, end._data, weight._data)
+        if dtype is None:
+            return _lerp(input._data, end._data, weight._data)
+        return _lerp(*_in_dtype(dtype, input, end, weight))
 
     @staticmethod
     def backward(ctx, grad):
@@ -207,8 +211,10 @@ def lerp(input, end, weight):
     if isinstance(weight, Tensor) and weight.dim() == 0:
         dtype = promotion.common_dtype(input, end, weight)
         types.floating_point_only("lerp", dtype)
-        tensors = [t if t.dtype is dtype else t.to(dtype) for t in (input, end, weight)]
-        return LerpTensor.apply(*tensors, bool_weight=weight.dtype is types.bool_)
+        # computed in that dtype, but saved as they are (as PyTorch does): x.lerp_(x, w) saves
+        # x itself as `end`, so changing it in place (the lerp_ itself) is caught in backward
+        bool_weight = weight.dtype is types.bool_
+        return LerpTensor.apply(input, end, weight, bool_weight=bool_weight, dtype=dtype.numpy.name)
     if isinstance(weight, Tensor):
         _check_same_dtype("weight", weight, input)
     types.floating_point_only("lerp", input.dtype)

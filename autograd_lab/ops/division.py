@@ -136,6 +136,7 @@ class NumberRemainder(Op):
 
     node_name = "NotImplemented"
     no_derivative = True
+    elementwise = True  # its result laid out as TensorIterator lays out a quotient's
 
     @staticmethod
     @np.errstate(divide="ignore", invalid="ignore")
@@ -290,6 +291,7 @@ class FloorDivide(Op):
 
     node_name = "NotImplemented"
     no_derivative = True
+    elementwise = True  # its result laid out as TensorIterator lays out a quotient's
 
     @staticmethod
     @np.errstate(divide="ignore", invalid="ignore")

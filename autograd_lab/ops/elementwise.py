@@ -145,6 +145,7 @@ class Rsub(Op):
 
     node_name = "RsubBackward1"
     kernel = staticmethod(lambda x, number: number - x)
+    number_operand = True  # its number, a keyword here, is an operand of PyTorch's loop
     derivative = "d(c - x)/dx = -1"
 
     @staticmethod
@@ -1142,7 +1143,8 @@ class Where(Op):
         ctx.save_for_backward(condition)
         x, y = operands(a, b)
         inputs = [t._data for t in (condition, a, b) if isinstance(t, Tensor)]
-        return laid_out_like_inputs(np.where(condition._data, x, y), inputs)
+        number = len(inputs) < 3  # where(c, x, 0.0): PyTorch wraps the number as an operand
+        return laid_out_like_inputs(np.where(condition._data, x, y), inputs, number=number)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1487,7 +1489,8 @@ def _comparison(name, numpy_function, kernel, *aliases):
         # laid out as an Op's result is (TensorIterator's rule): numpy picks other strides for
         # a dim of size 1, which where(x > 0, ...) would then take on
         inputs = [t._data for t in (input, other) if isinstance(t, Tensor)]
-        return _make(laid_out_like_inputs(numpy_function(*operands(input, other)), inputs))
+        result = numpy_function(*operands(input, other))
+        return _make(laid_out_like_inputs(result, inputs, number=len(inputs) < 2))
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"{name}(input, other): element by element, a bool tensor"

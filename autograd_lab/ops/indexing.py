@@ -181,6 +181,10 @@ class ScatterValue(Op):
     def forward(ctx, input, dim, index, value):
         ctx.dim, ctx.index = dim, index
         out = input._data.copy()
+        if out.size:  # nan, inf or a number too large for an integer tensor: PyTorch's error
+            promotion.check_value_fits(value, input.dtype)
+        else:  # nothing to write: PyTorch never converts the value (nan into int64 passes)
+            value = 0
         index = index._data.reshape(-1) if index.ndim == 0 else index._data
         flat = out.reshape(1) if out.ndim == 0 else out
         flat[_positions(index, dim)] = value
@@ -290,9 +294,9 @@ def take_along_dim(input, indices, dim=None):
     )
     input_shape = tuple(input.shape[d] if d == dim else s for d, s in enumerate(shape))
     index_shape = tuple(indices.shape[d] if d == dim else s for d, s in enumerate(shape))
-    input = input if tuple(input.shape) == input_shape else input.expand(input_shape)
-    indices = indices if tuple(indices.shape) == index_shape else indices.expand(index_shape)
-    return gather(input, dim, indices)
+    # expanded even where the shapes already fit, as in PyTorch: gather then saves that new view
+    # (ExpandBackward0), so a later input.detach_() leaves the saved tensor's history alone
+    return gather(input.expand(input_shape), dim, indices.expand(index_shape))
 
 
 # ---- index_select (and index_add, its gradient) -----------------------------------------------------

@@ -132,6 +132,7 @@ class Gelu(Op):
     derivative = "d gelu(x)/dx = Φ(x) + x·φ(x)"
 
     @staticmethod
+    @np.errstate(invalid="ignore")  # gelu(-inf) = -inf · 0 = nan, silently (as in PyTorch)
     def forward(ctx, x, approximate="none"):
         ctx.save_for_backward(x)
         ctx.approximate = approximate

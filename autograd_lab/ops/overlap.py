@@ -23,7 +23,14 @@ import numpy as np
 from .. import storage
 from ..layout import dense
 from ..tensor import Tensor
-from .shape import _dims_taken, basic_part, expanded_strides, is_index_tensor, selects_all
+from .shape import (
+    _dims_taken,
+    _place,
+    basic_part,
+    expanded_strides,
+    is_index_tensor,
+    selects_all,
+)
 from .views import geometry, places, strided
 
 # the in-place ops that write without looking for overlaps (PyTorch warns for masked_fill_);
@@ -83,7 +90,7 @@ def refusal(tensor, op, args, kwargs):
     if name == "fill":
         sources = []  # fill_ copies a value that shares x's memory before writing it
     if name == "copy_from":
-        return _copy_into_view_refusal(written, args[0])
+        return _copy_into_view_refusal(written, args[0], broadcast_first=False)
     if repeats_elements(written):
         return RuntimeError(REPEATS)
     if overlaps_itself(written):
@@ -134,13 +141,43 @@ def _setitem_refusal(tensor, index, value):
     one_value = not isinstance(value, Tensor) or value.ndim == 0
     if overlaps_itself(view) and not repeats_elements(view) and not one_value:
         return RuntimeError(OVERLAPS_ITSELF)
+    # a value that PyTorch does not check (not dense: an expanded row, say) read from places
+    # that other elements write: its answer depends on the order it writes them in
+    if isinstance(value, Tensor) and _reads_what_index_put_writes(tensor, index, value):
+        return RuntimeError(READS_WHAT_IT_WRITES)
     return None
 
 
-def _copy_into_view_refusal(view, value):
-    """copy_'s checks for `view.copy_(value)` and `view[...] = value`: value is a tensor, broadcast
+def _reads_what_index_put_writes(tensor, index, value):
+    """Whether `x[index] = value` (through index tensors) reads an element of value from a memory
+    place that another element writes with a value from elsewhere (reads_what_others_write, for
+    the places index names; a place only ever written with its own value never changes)."""
+    written, source = tensor._data, value._data
+    if not (written.size and source.size and _same_storage(written, source)):
+        return False
+    part, where = _place(places(*geometry(written)), index)
+    try:
+        written_places = part[where]
+        while source.ndim > written_places.ndim and source.shape[0] == 1:
+            source = source[0, ...]  # PyTorch drops a value's extra leading dims of size 1
+        read_places = np.broadcast_to(places(*geometry(source)), written_places.shape)
+    except (IndexError, ValueError):
+        return False  # an index out of range, a value that does not fit: index_put says so
+    writes = written_places.reshape(-1).tolist()
+    reads = read_places.reshape(-1).tolist()
+    changers = {}  # place -> the elements that write it with a value read elsewhere
+    for element, (place, read) in enumerate(zip(writes, reads)):
+        if read != place:
+            changers.setdefault(place, set()).add(element)
+    return any(changers.get(read, set()) - {element} for element, read in enumerate(reads))
+
+
+def _copy_into_view_refusal(view, value, broadcast_first=True):
+    """copy_'s checks for `view[...] = value` and `view.copy_(value)`: value is a tensor, broadcast
     to the view's shape after dropping its leading dims of size 1 (as PyTorch's copy_to does), or
-    None for a number."""
+    None for a number. `broadcast_first`: x[...] = value broadcasts the value before it calls
+    copy_; copy_ itself compares the value's memory as it is, so a value in the view's places
+    seen with another shape (`x.unsqueeze(0).copy_(x)`) overlaps it in part."""
     source = None
     if isinstance(value, Tensor) and value.shape == view.shape:
         source = value._data
@@ -149,15 +186,18 @@ def _copy_into_view_refusal(view, value):
         while data.ndim and data.shape[0] == 1:
             data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
         source = _expanded(data, view.shape)
-        if source is None:
-            return None  # the shapes do not fit: index_put (or copy_) says so itself
-    if source is not None and same_places(view, source):
+        if source is None and broadcast_first:
+            return None  # the shapes do not fit: index_put says so itself
+    compared = source  # what PyTorch compares with the view's memory
+    if not broadcast_first and isinstance(value, Tensor):
+        compared = value._data  # (before copy_ finds that the shapes do not fit, if they don't)
+    if compared is not None and same_places(view, compared):
         return None  # the value already is the view: PyTorch has nothing to copy
     if repeats_elements(view):
         return RuntimeError(REPEATS)
     if overlaps_itself(view):
         return RuntimeError(OVERLAPS_ITSELF)
-    if source is not None and overlaps_in_part(view, source):
+    if compared is not None and overlaps_in_part(view, compared):
         return RuntimeError(SHARES)
     if source is not None and reads_what_others_write(view, source):
         return RuntimeError(READS_WHAT_IT_WRITES)

@@ -1179,8 +1179,12 @@ def assign_all(x, value):
         value = value.reshape(value.shape[extra:])
     if x.ndim and value.ndim == 0:
         x.fill_(value)
-    else:
-        x.copy_(value)
+        return
+    if value.shape != x.shape and expanded_strides(value.shape, value.stride(), x.shape):
+        # broadcast before copy_, as PyTorch's setitem does: copy_ then compares the expanded
+        # value's memory with x's (x[None][...] = x is x's own places again, nothing to copy)
+        value = value.expand(x.shape)
+    x.copy_(value)
 
 
 def check_assigned_number(value, dtype):

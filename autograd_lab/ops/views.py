@@ -158,6 +158,17 @@ class CopySlices(Op):
     def backward(ctx, grad):
         flat = grad.reshape(-1)
         replaced = ctx.where.reshape(-1)
+        if np.unique(replaced).size < replaced.size and not _repeats_along_a_dim(ctx.where):
+            # an as_strided view whose windows overlap: PyTorch writes the view's gradient back
+            # element after element, the later over the earlier, so its answer depends on that
+            # order (README's Simplifications: refused, as the in-place ops on it are)
+            raise RuntimeError(
+                "unsupported operation: some elements of the written-to tensor refer to a single "
+                "memory location (an as_strided view whose elements overlap): this backward pass "
+                "goes through an in-place change of it, and PyTorch 2.13 writes its gradient back "
+                "element after element, so its answer depends on that order; autograd_lab "
+                "refuses. Fix: .clone() the view before changing it in place."
+            )
         if np.unique(replaced).size < replaced.size:
             # an expanded view (fill_, zero_, masked_fill_ run on one): PyTorch writes the view's
             # gradient into a tensor laid out as the view, whose elements share memory, and
@@ -170,6 +181,15 @@ class CopySlices(Op):
             )
         grad_base = CopySlices.apply(grad, _zeros(replaced.shape, grad), where=ctx.where)
         return grad_base, flat[replaced].reshape(ctx.where.shape)
+
+
+def _repeats_along_a_dim(where):
+    """Whether a view repeats its elements along a dim (stride 0, an expanded view: the same
+    base position all along it), which PyTorch's copy finds and refuses."""
+    return any(
+        length > 1 and bool((np.diff(where, axis=dim) == 0).all())
+        for dim, length in enumerate(where.shape)
+    )
 
 
 def _zeros(shape, like):
