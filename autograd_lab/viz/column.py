@@ -43,7 +43,7 @@ COLUMN_W = 880.0  # a notebook's output column: pictures up to this wide are nev
 BAND_GAP = 18.0  # between two bands of a wrapped graph
 ITEM_GAP = 14.0  # between two entries of the legend
 FRAME_GAP = 16.0  # between two frames of a film strip
-RUN_HINT = "Run this cell to step through it live (hover a node to read its details)."
+RUN_HINT = "Run this cell to step through it live."
 CUT_COLOUR = "#2563eb"
 
 
@@ -339,6 +339,7 @@ def _document(parts, height, width, note, max_width):
     if note:
         lines = _wrap_words(note, int((max_width - 24.0) // (CHAR_W * 11 / 12)))
         for line in lines:
+            width = max(width, 24.0 + CHAR_W * 11 / 12 * len(line))
             body += (
                 f'<text x="12" y="{_num(height + 15.0)}" fill="#374151" font-size="11" '
                 f'font-style="italic">{_escape(line)}</text>\n'
