@@ -8,7 +8,8 @@ untrusted, and nbconvert uses), and a line of text; and the lessons store no liv
 (teach/lesson_outputs.py). Checked here:
 - each lesson opened untrusted and without a kernel in JupyterLab, in Debian's chromium: every
   graph output shows a loaded picture, and no cell says "model not found", `GraphWidget(...)` or
-  `<IPython.core.display.SVG object>` (screenshots: test-artifacts/stored_<lesson>.png);
+  `<IPython.core.display.SVG object>`; the same in Notebook 7 (screenshots:
+  test-artifacts/stored_jupyterlab_<lesson>.png, stored_notebook7_<lesson>.png);
 - every stored graph picture, drawn in an 880 px column as JupyterLab and GitHub draw it, keeps
   its smallest text at MIN_TEXT_PX or more;
 - `jupyter nbconvert --to html` of a lesson, and of the same lesson run with `--execute`, shows
@@ -173,7 +174,9 @@ def fresh_lab(tmp_path_factory):
         "--ServerApp.open_browser=False",
         f"--ServerApp.root_dir={lessons}",
         "--KernelSpecManager.allowed_kernelspecs=no-kernel-here",
-        "--LabApp.expose_app_in_browser=True",  # to ask the page which cells are trusted
+        # to ask the page which cells are trusted (JupyterLab's and Notebook 7's pages)
+        "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
@@ -213,8 +216,12 @@ def browser_page(fresh_lab):
             browser.close()
 
 
-def _open_without_kernel(page, lab, name):
-    page.goto(f"{lab['url']}/lab/tree/{name}?token={lab['token']}&reset")
+# where each client opens a notebook (JupyterLab: in a fresh workspace, one notebook at a time)
+CLIENTS = {"jupyterlab": "/lab/tree/{name}?reset&token=", "notebook7": "/notebooks/{name}?token="}
+
+
+def _open_without_kernel(page, lab, name, client):
+    page.goto(lab["url"] + CLIENTS[client].format(name=name) + lab["token"])
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     # no kernel spec exists, so JupyterLab asks which kernel to use: none
     dialog = page.locator(".jp-Dialog")
@@ -236,8 +243,9 @@ def _open_without_kernel(page, lab, name):
 
 @pytest.mark.browser
 @pytest.mark.timeout(400)
+@pytest.mark.parametrize("client", CLIENTS)
 def test_each_lesson_shows_a_picture_in_every_graph_output_untrusted_without_kernel(
-    fresh_lab, browser_page
+    fresh_lab, browser_page, client
 ):
     page = browser_page
     ARTIFACTS.mkdir(exist_ok=True)
@@ -246,10 +254,8 @@ def test_each_lesson_shows_a_picture_in_every_graph_output_untrusted_without_ker
         expected = sorted({i for i, _ in graph_outputs(path)})
         if not expected:
             continue
-        _open_without_kernel(page, fresh_lab, path.name)
-        cells = page.locator(".jp-Notebook > .jp-WindowedPanel-outer .jp-Cell")
-        if cells.count() == 0:
-            cells = page.locator(".jp-Notebook .jp-Cell")
+        _open_without_kernel(page, fresh_lab, path.name, client)
+        cells = page.locator(".jp-Notebook .jp-Cell")
         for i in expected:
             cell = cells.nth(i)
             cell.scroll_into_view_if_needed()
@@ -264,7 +270,7 @@ def test_each_lesson_shows_a_picture_in_every_graph_output_untrusted_without_ker
                 problems.append(f"{path.stem} cell {i}: picture loaded={loaded}, shows {bad}")
         first = cells.nth(expected[0])
         first.scroll_into_view_if_needed()
-        first.screenshot(path=str(ARTIFACTS / f"stored_{path.stem}.png"))
+        first.screenshot(path=str(ARTIFACTS / f"stored_{client}_{path.stem}.png"))
         page_text = page.locator(".jp-Notebook").inner_text()
         if "model not found" in page_text:
             problems.append(f"{path.stem}: 'model not found' somewhere in the notebook")
@@ -308,7 +314,7 @@ def test_nbconvert_html_shows_the_picture_of_every_graph_cell(tmp_path, execute)
     html = (tmp_path / "01_watching_backprop.html").read_text()
     pictures = [
         base64.b64decode(m).decode()
-        for m in re.findall(r'<img src="data:image/svg\+xml;base64,([^"]+)"', html)
+        for m in re.findall(r'<img [^>]*src="data:image/svg\+xml;base64,([^"]+)"', html)
     ]
     expected = [svg_text(output) for _, output in graph_outputs(lesson)]
     assert len(pictures) == len(expected) >= 5

@@ -187,6 +187,7 @@ def test_filmstrip_stores_the_key_steps(widget):
     picture = widget.filmstrip()
     bundle = picture._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "image/svg+xml", "text/html"}
+    assert bundle["text/plain"] == "film strip: steps 3, 4, 7, 9, 12, 15 of 15"
     # the end of forward, each op running (e, then d, then c: newest first), each .grad += ...
     frames = re.findall(r">step (\d+) of 15 \((\w+)\)", bundle["image/svg+xml"])
     assert frames == [("3", "forward")] + [(s, "backward") for s in ("4", "7", "9", "12", "15")]

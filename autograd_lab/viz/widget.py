@@ -134,13 +134,11 @@ class GraphWidget(anywidget.AnyWidget):
         from .column import Picture, filmstrip_svg, key_steps
 
         steps = key_steps(self._snapshot) if steps is None else list(steps)
-        note = (
-            f"Steps {', '.join(map(str, steps))} of {self.n_steps}, as static pictures. "
-            "Run the widget's cell to step through every one."
-        )
+        which = f"Steps {', '.join(map(str, steps))} of {self.n_steps}"
+        note = f"{which}, as static pictures. Run the widget's cell to step through every one."
         layout_options = {"collapsed": self.collapsed, "threshold": self.max_nodes}
         svg = filmstrip_svg(self._snapshot, steps, note=note, **layout_options)
-        return Picture(svg, f"film strip of {len(steps)} steps of {repr(self)}")
+        return Picture(svg, f"film strip: {which.lower()}")
 
     # ---- keeping the traits consistent ------------------------------------------------------------
 
