@@ -325,3 +325,33 @@ def test_nbconvert_html_shows_the_picture_of_every_graph_cell(tmp_path, execute)
             re.findall(r">(step \d+ of \d+[^<]*)<", p) for p in expected
         ]
     assert WIDGET_VIEW not in html and "widget-state+json" not in html
+
+
+# ---- dev.py: the course's settings ----------------------------------------------------------------
+
+
+def test_dev_py_nbconvert_setting_keeps_the_other_settings(tmp_path):
+    (tmp_path / "jupyter_nbconvert_config.json").write_text(
+        json.dumps({"ExecutePreprocessor": {"timeout": 60}, "HTMLExporter": {"theme": "dark"}})
+    )
+    _dev_py().configure_nbconvert(tmp_path)
+    config = json.loads((tmp_path / "jupyter_nbconvert_config.json").read_text())
+    assert config == {
+        "ExecutePreprocessor": {"timeout": 60, "store_widget_state": False},
+        "HTMLExporter": {"theme": "dark"},
+    }
+
+
+@pytest.mark.slow
+def test_dev_py_lab_trusts_the_lessons_and_exercises(tmp_path, monkeypatch):
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    dev = _dev_py()
+    monkeypatch.setattr(dev, "BIN", Path(sys.executable).parent)  # this venv's `jupyter`
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path))  # a trust database of its own
+    notary = NotebookNotary(data_dir=str(tmp_path))
+    course = LESSONS + sorted((ROOT / "exercises").glob("*.ipynb"))
+    assert not any(notary.check_signature(nbformat.read(p, as_version=4)) for p in course)
+    dev.trust_lessons()
+    assert all(notary.check_signature(nbformat.read(p, as_version=4)) for p in course)
