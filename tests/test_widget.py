@@ -183,6 +183,19 @@ def test_stored_picture_shows_the_step_the_widget_shows(widget):
     assert "grad 15." not in at_step  # b has not received both of its gradients yet
 
 
+def test_stored_picture_prints_what_the_inspector_shows_for_the_pinned_node(widget):
+    def pinned():
+        svg = widget._repr_mimebundle_()[0]["image/svg+xml"]
+        return " ".join(re.findall(r'font-style="italic">([^<]*)<', svg)).split("Pinned in ")[1]
+
+    widget.step = widget.n_forward + 4  # b has received 8 from d, not yet 7 from c
+    widget.selected = "n1"
+    assert pinned().startswith("the inspector: b: input · shape scalar float32 · value 6.")
+    assert "grad" not in pinned()  # b.grad is not there yet at this step
+    widget.step = widget.n_steps
+    assert "grad 15." in pinned()
+
+
 def test_filmstrip_stores_the_key_steps(widget):
     picture = widget.filmstrip()
     bundle = picture._repr_mimebundle_()

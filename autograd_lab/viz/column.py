@@ -127,6 +127,20 @@ def key_steps(graph):
     ]
 
 
+def inspector_text(graph, node_id, step=None):
+    """What the live widget's inspector shows for a pinned node after `step` steps (None: the
+    end), as one line of facts: a stored picture prints it under the drawing."""
+    from .svg import _details, _parts, state_at
+
+    node = next(n for n in _parts(graph)[0] if n["id"] == node_id)
+    state = state_at(graph, step)
+    # as the drawing decides: a leaf exists from the start, an op's output once it ran
+    leaf = node["kind"] == "tensor" and node.get("role") != "output"
+    known = state["computed"] is None or leaf or node_id in state["computed"]
+    details = _details(node, node.get("value") if known else None, state["grads"].get(node_id))
+    return "Pinned in the inspector: " + " · ".join(details.split("\n"))
+
+
 # ---- what a cell shows ----------------------------------------------------------------------------
 
 
@@ -337,7 +351,8 @@ def _document(parts, height, width, note, max_width):
 
     body = "".join(parts)
     if note:
-        lines = _wrap_words(note, int((max_width - 24.0) // (CHAR_W * 11 / 12)))
+        chars = int((max_width - 24.0) // (CHAR_W * 11 / 12))
+        lines = [line for part in note.split("\n") for line in _wrap_words(part, chars)]
         for line in lines:
             width = max(width, 24.0 + CHAR_W * 11 / 12 * len(line))
             body += (

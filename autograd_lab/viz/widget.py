@@ -119,11 +119,13 @@ class GraphWidget(anywidget.AnyWidget):
 
     def stored_svg(self):
         """The static picture of what the widget shows now, for notebooks opened without it."""
-        from .column import RUN_HINT, render_fitted
+        from .column import RUN_HINT, inspector_text, render_fitted
 
         step = self.step or None  # step 0 (nothing computed yet) stores the finished graph
         where = "The finished graph" if step is None else f"Step {step} of {self.n_steps}"
         note = f"{where}, as a static picture. {RUN_HINT}"
+        if self.selected is not None:  # what the inspector shows, for readers without it
+            note += "\n" + inspector_text(self._snapshot, self.selected, step)
         return render_fitted(self._snapshot, self.graph["layout"], step=step, note=note)
 
     def filmstrip(self, steps=None):
