@@ -97,7 +97,7 @@ def filmstrip_svg(graph, steps=None, collapsed=None, threshold=200, max_width=CO
             )
             box_w = frame_w if columns > 1 else max_width
             header, below, header_w = _reflow_header(caption, box_w, legend=False)
-            body, below, body_w = _bands(drawn["graph"], placed, box_w, below)
+            body, below, body_w = _bands(drawn["graph"], placed, box_w, below, f"frame{first + k}")
             x = k * (frame_w + FRAME_GAP)
             parts.append(f'<g transform="translate({_num(x)},{_num(y)})">\n{header}{body}</g>\n')
             row_bottom = max(row_bottom, y + below)
@@ -304,15 +304,16 @@ def _extent(placed, left, right):
     return max(0.0, min(ys) - 16.0), min(placed["height"], max(ys) + 12.0)
 
 
-def _bands(graph_part, placed, max_width, y):
-    """The graph drawn as bands no wider than max_width, from height y: (SVG text, y below, width)."""
+def _bands(graph_part, placed, max_width, y, name="graph"):
+    """The graph drawn as bands no wider than max_width, from height y: (SVG text, y below, width).
+    The drawing is written once (`name` is its id) and each band shows a window onto it."""
     cuts = _cuts(placed, max_width)
     body = _svg_text(*graph_part)
     if len(cuts) == 2:
         height = placed["height"]
         svg = f'<g transform="translate(0,{_num(y)})">\n{body}</g>\n'
         return svg, y + height, placed["width"]
-    out = []
+    out = [f'<defs><g id="\0-{name}">\n{body}</g></defs>\n']
     letters = {}  # cut x -> [(height, letter)] of the edges it cuts
     for x in cuts[1:-1]:
         heights = _crossings(placed["edges"], x)
@@ -332,7 +333,8 @@ def _bands(graph_part, placed, max_width, y):
         )
         out.append(
             f'<svg x="0" y="{_num(y)}" width="{_num(w)}" height="{_num(h)}" '
-            f'viewBox="{_num(left)} {_num(top)} {_num(w)} {_num(h)}">\n{body}{mark_svg}</svg>\n'
+            f'viewBox="{_num(left)} {_num(top)} {_num(w)} {_num(h)}">\n'
+            f'<use href="#\0-{name}"/>\n{mark_svg}</svg>\n'
         )
         if right < cuts[-1]:  # a dashed line under the band: the graph goes on below
             out.append(
