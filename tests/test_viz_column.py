@@ -145,5 +145,13 @@ def test_picture_is_svg_html_image_and_text():
     assert base64.b64decode(encoded[1]).decode() == svg
 
 
+@pytest.mark.parametrize("width", [100, "880", None])
+def test_too_narrow_a_column_is_a_clear_error(width):
+    with pytest.raises(ValueError, match="too narrow for a graph picture: .* at least 200 px"):
+        fitted_svg(chain(2), max_width=width)
+    with pytest.raises(ValueError, match="too narrow"):
+        filmstrip_svg(chain(2), max_width=width)
+
+
 def test_fitted_pictures_are_deterministic():
     assert fitted_svg(chain(14), step=50) == fitted_svg(chain(14), step=50)

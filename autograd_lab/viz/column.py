@@ -47,17 +47,27 @@ RUN_HINT = "Run this cell to step through it live."
 CUT_COLOUR = "#2563eb"
 
 
-def fitted_svg(*roots_or_graph, names=None, collapsed=None, step=None, threshold=200, **kw):
+def fitted_svg(
+    *roots_or_graph,
+    names=None,
+    collapsed=None,
+    step=None,
+    threshold=200,
+    max_width=COLUMN_W,
+    note=None,
+):
     """`to_svg()`, but never wider than `max_width` (default 880 px): wide graphs wrap into bands.
 
     `note=` adds a line under the picture (a widget's stored picture says how to see it live).
     """
     graph = as_graph(roots_or_graph, names)
-    return render_fitted(graph, layout(graph, collapsed, threshold), step=step, **kw)
+    placed = layout(graph, collapsed, threshold)
+    return render_fitted(graph, placed, step=step, max_width=max_width, note=note)
 
 
 def render_fitted(graph, placed, step=None, max_width=COLUMN_W, note=None):
     """SVG text for a graph already laid out, wrapped to `max_width` pixels."""
+    _check_width(max_width)
     drawn = scene(graph, placed, step)
     header, y, header_w = _reflow_header(drawn["header"], max_width)
     bands, y, width = _bands(drawn["graph"], placed, max_width, y)
@@ -69,6 +79,7 @@ def filmstrip_svg(graph, steps=None, collapsed=None, threshold=200, max_width=CO
     step, under one legend: a film strip of the story to read without a kernel. Small graphs sit
     side by side, as many as fit the column; wider ones one under the other, wrapped.
     """
+    _check_width(max_width)
     graph = as_graph((graph,))
     steps = key_steps(graph) if steps is None else list(steps)
     last = step_count(graph)
@@ -110,6 +121,14 @@ def filmstrip_svg(graph, steps=None, collapsed=None, threshold=200, max_width=CO
             )
             y += FRAME_GAP / 2
     return _document(parts, y, width, note, max_width)
+
+
+def _check_width(max_width):
+    if not isinstance(max_width, (int, float)) or max_width < 200:
+        raise ValueError(
+            f"max_width={max_width!r} is too narrow for a graph picture: its legend and "
+            "captions need at least 200 px (a notebook's column is about 880)"
+        )
 
 
 def key_steps(graph):
