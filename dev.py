@@ -3,6 +3,8 @@
 
     python3 dev.py lab     # create .venv, install, open the lessons (notebooks/) in JupyterLab
     python3 dev.py test    # create .venv, install, run every check (ruff + pytest)
+    python3 dev.py lessons [NOTEBOOK ...]  # re-run lessons (default: notebooks/*) and store
+                                           # their outputs as pictures (teach/lesson_outputs.py)
 
 Needs only Python >= 3.10 with pip and venv. Everything goes into ./.venv; delete it to start over.
 Installs are skipped when pyproject.toml has not changed since the last successful one.
@@ -13,6 +15,7 @@ are then skipped. Under CI (CI=true) a failed PyTorch install is an error, not a
 """
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -69,10 +72,31 @@ def ensure_torch():
         say(f"could not install {TORCH}: the PyTorch oracle tests will be skipped")
 
 
+def trust_lessons():
+    """Trust the course's own notebooks (lessons and exercises): JupyterLab then shows every
+    output of theirs as it was stored, scripts and SVG included. A notebook you add is not."""
+    lessons = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(ROOT.glob("exercises/*.ipynb"))
+    if lessons:
+        say(f"trusting the {len(lessons)} notebooks of notebooks/ and exercises/")
+        subprocess.run([str(BIN / "jupyter"), "trust", *map(str, lessons)], cwd=ROOT, check=False)
+
+
+def configure_nbconvert(folder=VENV / "etc" / "jupyter"):
+    """`jupyter nbconvert --execute` in this venv stores no widget state: with it, the HTML would
+    prefer the live widget (which needs the widget's JavaScript from a CDN) to its picture."""
+    path = folder / "jupyter_nbconvert_config.json"
+    config = json.loads(path.read_text()) if path.exists() else {}
+    config.setdefault("ExecutePreprocessor", {})["store_widget_state"] = False
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n")
+
+
 def lab(args):
     ensure_venv()
     ensure_installed("lab")
+    configure_nbconvert()
     (ROOT / "notebooks").mkdir(exist_ok=True)
+    trust_lessons()
     os.chdir(ROOT)
     # Serve the whole course (notebooks/, exercises/) and open the browser on the lessons.
     command = [str(BIN / "jupyter"), "lab", "--LabApp.default_url=/lab/tree/notebooks", *args]
@@ -84,9 +108,18 @@ def lab(args):
     os.execv(command[0], command)
 
 
+def lessons(args):
+    """Re-run lessons on a fresh kernel and store their outputs (see teach/lesson_outputs.py)."""
+    ensure_venv()
+    ensure_installed("lab")
+    paths = args or sorted(str(p) for p in (ROOT / "notebooks").glob("*.ipynb"))
+    run(PYTHON, "-m", "autograd_lab.teach.lesson_outputs", *paths)
+
+
 def test(args):
     ensure_venv()
     ensure_installed("test")
+    configure_nbconvert()
     run(PYTHON, "-m", "ruff", "check", ".")
     run(PYTHON, "-m", "ruff", "format", "--check", ".")
     pytest_args = args[1:] if args[:1] == ["--"] else args
@@ -106,7 +139,7 @@ def test(args):
 
 
 def main():
-    commands = {"lab": lab, "test": test}
+    commands = {"lab": lab, "lessons": lessons, "test": test}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         sys.exit(2)

@@ -75,16 +75,19 @@ def show(*roots, names=None, static=False, max_nodes=None):
 
 
 def _view(graph, static, max_nodes, names=None):
-    """The widget for a Snapshot, or its SVG picture (an IPython SVG object with IPython)."""
+    """The widget for a Snapshot, or its picture (a `Picture` that every notebook client shows,
+    untrusted ones too; in plain Python the SVG text itself)."""
     if static:
-        from .viz.svg import to_svg
+        from .viz.column import Picture, fitted_svg
 
-        svg = to_svg(graph) if max_nodes is None else to_svg(graph, threshold=max_nodes)
+        options = {} if max_nodes is None else {"threshold": max_nodes}
+        svg = fitted_svg(graph, **options)  # wrapped to a notebook's column, never scaled down
         try:
-            from IPython.display import SVG
+            import IPython  # noqa: F401 - only to know whether a notebook may display it
         except ImportError:  # plain Python: the SVG text itself
             return svg
-        return SVG(data=svg)
+        nodes = len(graph.nodes) if hasattr(graph, "nodes") else len(graph["nodes"])
+        return Picture(svg, f"graph picture ({nodes} nodes)")
     try:
         from .viz.widget import GraphWidget
     except ImportError as error:

@@ -3,6 +3,7 @@
 The drawing itself (graph.js) is exercised in a real browser by test_browser.py.
 """
 
+import base64
 import json
 import os
 import re
@@ -24,7 +25,7 @@ except ImportError:  # the widget needs the lab extra; CI installs it, so there 
 from conftest import traced_seed_example as seed_example  # noqa: E402
 from traitlets import TraitError  # noqa: E402
 
-from autograd_lab.viz.svg import step_count, to_svg  # noqa: E402
+from autograd_lab.viz.svg import step_count  # noqa: E402
 from autograd_lab.viz.widget import GraphWidget  # noqa: E402
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -166,15 +167,60 @@ def test_steps_match_the_static_picture(widget):
     assert widget.n_steps == step_count(widget.snapshot)
 
 
-# ---- what a notebook stores: short text and a static SVG -----------------------------------------
+# ---- what a notebook stores: short text and a static picture -------------------------------------
 
 
-def test_mimebundle_has_widget_view_text_and_svg(widget):
+def test_mimebundle_has_widget_view_text_svg_and_html(widget):
     data, _ = widget._repr_mimebundle_()
-    assert set(data) == {"text/plain", WIDGET_VIEW, "image/svg+xml"}
+    assert set(data) == {"text/plain", WIDGET_VIEW, "image/svg+xml", "text/html"}
     assert data["text/plain"] == "GraphWidget(6 nodes, 12 backward events, step 0)"
     assert data[WIDGET_VIEW]["model_id"] == widget.model_id
-    assert data["image/svg+xml"].startswith("<svg") and ">b</text>" in data["image/svg+xml"]
+    svg = data["image/svg+xml"]
+    assert svg.startswith("<svg") and ">b</text>" in svg
+    assert "Run this cell to step through it live" in svg  # what to do where it is not live
+    # the html is the same picture as an image: untrusted notebooks keep it, they drop <svg>
+    html = data["text/html"]
+    assert html.startswith('<img src="data:image/svg+xml;base64,') and "<svg" not in html
+    encoded = html.split("base64,")[1].split('"')[0]
+    assert base64.b64decode(encoded).decode() == svg
+
+
+def test_stored_picture_shows_the_step_the_widget_shows(widget):
+    finished = widget._repr_mimebundle_()[0]["image/svg+xml"]
+    assert "The finished graph" in finished and "grad 15." in finished
+    widget.step = widget.n_forward + 4  # after the first four backward events
+    at_step = widget._repr_mimebundle_()[0]["image/svg+xml"]
+    assert f"Step {widget.n_forward + 4} of {widget.n_steps}" in at_step
+    assert f"step {widget.n_forward + 4} of {widget.n_steps} (backward)" in at_step  # its caption
+    assert "grad 15." not in at_step  # b has not received both of its gradients yet
+
+
+def test_stored_picture_prints_what_the_inspector_shows_for_the_pinned_node(widget):
+    def pinned():
+        svg = widget._repr_mimebundle_()[0]["image/svg+xml"]
+        return " ".join(re.findall(r'font-style="italic">([^<]*)<', svg)).split("Pinned in ")[1]
+
+    widget.step = widget.n_forward + 4  # b has received 8 from d, not yet 7 from c
+    widget.selected = "n1"
+    assert pinned().startswith("the inspector: b: input · shape scalar float32 · value 6.")
+    assert "grad" not in pinned()  # b.grad is not there yet at this step
+    widget.step = widget.n_steps
+    assert "grad 15." in pinned()
+
+
+def test_filmstrip_stores_the_key_steps(widget):
+    picture = widget.filmstrip()
+    bundle = picture._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "image/svg+xml", "text/html"}
+    assert bundle["text/plain"] == "film strip: steps 3, 4, 7, 9, 12, 15 of 15"
+    # the end of forward, each op running (e, then d, then c: newest first), each .grad += ...
+    frames = re.findall(r">step (\d+) of 15 \((\w+)\)", bundle["image/svg+xml"])
+    assert frames == [("3", "forward")] + [(s, "backward") for s in ("4", "7", "9", "12", "15")]
+    assert "grad += 7." in bundle["image/svg+xml"] and "grad += 15." in bundle["image/svg+xml"]
+    chosen = widget.filmstrip([4, 9])._repr_mimebundle_()["image/svg+xml"]
+    assert re.findall(r">step (\d+) of 15", chosen) == ["4", "9"]
+    with pytest.raises(ValueError, match="steps from 0 to 15"):
+        widget.filmstrip([16])
 
 
 def test_text_and_svg_are_deterministic():
@@ -182,10 +228,8 @@ def test_text_and_svg_are_deterministic():
     for _ in range(2):
         t, names = seed_example()
         data, _ = GraphWidget(t, names=names)._repr_mimebundle_()
-        bundles.append((data["text/plain"], data["image/svg+xml"]))
+        bundles.append((data["text/plain"], data["image/svg+xml"], data["text/html"]))
     assert bundles[0] == bundles[1]
-    t, names = seed_example()
-    assert bundles[0][1] == to_svg(t.graph(names=names))
 
 
 def test_text_repr_is_short_and_follows_the_step(widget):

@@ -8,6 +8,7 @@
 
 snapshot.py (the Snapshot, plain data), graph.py (reading an autograd graph into one, and
 recording it being built and run), layout.py (where boxes go), svg.py (static pictures),
+column.py (pictures that fit a notebook's column: what notebooks store, film strips),
 widget.py + graph.js (the live widget), plots.py (matplotlib figures), live.py (progress bars and
 a live training figure), from_torch.py + torch_recording.py (real PyTorch graphs read into the
 same Snapshot, and watched as PyTorch runs them), compare.py + side_by_side.py (the same code in

@@ -25,7 +25,8 @@ keeps the state (which step, which node, which scopes are collapsed) in four syn
 In the browser: play (at a speed you pick), step, or step node by node (skipping the gradients
 each node sends); once the widget has the focus (click it), ← → step and Shift+← → go node by
 node, in JupyterLab and Notebook 7 alike. The view follows the step's node on wide graphs.
-Where no widget can be shown (nbconvert, GitHub, nbval), the static SVG stands in for it.
+Where no widget can be shown (nbconvert, GitHub, a notebook opened without its kernel), a picture
+of the step it shows stands in for it (`stored_svg()`), and `w.filmstrip()` stores the key steps.
 """
 
 from pathlib import Path
@@ -33,6 +34,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
+from .column import picture_bundle
 from .graph import Recording, caller_tensor_names, snapshot
 from .snapshot import Snapshot
 from .torch_recording import TorchRecording
@@ -106,21 +108,43 @@ class GraphWidget(anywidget.AnyWidget):
         )
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live view, plus short text and the static SVG for places that cannot run it.
+        """The live view, plus a picture of the same step for every place that cannot run it.
 
-        nbval compares text/plain and the SVG (both deterministic) and ignores the widget's
-        model id; nbconvert and GitHub show the SVG.
+        JupyterLab and Notebook 7 show the live view when a kernel has the widget, and otherwise
+        the picture: text/html (an <img> of the SVG, shown even in untrusted notebooks), which
+        nbconvert uses too; GitHub shows the SVG. The picture is the step the widget shows now
+        (the finished graph at step 0), wrapped to a notebook's column, with a line saying how to
+        step through it. nbval compares text/plain and the SVG (both deterministic) and ignores
+        the widget's model id.
         """
-        from .svg import to_svg
-
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        data["text/plain"] = repr(self)
-        data["image/svg+xml"] = to_svg(
-            self._snapshot, collapsed=self.collapsed, threshold=self.max_nodes
-        )
-        return data, metadata
+        return {**data, **picture_bundle(self.stored_svg(), repr(self))}, metadata
+
+    def stored_svg(self):
+        """The static picture of what the widget shows now, for notebooks opened without it."""
+        from .column import RUN_HINT, inspector_text, render_fitted
+
+        step = self.step or None  # step 0 (nothing computed yet) stores the finished graph
+        where = "The finished graph" if step is None else f"Step {step} of {self.n_steps}"
+        note = f"{where}, as a static picture. {RUN_HINT}"
+        if self.selected is not None:  # what the inspector shows, for readers without it
+            note += "\n" + inspector_text(self._snapshot, self.selected, step)
+        return render_fitted(self._snapshot, self.graph["layout"], step=step, note=note)
+
+    def filmstrip(self, steps=None):
+        """A film strip: the picture after each of `steps` (default: the end of the forward pass,
+        then every step where an op runs or a leaf's .grad is added to), for readers without a
+        kernel, e.g. on GitHub. `w.filmstrip([4, 7, 9])` picks the steps.
+        """
+        from .column import Picture, filmstrip_svg, key_steps
+
+        steps = key_steps(self._snapshot) if steps is None else list(steps)
+        which = f"Steps {', '.join(map(str, steps))} of {self.n_steps}"
+        note = f"{which}, as static pictures. Run the widget's cell to step through every one."
+        layout_options = {"collapsed": self.collapsed, "threshold": self.max_nodes}
+        svg = filmstrip_svg(self._snapshot, steps, note=note, **layout_options)
+        return Picture(svg, f"film strip: {which.lower()}")
 
     # ---- keeping the traits consistent ------------------------------------------------------------
 
