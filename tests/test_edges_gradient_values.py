@@ -96,18 +96,21 @@ def test_the_fuzzer_accepts_pytorchs_var_over_dim_empty_tuple_gradient_only_ther
 
 
 def test_logit_gradient_of_a_long_tensor_is_the_element_rule_not_pytorchs_vector_loop(torch):
-    # PyTorch's vectorized loop (16 float32 elements) divides: -inf at -0.0; its element loop
-    # (and ours) multiplies by inf: +inf
+    # PyTorch's AVX2 loop (16 float32 elements) divides: -inf at -0.0; its element loop (and
+    # ours) multiplies by inf: +inf. Which loop runs depends on the CPU (an AVX-512 one: +inf)
     def gradient(lib):
         p = lib.tensor([-0.0] * 16, requires_grad=True)
         p.logit().sum().backward()
         return values(p.grad)
 
-    assert (gradient(ag) == INF).all() and (gradient(torch) == -INF).all()
+    theirs = gradient(torch)
+    assert (gradient(ag) == INF).all()
+    assert (theirs == -INF).all() or (theirs == INF).all()
     result = _fuzzed(
         torch, [("v0", "logit", "{0}.logit()", ("x0",))], [-0.0] * 16, "backward", True
     )
-    assert not result.divergences and result.accepted
+    assert not result.divergences
+    assert bool(result.accepted) == (theirs == -INF).all()  # accepted where they differ
 
 
 def test_argsort_keeps_tied_elements_in_order_where_pytorchs_unstable_sort_may_not(torch):

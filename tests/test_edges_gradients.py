@@ -240,8 +240,13 @@ def test_binary_cross_entropy_at_0_and_1_matches_pytorch(torch, reduction, weigh
         f = lib.nn.functional.binary_cross_entropy_with_logits
         return f(x, t, weight, reduction=reduction)
 
+    # close: float32 exp/log1p round their last bit by the CPU's SIMD code, in PyTorch and numpy
     same_gradients(
-        torch, with_logits, [0.0, 1.0, -INF, INF, 100.0, -200.0], [0.0, 1.0, 0.5, 0.5, 0.0, 0.5]
+        torch,
+        with_logits,
+        [0.0, 1.0, -INF, INF, 100.0, -200.0],
+        [0.0, 1.0, 0.5, 0.5, 0.0, 0.5],
+        close=True,
     )
 
 

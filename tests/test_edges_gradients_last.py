@@ -42,10 +42,13 @@ def test_elu_gradient_at_nan_is_the_element_rule_not_pytorchs_vector_loop(torch,
 
     identical(gradient(ag, 3), gradient(torch, 3))
     assert not np.isnan(values(gradient(ag, 16))).any()
-    assert np.isnan(values(gradient(torch, 16))).all()
+    # which loop PyTorch runs depends on the CPU: its AVX2 loop gives nan, an AVX-512 one not
+    vector_loop_nan = np.isnan(values(gradient(torch, 16))).all()
+    if not vector_loop_nan:
+        identical(gradient(ag, 16), gradient(torch, 16))
     steps = [("v0", "F.elu", f"torch.nn.functional.elu({{0}}, {alpha})", ("x0",))]
     result = _fuzzed(torch, steps, [NAN] * 16 + [1.0, -1.0], "backward", True)
-    assert not result.divergences and result.accepted
+    assert not result.divergences and bool(result.accepted) == vector_loop_nan
 
 
 def test_only_a_nan_on_pytorchs_side_after_elu_is_accepted():

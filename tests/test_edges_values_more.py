@@ -155,7 +155,9 @@ def test_the_fuzzer_reads_a_conversion_to_int64_after_rounding_as_a_jump(torch):
 
 
 def test_the_fuzzer_reads_uniques_length_after_rounding_as_a_jump(torch):
-    # PyTorch's vectorized cosh_ gives the last two of 18 ones another last bit than the rest
+    # PyTorch's AVX2 cosh_ gives the last two of 18 ones another last bit than the rest (an
+    # AVX-512 CPU gives all 18 the same: then there is nothing to accept)
+    split = len(np.unique(torch.ones(18).cosh_().numpy())) > 1
     ones = Leaf("x0", (2, 3, 3), "float32", (1.0,) * 18)
     steps = [
         ("v0", "relu", "torch.nn.functional.relu({0})", ("x0",)),
@@ -164,7 +166,7 @@ def test_the_fuzzer_reads_uniques_length_after_rounding_as_a_jump(torch):
     ]
     result = check(_program([ones], *steps), ag, torch)
     assert not result.divergences
-    assert [d.what for d, _ in result.accepted] == ["shape"]
+    assert [d.what for d, _ in result.accepted] == (["shape"] if split else [])
     near = Divergence("v2 = torch.unique(v0)  [v2]", "unique", "shape", "", "", 2)
     assert accepted_by(near) is None  # no earlier rounding: a finding
     assert accepted_by(replace(near, op="sum", after_rounding=True)) is None
