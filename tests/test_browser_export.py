@@ -92,6 +92,9 @@ def test_saved_graph_steps_hovers_inspects_and_collapses_offline(browser, tmp_pa
     # w1's gradient has arrived: d loss/d w1 of a 2-layer tanh net, drawn in its box
     w1 = widget.locator('.agl-node[data-role="input"]').filter(has_text="w1")
     expect(w1.locator(".agl-grad")).to_contain_text("grad")
+    # a 2x2 value too long for its box is summed up, as layout.py measured it
+    w2 = widget.locator(".agl-node").filter(has_text="w2")
+    expect(w2.locator(".agl-value")).to_have_text("[2, 2] mean 0.25")
     page.screenshot(path=str(ARTIFACTS / "export_graph_stepped.png"))
 
     # keys: ← steps back once the widget has the focus
@@ -131,6 +134,8 @@ def test_saved_graph_steps_hovers_inspects_and_collapses_offline(browser, tmp_pa
     expect(box).to_contain_text("layer1")
     expect(widget.locator(".agl-node").filter(has_text="w1")).to_have_count(0)
     expect(inspector).to_be_hidden()
+    # nothing covers the box: layer2's frame follows its own boxes (layout.py's outline)
+    box.click(trial=True, timeout=5_000)  # fails when another element would get the click
     expect(widget.locator(".agl-step")).to_have_text(f"step {n_steps} / {n_steps}")  # kept
     page.screenshot(path=str(ARTIFACTS / "export_graph_collapsed.png"))
     # both collapsed, then layer1 opened again: a layout two clicks away
