@@ -176,6 +176,7 @@ NOTEBOOK = [
     "e = c * d\n"
     "e",
     "GraphWidget(view.snapshot, step=view.n_steps, selected='n1')",
+    "view.step = 3  # Python moves the first view: the page opens there too",
     "print('a printed line stays')",
 ]
 
@@ -207,7 +208,7 @@ def test_exported_notebook_has_every_graph_live_offline(browser, tmp_path):
     expect(page.locator("h1", has_text="Two graphs")).to_be_visible()  # the markdown, rendered
     expect(page.locator(".output_area pre", has_text="a printed line stays")).to_be_visible()
     first, second = widgets.nth(0), widgets.nth(1)
-    expect(first.locator(".agl-step")).to_have_text("step 0 / 15")
+    expect(first.locator(".agl-step")).to_have_text("step 3 / 15")
     # the second opens where the cell left it: the last step, b pinned with its gradient 15
     expect(second.locator(".agl-step")).to_have_text("step 15 / 15")
     expect(second.locator(".agl-inspector-title")).to_have_text("b")
@@ -215,7 +216,7 @@ def test_exported_notebook_has_every_graph_live_offline(browser, tmp_path):
     # the graphs are independent: stepping one leaves the other
     for _ in range(4):
         first.locator(".agl-forward").click()
-    expect(first.locator(".agl-step")).to_have_text("step 4 / 15")
+    expect(first.locator(".agl-step")).to_have_text("step 7 / 15")
     expect(second.locator(".agl-step")).to_have_text("step 15 / 15")
     page.screenshot(path=str(ARTIFACTS / "export_notebook.png"), full_page=True)
     assert asked == [], f"the page asked the network for {asked}"

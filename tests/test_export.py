@@ -280,7 +280,8 @@ def test_cli_writes_beside_the_notebook_and_leaves_it_unchanged(tmp_path):
         nb,
         [
             "import autograd_lab as ag\nfrom autograd_lab.viz import GraphWidget, record",
-            "with record() as r:\n    a = ag.tensor(3.0, requires_grad=True)\n    y = a * a\n    y.backward()\nGraphWidget(r)",
+            "with record() as r:\n    a = ag.tensor(3.0, requires_grad=True)\n    y = a * a\n    y.backward()\nw = GraphWidget(r)\nw",
+            "w.step = 2  # a later cell moves the widget: the page opens there, as after Run All",
         ],
     )
     before = nb.read_bytes()
@@ -291,4 +292,29 @@ def test_cli_writes_beside_the_notebook_and_leaves_it_unchanged(tmp_path):
     tags = read(tmp_path / "one.html")
     [data] = graphs_in(tags)
     assert [n["name"] for n in data["nodes"]] == ["a", "y", "y"]
+    assert data["start"] == {"state": 0, "step": 2, "selected": None}
     assert not any(a.get("src") for _, a in tags.tags)  # no widget manager, no CDN
+
+
+@pytest.mark.slow
+@pytest.mark.oracle
+def test_cli_a_row_of_widgets_becomes_a_row_of_live_graphs(tmp_path):
+    pytest.importorskip("nbclient")
+    pytest.importorskip("torch", reason="PyTorch (the test oracle) is not installed")
+    nb = tmp_path / "pair.ipynb"
+    _notebook(
+        nb,
+        [
+            "from autograd_lab.viz import side_by_side",
+            "side_by_side('a = torch.tensor(2.0, requires_grad=True)\\nloss = (a * a).tanh()').widgets()",
+        ],
+    )
+    done = cli(nb, "-o", tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "pair.html").read_text(encoding="utf-8")
+    torch_graph, ours = graphs_in(read(tmp_path / "pair.html"))
+    assert text.count('<div class="agl-export-row">') == 1  # both in one row, as in the notebook
+    assert torch_graph["shared"]["note"].startswith("PyTorch graph")
+    assert [n["op"] for n in torch_graph["nodes"] if n["kind"] == "op"] == [
+        n["op"] for n in ours["nodes"] if n["kind"] == "op"
+    ]

@@ -267,8 +267,10 @@ def export_notebook(notebook, out_dir=None, *, timeout=600, kernel_name=None, ma
     lived in the kernel) and the static SVG, not the nodes, values and backward events a page
     needs to step. Storing them in each output would make every lesson file carry them and
     every re-execution rewrite them. So the notebook runs again (nbclient, in its own folder, as
-    nbval runs it), with a display formatter that adds each graph's page data to its output
-    (GRAPH_MIME); the notebook file itself is not changed. The page is written to `out_dir`
+    nbval runs it), with a display formatter that marks each graph's output (GRAPH_MIME) and,
+    after the last cell, each graph's page data as the notebook left it (a later `w.step = 4`
+    counts, as in a notebook after Run All): export_capture.py. The notebook file is not
+    changed. The page is written to `out_dir`
     (default: beside the notebook) as <notebook name>.html.
     """
     import nbformat
@@ -284,8 +286,8 @@ def export_notebook(notebook, out_dir=None, *, timeout=600, kernel_name=None, ma
         nb = nbformat.read(path, as_version=4)
     except Exception as error:
         raise ValueError(f"{path} could not be read as a Jupyter notebook: {error}") from error
-    _run(nb, path, timeout, kernel_name, max_layouts)
-    count = _live_graphs(nb)
+    graphs = _run(nb, path, timeout, kernel_name, max_layouts)
+    count = _live_graphs(nb, graphs)
     if count == 0:
         raise ValueError(
             f"{path} shows no graph: export-html draws the outputs of GraphWidget, "
@@ -305,20 +307,26 @@ def export_notebook(notebook, out_dir=None, *, timeout=600, kernel_name=None, ma
 
 
 CAPTURE = (
-    "from autograd_lab.viz.export import capture_graphs as _agl_capture\n"
+    "from autograd_lab.viz.export_capture import capture_graphs as _agl_capture\n"
     "_agl_capture(max_layouts={max_layouts})\n"
     "del _agl_capture"
+)
+FINAL = (
+    "from autograd_lab.viz.export_capture import show_final_graphs as _agl_final\n"
+    "_agl_final()\n"
+    "del _agl_final"
 )
 
 
 def _run(nb, path, timeout, kernel_name, max_layouts):
-    """Execute the notebook in memory, its first cell one that installs `capture_graphs`."""
+    """Execute the notebook in memory between two cells of our own (export_capture.py): the
+    first installs `capture_graphs`, the last gives the graphs' page data; returns that."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    capture = nbformat.v4.new_code_cell(CAPTURE.format(max_layouts=int(max_layouts)))
-    nb.cells.insert(0, capture)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(CAPTURE.format(max_layouts=int(max_layouts))))
+    nb.cells.append(nbformat.v4.new_code_cell(FINAL))
     name = kernel_name or nb.metadata.get("kernelspec", {}).get("name") or "python3"
     # store_widget_state=False: widget state in the notebook would make nbconvert add a CDN script
     client = NotebookClient(
@@ -336,12 +344,17 @@ def _run(nb, path, timeout, kernel_name, max_layouts):
             f"that is meant to raise with 'raises-exception'):\n{error}"
         ) from error
     finally:
+        final = nb.cells.pop()
         nb.cells.pop(0)
     nb.metadata.pop("widgets", None)
+    return [o for o in final.outputs if GRAPH_MIME in o.get("data", {})][0]["data"][GRAPH_MIME][
+        "graphs"
+    ]
 
 
-def _live_graphs(nb):
-    """Swap each output holding GRAPH_MIME for the page's live graph; returns how many."""
+def _live_graphs(nb, graphs):
+    """Swap each output marked GRAPH_MIME for its live graphs (`graphs`: their page data in
+    the order they were shown); returns how many."""
     count = 0
     for cell in nb.cells:
         for output in cell.get("outputs", []):
@@ -349,59 +362,11 @@ def _live_graphs(nb):
             data.pop("application/vnd.jupyter.widget-view+json", None)  # no widget manager here
             if GRAPH_MIME not in data:
                 continue
-            graphs = data[GRAPH_MIME]["graphs"]
-            slots = "".join(graph_slot(f"agl-graph-{count + k}", g) for k, g in enumerate(graphs))
-            count += len(graphs)
-            row = len(graphs) > 1  # side_by_side(...).widgets(): the graphs in a row
+            slots = data[GRAPH_MIME]["slots"]
+            places = "".join(graph_slot(f"agl-graph-{k}", graphs[k]) for k in slots)
+            count += len(slots)
+            row = len(slots) > 1  # side_by_side(...).widgets(): the graphs in a row
             output["data"] = {
-                "text/html": f'<div class="agl-export-row">{slots}</div>' if row else slots
+                "text/html": f'<div class="agl-export-row">{places}</div>' if row else places
             }
     return count
-
-
-def capture_graphs(max_layouts=64):
-    """In a kernel: give every displayed GraphWidget (and a row of them) its page data too.
-
-    export_notebook runs this first; the outputs then carry GRAPH_MIME beside the widget's own.
-    """
-    from IPython import get_ipython
-    from IPython.core.formatters import BaseFormatter
-    from traitlets import ObjectName, Unicode
-
-    from .widget import GraphWidget
-
-    class GraphFormatter(BaseFormatter):
-        format_type = Unicode(GRAPH_MIME)
-        print_method = ObjectName("_autograd_lab_page_data_")
-        _return_type = dict
-
-    def data(widget):
-        return page_data(
-            widget.snapshot,
-            widget.step,
-            widget.selected,
-            widget.collapsed,
-            widget.max_nodes,
-            max_layouts,
-        )
-
-    def widgets_in(box):
-        for child in box.children:
-            if isinstance(child, GraphWidget):
-                yield child
-            elif hasattr(child, "children"):
-                yield from widgets_in(child)
-
-    def row(box):
-        graphs = [data(w) for w in widgets_in(box)]
-        return {"graphs": graphs} if graphs else None
-
-    formatter = GraphFormatter(parent=get_ipython().display_formatter)
-    formatter.for_type(GraphWidget, lambda widget: {"graphs": [data(widget)]})
-    try:
-        import ipywidgets
-
-        formatter.for_type(ipywidgets.Box, row)
-    except ImportError:
-        pass
-    get_ipython().display_formatter.formatters[GRAPH_MIME] = formatter
