@@ -70,12 +70,18 @@ def graphs_in(tags):
 
 def as_js_builds_it(data, i):
     """standalone.js's PageModel.stateGraph, in Python."""
-    own = data["states"][i]["graph"]
+    own, nodes = data["states"][i]["graph"], data["nodes"]
+    hidden = {nodes[k]["id"]: box for box, ks in own["layout"]["hidden"].items() for k in ks}
+    about = [nodes[k] for k in own["hidden_nodes"]]
     return {
         **data["shared"],
         **own,
-        "nodes": [data["nodes"][k] for k in own["nodes"]],
+        "nodes": [nodes[k] for k in own["nodes"]],
         "edges": [data["edges"][k] for k in own["edges"]],
+        "layout": {**own["layout"], "hidden": hidden},
+        "hidden_nodes": {
+            n["id"]: {"label": n["label"], "kind": n["kind"], "op": n["op"]} for n in about
+        },
     }
 
 

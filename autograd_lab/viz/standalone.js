@@ -30,12 +30,23 @@ class PageModel {
   stateGraph(i) {
     const { shared, nodes, edges, states } = this.data;
     const own = states[i].graph;
-    return {
+    const graph = {
       ...shared,
       ...own,
       nodes: own.nodes.map((k) => nodes[k]),
       edges: own.edges.map((k) => edges[k]),
     };
+    // nodes hidden in collapsed scopes come as indices too: {box: [node, ...]} and [node, ...]
+    if (own.layout) {
+      const hidden = {};
+      for (const [box, ks] of Object.entries(own.layout.hidden)) for (const k of ks) hidden[nodes[k].id] = box;
+      graph.layout = { ...own.layout, hidden };
+    }
+    if (own.hidden_nodes) {
+      const about = (n) => [n.id, { label: n.label, kind: n.kind, op: n.op }]; // as view.py sends
+      graph.hidden_nodes = Object.fromEntries(own.hidden_nodes.map((k) => about(nodes[k])));
+    }
+    return graph;
   }
 
   get(name) {
