@@ -230,3 +230,37 @@ def _markdown_first(path):
     nb = nbformat.read(path, as_version=4)
     nb.cells[0] = nbformat.v4.new_markdown_cell(nb.cells[0].source)
     nbformat.write(nb, path)
+
+
+def test_a_lesson_exports_with_as_many_live_graphs_as_it_shows(browser, tmp_path):
+    """Lesson 01 as a page: one live graph for every widget its saved outputs show."""
+    import json
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    lesson = Path(__file__).resolve().parent.parent / "notebooks" / "01_watching_backprop.ipynb"
+    saved = json.loads(lesson.read_text(encoding="utf-8"))
+    widgets = sum(
+        "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+        for cell in saved["cells"]
+        for output in cell.get("outputs", [])
+    )
+    assert widgets == 4  # the lesson as this test knows it
+    done = subprocess.run(
+        [sys.executable, "-m", "autograd_lab.cli", "export-html", str(lesson), "-o", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    page, asked, errors = _open(browser, tmp_path / "01_watching_backprop.html")
+    expect(page.locator(".agl-widget")).to_have_count(widgets)
+    # the neuron: step to the end, and x1's gradient is the lesson's -1.5
+    neuron = page.locator(".agl-widget").nth(2)
+    neuron.locator(".agl-last").click()
+    x1 = neuron.locator('.agl-node[data-role="input"]').filter(has_text="x1")
+    expect(x1.locator(".agl-grad")).to_have_text("grad -1.5")
+    neuron.screenshot(path=str(ARTIFACTS / "export_lesson01_neuron.png"))
+    assert asked == [] and errors == []
+    page.context.close()
