@@ -240,6 +240,12 @@ def test_cli_not_a_notebook(tmp_path):
     assert done.returncode == 2 and "could not be read as a Jupyter notebook" in done.stderr
 
 
+def test_cli_max_layouts_must_be_positive(tmp_path):
+    _notebook(tmp_path / "any.ipynb", ["1 + 1"])
+    done = cli(tmp_path / "any.ipynb", "--max-layouts", "0")
+    assert done.returncode == 2 and "max_layouts=0: a page needs at least" in done.stderr
+
+
 def _notebook(path, cells):
     import nbformat
 

@@ -289,6 +289,8 @@ def export_notebook(notebook, out_dir=None, *, timeout=600, kernel_name=None, ma
         raise FileNotFoundError(
             f"{path}: no such notebook (give the path of an .ipynb file, e.g. notebooks/01_watching_backprop.ipynb)"
         )
+    if max_layouts < 1:  # checked here: inside the kernel it would look like a broken cell
+        raise ValueError(f"max_layouts={max_layouts}: a page needs at least its first layout (1)")
     if path.suffix != ".ipynb":
         raise ValueError(f"{path} is not a notebook: export-html reads Jupyter .ipynb files")
     try:
