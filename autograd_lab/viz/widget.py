@@ -25,7 +25,8 @@ keeps the state (which step, which node, which scopes are collapsed) in four syn
 In the browser: play (at a speed you pick), step, or step node by node (skipping the gradients
 each node sends); once the widget has the focus (click it), ← → step and Shift+← → go node by
 node, in JupyterLab and Notebook 7 alike. The view follows the step's node on wide graphs.
-Where no widget can be shown (nbconvert, GitHub, nbval), the static SVG stands in for it.
+Where no widget can be shown (nbconvert, GitHub, nbval), the static SVG stands in for it;
+`w.save_html("graph.html")` writes the live drawing as one page that needs no kernel (export.py).
 """
 
 from pathlib import Path
