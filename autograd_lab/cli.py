@@ -4,6 +4,7 @@
     autograd-lab make-exercises solutions/ exercises/     # student versions of the lessons
     autograd-lab grade class/ --against solutions/01_graphs.ipynb -j 2 --json grades.json
     autograd-lab merge-grades shard1.json shard2.json --json grades.json  # after --shard 1/2, 2/2
+    autograd-lab export-html notebooks/01_watching_backprop.ipynb -o site/  # a page, no kernel
 
 Also `python -m autograd_lab.cli ...`. Exit status: 0 when the command did its work (grading
 that ran is a success, whatever the scores), 2 for a usage error, such as a missing --against.
@@ -56,6 +57,33 @@ def _parser():
     make.add_argument("src", help="folder of instructor notebooks (solutions/), or one notebook")
     make.add_argument("dst", help="folder for the student notebooks (exercises/)")
     make.set_defaults(run=_make_exercises)
+
+    export = commands.add_parser(
+        "export-html",
+        help="write a notebook as one HTML page whose graphs step without a kernel",
+        description="Run each NOTEBOOK (its outputs do not hold the graphs' data, only their "
+        "pictures) and write NAME.html: the notebook with every graph live, stepping, hover, "
+        "inspector and collapse included, in one self-contained file (no CDN, no server) for "
+        "slides, LMS pages and GitHub Pages. The notebook file is not changed.",
+    )
+    export.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help="an .ipynb file")
+    export.add_argument(
+        "-o",
+        "--output-dir",
+        metavar="DIR",
+        help="folder for the pages (default: beside each notebook)",
+    )
+    export.add_argument(
+        "--timeout", type=int, default=600, metavar="S", help="seconds a cell may run (600)"
+    )
+    export.add_argument(
+        "--max-layouts",
+        type=int,
+        default=64,
+        metavar="N",
+        help="layouts saved per graph for collapsing and expanding its scopes (64)",
+    )
+    export.set_defaults(run=_export_html)
 
     grade = commands.add_parser(
         "grade",
@@ -184,6 +212,27 @@ def _make_exercises(args, extra, parser):
     for path in paths:
         print(path)
     print(f"{len(paths)} student notebook(s) in {args.dst}")
+    return 0
+
+
+def _export_html(args, extra, parser):
+    missing = [
+        m for m in ("nbclient", "nbconvert", "ipykernel") if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        return _fail(
+            f"export-html needs {', '.join(missing)}: pip install 'autograd_lab[notebooks]'"
+        )
+    from .viz.export import export_notebook
+
+    for notebook in args.notebooks:
+        try:
+            path = export_notebook(
+                notebook, args.output_dir, timeout=args.timeout, max_layouts=args.max_layouts
+            )
+        except (FileNotFoundError, ValueError, RuntimeError) as error:
+            return _fail(str(error))
+        print(path)
     return 0
 
 

@@ -13,11 +13,13 @@ widget.py + graph.js (the live widget), plots.py (matplotlib figures), live.py (
 a live training figure), from_torch.py + torch_recording.py (real PyTorch graphs read into the
 same Snapshot, and watched as PyTorch runs them), compare.py + side_by_side.py (the same code in
 PyTorch and in autograd_lab, differences marked), compiled.py (compiled functions: fused kernels
-as clusters, the memory plan per node), memory_plots.py (memory timelines). The widget needs anywidget, the plots
+as clusters, the memory plan per node), memory_plots.py (memory timelines), export.py (one HTML
+page that steps without a kernel: save_html, `autograd-lab export-html`). The widget needs anywidget, the plots
 matplotlib: both come with the `lab` extra and are imported only when used.
 """
 
 from .compare import Comparison, compare
+from .export import save_html
 from .graph import Recording, record, snapshot
 from .layout import default_collapsed, expand, layout, scope_counts
 from .live import LiveTraining, progress, set_progress
@@ -53,6 +55,7 @@ __all__ = [
     "record",
     "record_torch",
     "render_svg",
+    "save_html",
     "scope_counts",
     "set_progress",
     "side_by_side",

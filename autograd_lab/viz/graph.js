@@ -76,7 +76,11 @@ const valuesText = (v, integer) =>
 // A tensor summary in one short line, exactly as layout.py measured it: values when few, else stats.
 function summaryText(s, dtype, maxNumbers = 4) {
   if (!s) return "";
-  if (s.values != null && s.numel <= maxNumbers) return valuesText(s.values, isInteger(dtype));
+  if (s.values != null && s.numel <= maxNumbers) {
+    const text = valuesText(s.values, isInteger(dtype));
+    // as layout.py's summary_text: [[0.25, 0.25], [0.25, 0.25]] would overflow the box it sized
+    if (text.length <= 6 * maxNumbers) return text;
+  }
   if (s.mean == null) return shapeText(s.shape);
   return `${shapeText(s.shape)} mean ${num(s.mean)}`;
 }
@@ -588,7 +592,9 @@ class GraphView {
     const cluster = this.g.clusters[group.scope];
     const cls = `agl-group${group.collapsed ? " agl-collapsed" : ""}${cluster ? " agl-fused" : ""}`;
     const frame = svg("g", { class: cls, ...where }, parent);
-    svg("rect", { class: "agl-group-box", width: group.w, height: group.h, rx: 6 }, frame);
+    if (group.collapsed || !group.outline) {
+      svg("rect", { class: "agl-group-box", width: group.w, height: group.h, rx: 6 }, frame);
+    } else groupOutline(group, frame);
     const name = cluster ? cluster.label : group.scope;
     if (group.collapsed) {
       const x = group.w / 2;
@@ -598,7 +604,10 @@ class GraphView {
       const inside = cluster ? ` (${cluster.ops.join(" → ")})` : "";
       svg("title", {}, frame, `${name}: ${count}${inside}, collapsed. Click to expand.`);
     } else {
-      const title = svg("text", { x: 6, y: 11, class: "agl-group-title" }, frame, `▾ ${name}`);
+      // the title in the top left corner of its first column, where svg.py writes it
+      const [x0, y0] = group.outline ? group.outline[0][0] : [group.x, group.y];
+      const at = { x: x0 - group.x + 6, y: y0 - group.y + 11, class: "agl-group-title" };
+      const title = svg("text", at, frame, `▾ ${name}`);
       svg("title", {}, title, `${cluster ? name : "scope " + name}: click to collapse its ${group.count} nodes`);
     }
     const handle = group.collapsed ? frame : frame.querySelector("text");
@@ -772,6 +781,17 @@ class GraphView {
       if (k === "value" && this.state.done.has(n.id)) heatmap(n.value, this.inspector);
       if (k === "grad") heatmap(this.state.grad.get(n.id), this.inspector);
     }
+  }
+}
+
+// An expanded scope's outline from layout.py: it steps from column to column around its own
+// boxes (one polygon, or several where it splits), so that it never covers a box or a
+// collapsed scope beside it, as its bounding rectangle would. Points are page coordinates;
+// the frame is translated to the group's corner.
+function groupOutline(group, frame) {
+  for (const polygon of group.outline) {
+    const points = polygon.map(([x, y]) => `${x - group.x},${y - group.y}`).join(" ");
+    svg("polygon", { class: "agl-group-box", points }, frame);
   }
 }
 

@@ -26,7 +26,8 @@ In the browser: play (at a speed you pick), step, or step node by node (skipping
 each node sends); once the widget has the focus (click it), ← → step and Shift+← → go node by
 node, in JupyterLab and Notebook 7 alike. The view follows the step's node on wide graphs.
 Where no widget can be shown (nbconvert, GitHub, a notebook opened without its kernel), a picture
-of the step it shows stands in for it (`stored_svg()`), and `w.filmstrip()` stores the key steps.
+of the step it shows stands in for it (`stored_svg()`), and `w.filmstrip()` stores the key steps;
+`w.save_html("graph.html")` writes the live drawing as one page that needs no kernel (export.py).
 """
 
 from pathlib import Path
@@ -35,9 +36,8 @@ import anywidget
 import traitlets
 
 from .column import picture_bundle
-from .graph import Recording, caller_tensor_names, snapshot
-from .snapshot import Snapshot
-from .torch_recording import TorchRecording
+from .graph import caller_tensor_names
+from .view import as_snapshot
 
 HERE = Path(__file__).parent
 
@@ -73,7 +73,7 @@ class GraphWidget(anywidget.AnyWidget):
     ):
         if names is None:  # `GraphWidget(e)` labels a, b, c, ... like the cell that made them
             names = caller_tensor_names()
-        self._snapshot = _as_snapshot(roots, recording, names, max_values)
+        self._snapshot = as_snapshot(roots, recording, names, max_values)
         self._ids = {node["id"] for node in self._snapshot.nodes}
         self.max_nodes = max_nodes
         self._updating = False
@@ -186,38 +186,10 @@ class GraphWidget(anywidget.AnyWidget):
 
     def _relayout(self, collapsed):
         """Lay out the graph with these scopes collapsed (None: the layout's default rule)."""
-        from .layout import layout, scope_counts
-        from .svg import forward_ops
+        from .view import view_graph
 
-        boxes = layout(self._snapshot, collapsed=collapsed, threshold=self.max_nodes)
-        shown = [g["scope"] for g in boxes["groups"] if g["collapsed"]]
-        hidden = boxes["hidden"]
-        data = self._snapshot.to_dict()
-        graph = {
-            # nodes inside collapsed scopes stay in Python: a 10,000-node graph stays light
-            "nodes": [n for n in data["nodes"] if n["id"] not in hidden],
-            "edges": [
-                e for e in data["edges"] if e["source"] not in hidden and e["target"] not in hidden
-            ],
-            "events": data["events"],
-            "forward": [n["id"] for n in forward_ops(data["nodes"])],
-            "n_steps": self.n_steps,
-            "layout": boxes,
-            # for the step captions and for expanding big scopes one level at a time
-            "hidden_nodes": {
-                n["id"]: {"label": n["label"], "kind": n["kind"], "op": n["op"]}
-                for n in data["nodes"]
-                if n["id"] in hidden
-            },
-            "scopes": sorted(scope_counts(self._snapshot)),
-            "max_nodes": self.max_nodes,
-        }
-        if data.get("clusters"):  # fused kernels (compile): drawn in their own colour
-            graph["clusters"] = data["clusters"]
-        if data.get("memory") is not None:  # a memory plan: which planned call each step shows
-            graph["memory"] = {**data["memory"], "at_step": self._memory_at_step()}
-        if data.get("note"):  # what the drawing cannot show (a PyTorch graph: from_torch.py)
-            graph["note"] = data["note"]
+        graph, shown = view_graph(self._snapshot, collapsed, self.max_nodes)
+        hidden = graph["layout"]["hidden"]
         self._updating = True
         try:
             with self.hold_sync():
@@ -228,40 +200,21 @@ class GraphWidget(anywidget.AnyWidget):
         finally:
             self._updating = False
 
-    def _memory_at_step(self):
-        """For each step 0..n_steps, the planned call whose aftermath it shows (-1: none yet)."""
-        from .svg import forward_ops
+    def save_html(self, path, title=None, max_layouts=64):
+        """Write this graph as one self-contained HTML page that steps without a kernel.
 
-        at, current = [-1], -1
-        for op in forward_ops(self._snapshot.nodes):
-            if op.get("memory_step") is not None:
-                current = op["memory_step"]
-            at.append(current)
-        return at + [current] * len(self._snapshot.events)
+        The page opens at this widget's step, selection and collapsed scopes; see
+        `autograd_lab.viz.save_html` for what it holds.
+        """
+        from .export import save_html
 
-
-def _as_snapshot(roots, recording, names, max_values):
-    """A Snapshot from what the constructor was given: one Snapshot (or its dict), one
-    Recording, or tensors."""
-    if len(roots) == 1 and isinstance(roots[0], Snapshot):
-        return roots[0]
-    if len(roots) == 1 and isinstance(roots[0], dict) and "nodes" in roots[0]:
-        d = roots[0]
-        return Snapshot(
-            list(d["nodes"]),
-            list(d["edges"]),
-            list(d.get("events", [])),
-            dict(d.get("clusters") or {}),
-            d.get("memory"),
-            d.get("note"),
+        return save_html(
+            self._snapshot,
+            path,
+            title=title,
+            step=self.step,
+            selected=self.selected,
+            collapsed=self.collapsed,
+            max_nodes=self.max_nodes,
+            max_layouts=max_layouts,
         )
-    if len(roots) == 1 and isinstance(roots[0], (Recording, TorchRecording)):
-        return roots[0].graph(names=names)
-    if not roots:
-        raise TypeError(
-            "GraphWidget() needs something to draw: tensors (GraphWidget(loss)), a recording "
-            "(with autograd_lab.record() as r: ...; GraphWidget(r)) or a Snapshot"
-        )
-    if recording is not None:
-        return recording.graph(*roots, names=names)
-    return snapshot(*roots, names=names, max_values=max_values)
