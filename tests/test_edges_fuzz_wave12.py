@@ -120,3 +120,40 @@ def test_a_stale_piece_of_unbind_says_what_to_do(torch):
 @pytest.mark.parametrize("seed", [1940797, 1945286, 1957987])
 def test_the_fuzzer_sees_no_divergence_on_the_wave12_seeds(torch, seed):
     assert not check(generator.generate(seed), ag, torch).divergences
+
+
+@pytest.mark.parametrize("reduce", ["amin", "amax", "min", "max"])
+def test_a_reduction_of_a_0d_tensor_over_its_dim_saves_and_refuses_as_pytorch(torch, reduce):
+    # fuzz seed 1956456 (#2) looked like an AminBackward0 we refuse where PyTorch runs; PyTorch's
+    # amin/amax over dim -1 of a 0-d tensor also return a new tensor (no view) and save it, and
+    # its backward refuses it changed in place as ours does (min/max(dim) save indices instead)
+    def outcome(lib):
+        x = lib.tensor(0.95, dtype=lib.float64).requires_grad_()
+        result = getattr(x * 1, reduce)(dim=-1)
+        result = result[0] if isinstance(result, tuple) else result
+        names = (type(result.grad_fn).__name__, result._base is not None)
+        result.mul_(2)
+        try:
+            result.sum().backward()
+        except RuntimeError as error:
+            return names, "modified by an inplace operation" in str(error)
+        return names, x.grad.item()
+
+    assert outcome(ag) == outcome(torch)
+
+
+def test_floor_divide_through_a_view_drops_the_divisors_edge_only_in_pytorch(torch):
+    # what seed 1956456 really is: PyTorch's CopySlices of `x1[()].floor_divide_(x2)`, x1 needing
+    # no gradient, drops x2's edge, so its grad for x2 runs no node (and gives None); ours keeps
+    # the edge and meets AminBackward0's changed result on the way: README's simplification
+    def edges(lib):
+        x1 = lib.tensor(0.95, dtype=lib.float64)
+        x2 = lib.tensor(0.5).requires_grad_()
+        x1[()].floor_divide_(x2)
+        return [type(node).__name__ for node, _ in x1.grad_fn.next_functions if node is not None]
+
+    assert edges(torch) == []
+    assert edges(ag) == ["NotImplemented"]
+    result = check(generator.generate(1956456), ag, torch)
+    assert not result.divergences
+    assert any("floor_divide_" in s.readme for _, s in result.accepted)
