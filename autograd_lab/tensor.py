@@ -220,16 +220,29 @@ class Tensor:
         if self._view_version == self._version_counter[0]:
             return
         base = self._base
-        if base._requires_grad and self._made_in_no_grad:
+        if self._grad_fn is None and not base._requires_grad:
+            # PyTorch's first question: a view with no history, of a base that wants no
+            # gradient, has nothing to rebuild, and nothing that could be wrong to refuse
+            self._view_version = self._version_counter[0]
+            return
+        # From here the view has a history, or its base wants a gradient: PyTorch refuses to
+        # rebuild the history of the views it cannot trust (below), even when the base has
+        # stopped requiring grad since (x.requires_grad_(False), detach_()), since the view's
+        # old history may still lead to leaves.
+        if self._made_in_no_grad:
             raise RuntimeError(
                 "A view was created in no_grad mode and its base or another view of its base has "
                 "been modified inplace: autograd cannot tell whether that change belongs to the "
-                "view's history. Fix: make the view and the in-place change both inside `with "
-                "no_grad():` and use the view only there, or make both outside it."
+                "view's history (PyTorch says so too of the pieces that unbind/split/chunk "
+                "gave of a tensor that did not require grad). Fix: make the view and the "
+                "in-place change both inside `with no_grad():` and use the view only there, or "
+                "make both outside it (take the pieces after the change)."
             )
-        if base._requires_grad and self._one_of_several_views is not None:
+        if self._one_of_several_views is not None:
             # as_strided could rebuild a history, but the node that returned several views could
-            # not tell its outputs apart from such copies, so PyTorch refuses to use the view
+            # not tell its outputs apart from such copies, so PyTorch refuses to use the view.
+            # Every use that records asks for grad_fn first (Function.apply's edges), so the
+            # refusal comes before the op's own checks, as in PyTorch.
             output_nr, node = self._one_of_several_views
             raise RuntimeError(
                 f"Output {output_nr} of {node} is a view and its base or another view of its base "
@@ -240,8 +253,6 @@ class Tensor:
             )
         self._view_version = self._version_counter[0]
         cut_off = not base._requires_grad  # the base's history was cut since (base.detach_())
-        if cut_off and self._grad_fn is None:
-            return
         recording = _state.enabled
         _state.enabled = True  # also inside no_grad() and backward(), as PyTorch does
         try:
@@ -568,9 +579,10 @@ class Tensor:
         if base is not None and self._made_in_no_grad:
             return RuntimeError(
                 "A view was created in no_grad mode and is being modified inplace with grad mode "
-                "enabled: autograd cannot tell whether you want this change recorded. Fix: make "
-                "the view and the in-place change both inside `with no_grad():` (not recorded) "
-                "or both outside it (recorded)."
+                "enabled: autograd cannot tell whether you want this change recorded (PyTorch "
+                "says so too of the pieces that unbind/split/chunk gave of a tensor that did not "
+                "require grad). Fix: make the view and the in-place change both inside `with "
+                "no_grad():` (not recorded) or both outside it (recorded), or .clone() the piece."
             )
         # a view that requires grad, of a base that is a leaf (whether or not the base requires
         # grad): changing it would change the leaf

@@ -837,17 +837,22 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def _check_huber_dtypes(input, target):
     """PyTorch's huber_loss keeps the input's dtype (mse_loss and smooth_l1_loss promote): it
-    computes in the promoted dtype, which must be a float one, then stores the result as input's
-    dtype, which must then be a float one too (ops/loss.py's HuberLoss; its backward needs
-    both in one dtype)."""
+    computes in the promoted dtype and stores the result as input's dtype, which must be a float
+    one (ops/loss.py's HuberLoss; its backward needs both in one dtype).
+
+    PyTorch's order: first whether the promoted result may be stored in the input's dtype (the
+    "same kind" rule of an in-place op: a bool input cannot hold an int64 result, an int64 input
+    not a float one), then whether its kernel computes that dtype at all (float only)."""
     computed_in = promotion.result_type(input, target)
-    types.floating_point_only("huber_loss", computed_in)
-    if not input.dtype.is_floating_point:
+    if not promotion.can_cast(computed_in, input.dtype):
         raise RuntimeError(
-            f"result type {computed_in} can't be cast to the desired output type {input.dtype}: "
-            "huber_loss gives a result of the input's dtype. Fix: convert the input first, "
-            "e.g. input.float()."
+            f"result type {types.kernel_name(computed_in)} can't be cast to the desired output "
+            f"type {types.kernel_name(input.dtype)}: huber_loss gives a result of the input's "
+            f"dtype ({input.dtype}), and it cannot hold the {computed_in} it computes. Fix: "
+            "convert the input first, e.g. input.float()."
         )
+    # a float result that passed the cast check has a float input to be stored in
+    types.floating_point_only("huber_loss", computed_in)
 
 
 def _same_shape(input, target):

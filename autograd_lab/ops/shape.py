@@ -32,12 +32,21 @@ def _view(x, array):
 
 
 def _several_views(x, arrays, node):
-    """The views `arrays` of x that one op returns together, each marked as output i of `node`
-    (Tensor._inplace_refusal refuses to change them in place, as PyTorch does)."""
+    """The views `arrays` of x that one op returns together, each marked as output i of `node`:
+    Tensor._inplace_refusal refuses to change them in place, and Tensor._refresh_view_history
+    to use them after their storage changed in place, as PyTorch does.
+
+    Pieces of an x that wants no gradient are marked as views made in no_grad() instead (so
+    PyTorch marks them): they have no node to belong to, and they are refused only if their
+    base comes to want a gradient through an in-place op, with no_grad()'s message."""
     views = tuple(_view(x, array) for array in arrays)
     for output_nr, view in enumerate(views):
-        if view._base is not None:
+        if view._base is None:
+            continue
+        if x.requires_grad:
             view._one_of_several_views = (output_nr, node)
+        else:
+            view._made_in_no_grad = True
     return views
 
 
@@ -321,6 +330,14 @@ class Unbind(Op):
 
     @staticmethod
     def forward(ctx, x, dim):
+        # checked here, once apply has asked x for its grad_fn: PyTorch's order, so a stale
+        # piece of another unbind is refused before its missing dims are
+        dim = _one_dim(dim, x.ndim)  # a 0-d tensor takes dims -1 and 0, both meaning 0
+        if x.ndim == 0:
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions: a 0-d tensor (one "
+                "number) has nothing to unbind. Fix: use it as it is, or x.reshape(1).unbind()."
+            )
         ctx.dim = dim
         lead = (slice(None),) * dim
         # (the `...` keeps a slice of a 1-D tensor a 0-d view, where numpy would copy out a number)
@@ -1042,12 +1059,7 @@ def _check_not_0d(input, words):
 
 @public("unbind", method=True)
 def unbind(input, dim=0):
-    if input.ndim == 0:
-        raise IndexError(
-            f"Dimension specified as {dim} but tensor has no dimensions: a 0-d tensor (one "
-            "number) has nothing to unbind. Fix: use it as it is, or x.reshape(1).unbind()."
-        )
-    return Unbind.apply(input, dim=_one_dim(dim, input.ndim))
+    return Unbind.apply(input, dim=dim)  # (forward checks dim, after the edges are collected)
 
 
 def index(input, index):

@@ -378,16 +378,21 @@ def _welford_overflow(d):
 
 
 def _our_floor_divide_backward_raises_where_pytorch_runs(d):
-    """Our autograd.grad reached floor_divide's NotImplemented node and raised; PyTorch's never
-    reached it (grad runs only the nodes on a path to its inputs). Its NotImplemented node keeps an edge only for the operands that require grad,
-    and the CopySlices node of an in-place change through a view takes that node's first edge
-    for the view's own: with a view that needs no gradient, the divisor's edge is the one it
-    drops."""
+    """Our autograd.grad reached floor_divide's NotImplemented node and raised, or a node on the
+    path to it that refuses to run (one whose saved tensor was changed in place since, as
+    AminBackward0's result in fuzz seed 1956456); PyTorch's never reached either (grad runs
+    only the nodes on a path to its inputs). Its NotImplemented node keeps an edge only for the
+    operands that require grad, and the CopySlices node of an in-place change through a view
+    takes that node's first edge for the view's own: with a view that needs no gradient, the
+    divisor's edge is the one it drops."""
     return (
         d.what == "raises"
         and d.op in ("backward", "grad")
         and d.theirs == "ran"
-        and "derivative for aten::floor_divide is not implemented" in d.ours
+        and (
+            "derivative for aten::floor_divide is not implemented" in d.ours
+            or "has been modified by an inplace operation" in d.ours
+        )
     )
 
 
@@ -653,9 +658,9 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "`a.floor_divide_(b)` (`a //= b`) through a view of a tensor that does not require grad "
-        "keeps its `NotImplemented` node on b's path, so `autograd.grad` for b raises there "
-        "(PyTorch 2.13's `CopySlices` node drops b's edge, so its `grad` gives b None; its "
-        "`backward()` raises)",
+        "keeps its `NotImplemented` node on b's path, so `autograd.grad` for b raises there, "
+        "or at a node before it whose saved tensor was changed in place since (PyTorch 2.13's "
+        "`CopySlices` node drops b's edge, so its `grad` gives b None; its `backward()` raises)",
         _our_floor_divide_backward_raises_where_pytorch_runs,
         in_program=r"\.floor_divide_\(|//=",
     ),
