@@ -12,11 +12,13 @@ import autograd_lab as ag
 from autograd_lab.viz import record
 from autograd_lab.viz.column import (
     COLUMN_W,
+    MAX_BANDS,
     Picture,
     filmstrip_svg,
     fitted_svg,
     key_steps,
     picture_bundle,
+    render_fitted,
 )
 from autograd_lab.viz.layout import layout
 from autograd_lab.viz.svg import to_svg
@@ -159,3 +161,21 @@ def test_too_narrow_a_column_is_a_clear_error(width):
 
 def test_fitted_pictures_are_deterministic():
     assert fitted_svg(chain(14), step=50) == fitted_svg(chain(14), step=50)
+
+
+def test_a_very_wide_graph_stores_the_bands_around_the_step_and_says_so():
+    # 150 links of 3 ops: far more bands than MAX_BANDS; the picture keeps those around the
+    # step's node (and only what they show), so a notebook holding it stays light
+    graph = chain(150)
+    placed = layout(graph)
+    total = len(placed["nodes"])
+    full = render_fitted(graph, placed)
+    rows = re.search(r"rows 1 to (\d+) of the (\d+)", full)
+    assert rows and int(rows[1]) == MAX_BANDS and int(rows[2]) > MAX_BANDS
+    assert full.count("<use ") == MAX_BANDS
+    step = 400  # a forward op near the end of the chain
+    late = render_fitted(graph, placed, step=step)
+    first, last, bands = map(int, re.search(r"rows (\d+) to (\d+) of the (\d+)", late).groups())
+    assert last - first + 1 == MAX_BANDS and first > 1 and bands == int(rows[2])
+    assert "around the step's node" in late
+    assert len(late) < len(to_svg(graph)) / 3 and total > 400

@@ -36,6 +36,7 @@ from .svg import (
     _svg_text,
     as_graph,
     scene,
+    state_at,
     step_count,
 )
 
@@ -44,6 +45,10 @@ BAND_GAP = 18.0  # between two bands of a wrapped graph
 ITEM_GAP = 14.0  # between two entries of the legend
 FRAME_GAP = 16.0  # between two frames of a film strip
 RUN_HINT = "Run this cell to step through it live."
+# A stored picture keeps at most this many bands: a 2,000-op chain wraps into hundreds, and a
+# picture that size (megabytes, every band a window onto the whole drawing) stalls the browser
+# that opens the notebook. The bands kept are those around the step's node.
+MAX_BANDS = 12
 CUT_COLOUR = "#2563eb"
 
 
@@ -66,12 +71,43 @@ def fitted_svg(
 
 
 def render_fitted(graph, placed, step=None, max_width=COLUMN_W, note=None):
-    """SVG text for a graph already laid out, wrapped to `max_width` pixels."""
+    """SVG text for a graph already laid out, wrapped to `max_width` pixels (at most MAX_BANDS
+    bands: those around the step's node, and the note says which part is drawn)."""
     _check_width(max_width)
     drawn = scene(graph, placed, step)
     header, y, header_w = _reflow_header(drawn["header"], max_width)
-    bands, y, width = _bands(drawn["graph"], placed, max_width, y)
+    focus = _focus_x(graph, placed, step)
+    bands, y, width, shown = _bands(drawn["graph"], placed, max_width, y, focus=focus)
+    if shown is not None:
+        first, last, total = shown
+        part = f"The picture draws rows {first} to {last} of the {total} this wide graph wraps into"
+        part += " (around the step's node)." if step else "."
+        note = part if note is None else f"{part}\n{note}"
     return _document([header, bands], y, max(width, header_w), note, max_width)
+
+
+def _focus_x(graph, placed, step):
+    """The x of the node the step is about (the middle of its box), or None."""
+    if not step:
+        return None
+    event = state_at(graph, step)["event"]
+    box = placed["nodes"].get(event["node"]) if event else None
+    return None if box is None else box["x"] + box["w"] / 2
+
+
+def _within(part, left, right):
+    """The shapes and texts of a drawing that reach between x = left and x = right."""
+    shapes, texts = part
+
+    def reaches(shape):
+        if shape[0] == "rect":
+            return shape[1] < right and shape[1] + shape[3] > left
+        xs = [x for x, _ in shape[1]]
+        return min(xs) < right and max(xs) > left
+
+    margin = 400.0  # a label is drawn from its box's x: keep those whose box may be in view
+    kept_texts = [t for t in texts if left - margin < t[0] < right + margin]
+    return [s for s in shapes if reaches(s)], kept_texts
 
 
 def filmstrip_svg(graph, steps=None, collapsed=None, threshold=200, max_width=COLUMN_W, note=None):
@@ -108,7 +144,10 @@ def filmstrip_svg(graph, steps=None, collapsed=None, threshold=200, max_width=CO
             )
             box_w = frame_w if columns > 1 else max_width
             header, below, header_w = _reflow_header(caption, box_w, legend=False)
-            body, below, body_w = _bands(drawn["graph"], placed, box_w, below, f"frame{first + k}")
+            focus = _focus_x(graph, placed, steps[first + k])
+            body, below, body_w, _ = _bands(
+                drawn["graph"], placed, box_w, below, f"frame{first + k}", focus=focus
+            )
             x = k * (frame_w + FRAME_GAP)
             parts.append(f'<g transform="translate({_num(x)},{_num(y)})">\n{header}{body}</g>\n')
             row_bottom = max(row_bottom, y + below)
@@ -323,15 +362,24 @@ def _extent(placed, left, right):
     return max(0.0, min(ys) - 16.0), min(placed["height"], max(ys) + 12.0)
 
 
-def _bands(graph_part, placed, max_width, y, name="graph"):
-    """The graph drawn as bands no wider than max_width, from height y: (SVG text, y below, width).
-    The drawing is written once (`name` is its id) and each band shows a window onto it."""
+def _bands(graph_part, placed, max_width, y, name="graph", focus=None):
+    """The graph drawn as bands no wider than max_width, from height y: (SVG text, y below, width,
+    None or (first, last, total) when only MAX_BANDS of the bands are drawn). The drawing is
+    written once (`name` is its id) and each band shows a window onto it."""
     cuts = _cuts(placed, max_width)
+    shown = None
+    total = len(cuts) - 1
+    if total > MAX_BANDS:  # keep the bands around the focus, and only what they show
+        at = 0 if focus is None else max(i for i in range(total) if cuts[i] <= focus)
+        first = min(max(0, at - MAX_BANDS // 2), total - MAX_BANDS)
+        cuts = cuts[first : first + MAX_BANDS + 1]
+        graph_part = _within(graph_part, cuts[0], cuts[-1])
+        shown = (first + 1, first + MAX_BANDS, total)
     body = _svg_text(*graph_part)
-    if len(cuts) == 2:
+    if len(cuts) == 2 and shown is None:
         height = placed["height"]
         svg = f'<g transform="translate(0,{_num(y)})">\n{body}</g>\n'
-        return svg, y + height, placed["width"]
+        return svg, y + height, placed["width"], None
     out = [f'<defs><g id="\0-{name}">\n{body}</g></defs>\n']
     letters = {}  # cut x -> [(height, letter)] of the edges it cuts
     for x in cuts[1:-1]:
@@ -363,7 +411,7 @@ def _bands(graph_part, placed, max_width, y, name="graph"):
             )
             y += BAND_GAP
         y += h
-    return "".join(out), y, max_width
+    return "".join(out), y, max_width, shown
 
 
 def _document(parts, height, width, note, max_width):
