@@ -153,7 +153,9 @@ def test_a_big_graph_starts_folded_and_a_small_one_open():
     assert [r["name"] for r in big.repeats] == [name]
     groups = {g["scope"]: g["collapsed"] for g in big.graph["layout"]["groups"]}
     assert groups[name] is True
-    assert name not in big.collapsed  # `collapsed` keeps real scopes only
+    # `collapsed` keeps real scopes only: the folded blocks, one box each where nothing folds them
+    # (the static SVG of the widget's output)
+    assert big.collapsed == [f"Sequential/{i} (Block)" for i in range(12)]
     assert big.graph["repeats"][0]["folded"] is True
     # 60 nodes in the one box: 12 blocks and their weights
     assert len(big.graph["nodes"]) == len(graph.nodes) - 60
@@ -178,6 +180,11 @@ def test_selecting_a_node_inside_a_folded_repeat_opens_it():
     assert w.folded == []
     assert w.selected == tanh
     assert tanh in w.graph["layout"]["nodes"]
+    assert w.collapsed == []  # 36 nodes: every block opens, not only the one around the Tanh
+    big = widget.GraphWidget(graph, folded=True, max_nodes=30, collapsed=[])
+    big.selected = tanh  # 36 nodes > 30: only the block around it opens
+    assert set(big.collapsed) == {f"Sequential/{i} (Block)" for i in range(12) if i != 5}
+    assert tanh in big.graph["layout"]["nodes"]
 
 
 def test_folding_again_and_opening_a_big_repeat_block_by_block():

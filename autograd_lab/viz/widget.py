@@ -179,7 +179,8 @@ class GraphWidget(anywidget.AnyWidget):
         try:
             with self.hold_sync():
                 self.folded = [name for name in self.folded if name not in opened]
-                self.collapsed = [p for p in self.collapsed if p not in around]
+                collapsed = self._opening(self.collapsed, opened)
+                self.collapsed = [p for p in collapsed if p not in around]
         finally:
             self._updating = False
         self._relayout(self.collapsed)
@@ -204,14 +205,19 @@ class GraphWidget(anywidget.AnyWidget):
     def _fold_changed(self, change):
         if self._updating:
             return
-        # an opened repeat of many nodes shows its blocks one box each, as a big scope opens
-        opened = [r for r in self._repeats if r["name"] in change["old"]]
-        collapsed = list(self.collapsed)
-        for r in opened:
-            if r["name"] not in change["new"] and r["nodes"] > self.max_nodes:
-                if r["kind"] == "siblings":
-                    collapsed += [p for p in r["scopes"] if p not in collapsed]
-        self._relayout(collapsed)
+        # `collapsed` holds a folded repeat's blocks (see _relayout): an opened repeat of many
+        # nodes keeps them, one box a block, as a big scope opens; a small one opens them too
+        opened = [r["name"] for r in self._repeats if r["name"] in change["old"]]
+        opened = [name for name in opened if name not in change["new"]]
+        self._relayout(self._opening(self.collapsed, opened))
+
+    def _opening(self, collapsed, opened):
+        """`collapsed` once the repeats named `opened` open: their blocks open too, unless
+        there are more nodes than max_nodes (then each block is one box, opened on a click)."""
+        for r in self._repeats:
+            if r["name"] in opened and (r["kind"] == "calls" or r["nodes"] <= self.max_nodes):
+                collapsed = [p for p in collapsed if p not in r["scopes"]]
+        return list(collapsed)
 
     def _fold(self, folded):
         """Set `folded` from the constructor's argument: None folds every repeat of a big graph."""
@@ -238,6 +244,12 @@ class GraphWidget(anywidget.AnyWidget):
         collapsed = [p for p in collapsed if p not in names] + list(self.folded)
         boxes = layout(data, collapsed=collapsed, threshold=self.max_nodes)
         shown = [g["scope"] for g in boxes["groups"] if g["collapsed"] and g["scope"] not in names]
+        # ... plus a folded repeat's blocks, each collapsed, for the readers that cannot fold: the
+        # static SVG (_repr_mimebundle_) and a repeat opened again (_fold_changed)
+        for r in self._repeats:
+            if r["name"] in self.folded:
+                shut = set(shown)
+                shown += [p for p in r["scopes"] if not shut.intersection(prefixes(p))]
         hidden = boxes["hidden"]
         graph = {
             # nodes inside collapsed scopes stay in Python: a 10,000-node graph stays light
