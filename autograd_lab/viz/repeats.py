@@ -26,14 +26,14 @@ A repeat is folded by drawing all its nodes as one collapsed box named "block0 â
 from .layout import clusters_of, drawn_scopes
 
 
-def find_repeats(graph):
+def find_repeats(graph, scopes=None):
     """The repeated blocks of a Snapshot (or its `to_dict()`), outermost first, as dicts:
     {"name": the folded box's scope path, "kind": "siblings" | "calls", "scopes": the scope
     paths repeated (one for "calls"), "count": N, "each": nodes made in one repetition (ops, for
     "calls"), "nodes": all of them}. Leaves drawn with a block (its weights) are not counted."""
     nodes = graph["nodes"] if isinstance(graph, dict) else graph.nodes
     edges = graph["edges"] if isinstance(graph, dict) else graph.edges
-    scopes = drawn_scopes(graph)
+    scopes = drawn_scopes(graph) if scopes is None else scopes  # a caller may know them already
     clusters = clusters_of(graph)  # fused kernels are compile()'s groups, not a model's modules
     members = {}  # scope path -> indices of the nodes drawn inside it (sub-scopes included)
     for i, scope in enumerate(scopes):
@@ -173,20 +173,24 @@ def _calls(path, ops, nodes, scopes, inputs):
     return None
 
 
-def fold(graph, names):
+def fold(graph, names, repeats=None, scopes=None):
     """A copy of the graph dict (`Snapshot.to_dict()`) in which the repeats named in `names`
     (from `find_repeats`) each become one scope, their name: collapsed, it is one box "Ã—N".
 
     The copy's nodes are new dicts only where their scope changes. A leaf a folded block alone
-    uses (its weights) joins the box, through the layout's rule for leaves."""
-    repeats = [rep for rep in find_repeats(graph) if rep["name"] in set(names)]
+    uses (its weights) joins the box, through the layout's rule for leaves. `repeats` and
+    `scopes`: `find_repeats(graph)` and `drawn_scopes(graph)`, where the caller has them."""
+    if not names:
+        return graph
+    scopes = drawn_scopes(graph) if scopes is None else scopes
+    repeats = find_repeats(graph, scopes) if repeats is None else repeats
+    repeats = [rep for rep in repeats if rep["name"] in set(names)]
     rename = {}  # old scope path -> the folded name that replaces it
     for rep in repeats:  # outermost first: a repeat inside a folded one is folded with it
         for path in rep["scopes"]:
             rename.setdefault(path, rep["name"])
     if not rename:
         return graph
-    scopes = drawn_scopes(graph)
     nodes = []
     for node, scope in zip(graph["nodes"], scopes):
         new = next((rename[p] for p in prefixes(scope) if p in rename), None)

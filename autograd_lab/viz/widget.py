@@ -86,8 +86,8 @@ class GraphWidget(anywidget.AnyWidget):
         self._ids = {node["id"] for node in self._snapshot.nodes}
         self.max_nodes = max_nodes
         self._updating = False
-        self._repeats = find_repeats(self._snapshot)
         self._scopes_drawn = drawn_scopes(self._snapshot)
+        self._repeats = find_repeats(self._snapshot, self._scopes_drawn)
         self._position = {node["id"]: i for i, node in enumerate(self._snapshot.nodes)}
         super().__init__(**kwargs)
         self._fold(folded)
@@ -236,7 +236,8 @@ class GraphWidget(anywidget.AnyWidget):
         from .layout import layout, scope_counts
         from .svg import forward_ops
 
-        data = fold(self._snapshot.to_dict(), self.folded)  # a folded repeat: one scope
+        # a folded repeat: one scope
+        data = fold(self._snapshot.to_dict(), self.folded, self._repeats, self._scopes_drawn)
         if collapsed is None:
             collapsed = default_collapsed(data, self.max_nodes)
         names = {r["name"] for r in self._repeats}
