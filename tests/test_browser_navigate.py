@@ -100,6 +100,7 @@ def _drive(server, browser_page):
     expect(repeat.locator("title")).to_contain_text("12 identical blocks (3 nodes each)")
     expect(widget.locator(".agl-node")).to_have_count(5)  # the head: 2 weights, Addmm; Sum; loss
     expect(widget.locator(".agl-legend")).to_contain_text("×N: a block repeated N times")
+    expect(widget.locator(".agl-legend")).not_to_contain_text("collapsed scope")  # none here
     widget.screenshot(path=str(ARTIFACTS / "navigate_folded.png"))
 
     # search: the 12 Tanh ops are inside the box, so the box lights up and everything else dims

@@ -460,10 +460,11 @@ class GraphView {
       if (roles.has(role)) entry(`background:${fill};border-color:${stroke}`, text);
     }
     if (nodes.some((n) => n.is_saved)) entry(`border-color:${SAVED};border-width:2.5px`, "saved for backward");
-    if (this.g.layout.groups.some((gr) => gr.collapsed && !this.g.clusters[gr.scope])) {
+    const plain = (gr) => !this.g.clusters[gr.scope] && !this.g.repeatNamed[gr.scope]; // a module's scope
+    if (this.g.layout.groups.some((gr) => gr.collapsed && plain(gr))) {
       entry("background:#f1f5f9;border-color:#64748b;border-style:dashed", "collapsed scope (click to open)");
     }
-    if (this.g.repeats.some((r) => r.folded)) {
+    if (this.g.layout.groups.some((gr) => gr.collapsed && this.g.repeatNamed[gr.scope])) {
       entry("background:#f1f5f9;border-color:#64748b;box-shadow:3px -3px 0 #cbd5e1", "×N: a block repeated N times, drawn once (click to open)");
     }
     if (Object.keys(this.g.clusters).length) entry(`background:${FUSED[0]};border-color:${FUSED[1]}`, "fused kernel");
