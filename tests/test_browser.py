@@ -419,13 +419,15 @@ def _drive(lab, page):
     scoped.locator(".agl-group.agl-collapsed").click()
     expect(scoped.locator(".agl-node")).to_have_count(5)
 
-    # the 10,000-node graph opens with its 20 scopes collapsed, and still steps at once
+    # the 10,000-node graph opens with its 20 identical scopes folded into one box "×20" (viz/
+    # repeats.py), and still steps at once
     big = page.locator(".agl-widget").nth(2)
     big_cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(6)
     expect(big_cell.locator(".jp-OutputArea-output").first).to_contain_text(
         re.compile(r"1\d{4} nodes")
     )
-    expect(big.locator(".agl-group.agl-collapsed")).to_have_count(20)
+    expect(big.locator(".agl-group.agl-collapsed")).to_have_count(1)
+    expect(big.locator(".agl-repeat .agl-label")).to_have_text("layer0 … layer19 ×20")
     assert big.locator(".agl-node").count() < 30
     big_step = big.locator(".agl-step")
     big.get_by_role("button", name="Step forward").click()

@@ -12,9 +12,10 @@ column.py (pictures that fit a notebook's column: what notebooks store, film str
 widget.py + graph.js (the live widget), plots.py (matplotlib figures), live.py (progress bars and
 a live training figure), from_torch.py + torch_recording.py (real PyTorch graphs read into the
 same Snapshot, and watched as PyTorch runs them), compare.py + side_by_side.py (the same code in
-PyTorch and in autograd_lab, differences marked), compiled.py (compiled functions: fused kernels
-as clusters, the memory plan per node), memory_plots.py (memory timelines), export.py (one HTML
-page that steps without a kernel: save_html, `autograd-lab export-html`). The widget needs anywidget, the plots
+PyTorch and in autograd_lab, differences marked), repeats.py (blocks a model repeats, drawn once
+as "×N"), compiled.py (compiled functions: fused kernels as clusters, the memory plan per node),
+memory_plots.py (memory timelines), export.py (one HTML page that steps without a kernel:
+save_html, `autograd-lab export-html`). The widget needs anywidget, the plots
 matplotlib: both come with the `lab` extra and are imported only when used.
 """
 
@@ -23,6 +24,7 @@ from .export import save_html
 from .graph import Recording, record, snapshot
 from .layout import default_collapsed, expand, layout, scope_counts
 from .live import LiveTraining, progress, set_progress
+from .repeats import find_repeats
 from .side_by_side import SideBySide, side_by_side
 from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
 from .svg import render_svg, step_count, to_matplotlib, to_png, to_svg
@@ -50,6 +52,7 @@ __all__ = [
     "compare",
     "default_collapsed",
     "expand",
+    "find_repeats",
     "layout",
     "progress",
     "record",

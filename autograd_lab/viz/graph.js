@@ -15,6 +15,8 @@
 // A compiled function's graph (viz/compiled.py) adds two optional parts: `clusters`, fused
 // kernels drawn as orange frames that collapse to one box, and `memory`, a memory plan: each
 // step shows which values are alive (teal) or already freed (grey), and a bar of the live bytes.
+// Big graphs: the search box finds nodes by label, variable or op (Enter: the next one), and
+// `repeats` (viz/repeats.py), blocks the model applies N times, are drawn once, as one box "×N".
 // No libraries, no build step, nothing fetched: anywidget loads this file as an ES module.
 
 const SVG_NS = "http://www.w3.org/2000/svg"; // an XML name, not a download
@@ -268,6 +270,8 @@ function index(graph) {
   g.events.forEach((ev, j) => ev.kind !== "send" && g.nodeSteps.push(F + j + 1));
   if (g.nodeSteps[g.nodeSteps.length - 1] !== g.n_steps) g.nodeSteps.push(g.n_steps);
   g.value = (id) => byId[id] && byId[id].value;
+  g.repeats = g.repeats || [];
+  g.repeatNamed = Object.fromEntries(g.repeats.map((r) => [r.name, r]));
   // the largest gradient sent: edge widths are relative to it
   const norm = (ev) => (ev.grad && typeof ev.grad.norm === "number" ? ev.grad.norm : 0);
   g.maxNorm = g.events.reduce((m, ev) => Math.max(m, norm(ev)), 1e-30);
@@ -319,7 +323,7 @@ class GraphView {
     this.listeners = [
       ["change:graph", () => this.draw()],
       ["change:step", () => this.update()],
-      ["change:selected", () => this.update()],
+      ["change:selected", () => (this.update(), this.applySearch())],
     ];
     for (const [name, fn] of this.listeners) model.on(name, fn);
     this.draw();
@@ -392,6 +396,7 @@ class GraphView {
       this.scale();
       this.follow();
     });
+    this.buildSearch(bar);
   }
 
   // The drawing's size: full size, or shrunk to the canvas's width but never below MIN_FIT, so a
@@ -418,7 +423,11 @@ class GraphView {
     if (!id) return;
     const el = this.nodeEls.get(id);
     const target = el ? el.node : this.canvas.querySelector(`.agl-collapsed[data-id="${CSS.escape(id)}"]`);
-    if (!target) return;
+    if (target) this.scrollTo(target);
+  }
+
+  // Scroll the canvas (never the page) so that `target` is in view, centred if it was not.
+  scrollTo(target) {
     const view = this.canvas.getBoundingClientRect();
     const box = target.getBoundingClientRect();
     const margin = 16;
@@ -455,8 +464,12 @@ class GraphView {
       if (roles.has(role)) entry(`background:${fill};border-color:${stroke}`, text);
     }
     if (nodes.some((n) => n.is_saved)) entry(`border-color:${SAVED};border-width:2.5px`, "saved for backward");
-    if (this.g.layout.groups.some((gr) => gr.collapsed && !this.g.clusters[gr.scope])) {
+    const plain = (gr) => !this.g.clusters[gr.scope] && !this.g.repeatNamed[gr.scope]; // a module's scope
+    if (this.g.layout.groups.some((gr) => gr.collapsed && plain(gr))) {
       entry("background:#f1f5f9;border-color:#64748b;border-style:dashed", "collapsed scope (click to open)");
+    }
+    if (this.g.layout.groups.some((gr) => gr.collapsed && this.g.repeatNamed[gr.scope])) {
+      entry("background:#f1f5f9;border-color:#64748b;box-shadow:3px -3px 0 #cbd5e1", "×N: a block repeated N times, drawn once (click to open)");
     }
     if (Object.keys(this.g.clusters).length) entry(`background:${FUSED[0]};border-color:${FUSED[1]}`, "fused kernel");
     if (this.g.memory) {
@@ -470,7 +483,7 @@ class GraphView {
       entry("background:#c2410c;opacity:0.6", "gradient that went back (thicker = larger |grad|)", "agl-swatch-edge");
     }
     const hint = html("span", { class: "agl-legend-item agl-hint" }, this.legend);
-    hint.append("hover: details · click: inspect, then ← →: step, Shift+← →: node by node · click a scope's title: collapse/expand");
+    hint.append("hover: details · click: inspect, then ← →: step, Shift+← →: node by node · click a scope's title: collapse/expand · find: lights up matches, Enter: the next one");
   }
 
   play() {
@@ -548,8 +561,10 @@ class GraphView {
     }
     this.nodeEls = new Map();
     for (const n of this.g.nodes) if (layout.nodes[n.id]) this.drawNode(n, layout.nodes[n.id], nodes);
+    this.drawRepeats();
     this.scale();
     this.update();
+    this.applySearch();
   }
 
   uid() {
@@ -614,7 +629,8 @@ class GraphView {
     handle.classList.add("agl-toggle");
     handle.addEventListener("click", (e) => {
       e.stopPropagation();
-      this.toggle(group);
+      if (this.g.repeatNamed[group.scope]) this.setFolded(group.scope, false);
+      else this.toggle(group);
     });
   }
 
@@ -632,6 +648,143 @@ class GraphView {
     }
     this.model.set("collapsed", collapsed);
     this.model.save_changes();
+  }
+
+  // ---- repeated blocks: drawn once as "×N" ----------------------------------------------------------
+
+  // A folded repeat is a collapsed scope named "block0 … block11 ×12" (Python folded its nodes
+  // into it): drawn as a stack of cards. An opened one's first block gets a "fold ×N" handle.
+  drawRepeats() {
+    for (const frame of this.canvas.querySelectorAll(".agl-group")) {
+      const scope = frame.dataset.id.slice("scope:".length);
+      const folded = this.g.repeatNamed[scope];
+      if (folded && frame.classList.contains("agl-collapsed")) {
+        frame.classList.add("agl-repeat");
+        const box = frame.querySelector(".agl-group-box");
+        for (const k of [2, 1]) {
+          // two cards peeking out behind the box: "more of the same"
+          const card = box.cloneNode();
+          card.setAttribute("class", "agl-group-box agl-repeat-card");
+          card.setAttribute("transform", `translate(${3 * k},${-3 * k})`);
+          frame.insertBefore(card, box);
+        }
+        const what = folded.kind === "calls" ? "calls of one module" : "identical blocks";
+        const each = `${folded.each} ${folded.kind === "calls" ? "ops" : "nodes"} each`;
+        frame.querySelector("title").textContent =
+          `${folded.count} ${what} (${each}), drawn once: ${folded.scopes.join(", ")}. Click to open.`;
+        continue;
+      }
+      const opened = this.g.repeats.find((r) => !r.folded && r.scopes[0] === scope);
+      if (!opened) continue;
+      // the handle that folds it again: after the first block's title (above its box when
+      // collapsed), at the left, where no later block's frame can lie over it
+      const title = frame.querySelector(".agl-group-title");
+      // (its first child: the text on screen, not its <title>) in 11px monospace: 6.6px a letter
+      const x = title ? 6 + title.firstChild.textContent.length * 6.7 + 10 : 0;
+      const y = title ? 11 : -4;
+      const attrs = { x, y, class: "agl-fold agl-toggle", "data-repeat": opened.name };
+      const fold = svg("text", attrs, frame, `fold ×${opened.count}`);
+      svg("title", {}, fold, `Fold the ${opened.count} repeats back into one box: ${opened.name}`);
+      fold.addEventListener("click", (e) => {
+        e.stopPropagation();
+        this.setFolded(opened.name, true);
+      });
+    }
+  }
+
+  // Fold or open a repeat: JS changes `folded`, Python sends a new layout.
+  setFolded(name, fold) {
+    const folded = this.model.get("folded").filter((n) => n !== name);
+    if (fold) folded.push(name);
+    this.model.set("folded", folded);
+    this.model.save_changes();
+  }
+
+  // ---- search: find nodes by label, variable name or op -------------------------------------------
+
+  buildSearch(bar) {
+    const attrs = {
+      class: "agl-search",
+      type: "search",
+      placeholder: "find a node…",
+      "aria-label": "find nodes by name, variable or op",
+      title: "Find nodes by label, variable name or op (e.g. w1, tanh, MulBackward0). Enter: next match, Shift+Enter: previous, Esc: clear",
+      // the notebook's shortcuts (a, b, d d, ...) must not act on what is typed here
+      "data-lm-suppress-shortcuts": "true",
+    };
+    this.searchBox = html("input", attrs, bar);
+    this.searchCount = html("span", { class: "agl-search-count", "aria-live": "polite" }, bar);
+    this.query = "";
+    this.matchAt = -1;
+    this.searchBox.addEventListener("input", () => {
+      this.query = this.searchBox.value.trim().toLowerCase();
+      this.matchAt = -1;
+      this.applySearch();
+    });
+    this.searchBox.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") this.nextMatch(e.shiftKey ? -1 : 1);
+      else if (e.key === "Escape") {
+        this.searchBox.value = "";
+        this.query = "";
+        this.applySearch();
+      } else return;
+      e.preventDefault();
+      e.stopPropagation(); // Esc here clears the search, it does not unpin the inspector
+    });
+  }
+
+  // Every node whose label, variable name or op contains the query, hidden ones too, in the
+  // graph's order (forward creation order: "n2" before "n10").
+  matches() {
+    if (!this.query) return [];
+    const hidden = this.g.hidden_nodes || {};
+    const all = [...this.g.nodes.map((n) => [n.id, n]), ...Object.entries(hidden)];
+    const hit = (n) => [n.label, n.name, n.op].some((t) => t && String(t).toLowerCase().includes(this.query));
+    const order = (id) => Number(id.slice(1));
+    return all.filter(([, n]) => hit(n)).map(([id]) => id).sort((a, b) => order(a) - order(b));
+  }
+
+  // Matching boxes lit, the rest dimmed; a match inside a collapsed scope or folded repeat lights
+  // up the box that stands for it.
+  applySearch() {
+    const found = this.matches();
+    this.found = found;
+    const lit = new Set(found.map((id) => (this.g.layout.hidden || {})[id] || id));
+    const searching = Boolean(this.query);
+    this.root.classList.toggle("agl-searching", searching);
+    for (const [id, el] of this.nodeEls) {
+      el.node.classList.toggle("agl-match", searching && lit.has(id));
+      el.node.classList.toggle("agl-dim", searching && !lit.has(id));
+    }
+    for (const frame of this.canvas.querySelectorAll(".agl-group.agl-collapsed")) {
+      frame.classList.toggle("agl-match", searching && lit.has(frame.dataset.id));
+      frame.classList.toggle("agl-dim", searching && !lit.has(frame.dataset.id));
+    }
+    const at = found.indexOf(this.model.get("selected"));
+    if (!searching) this.searchCount.textContent = "";
+    else if (!found.length) this.searchCount.textContent = "no match";
+    else if (at >= 0) this.searchCount.textContent = `${at + 1} of ${found.length}`;
+    else this.searchCount.textContent = `${found.length} match${found.length > 1 ? "es" : ""}`;
+  }
+
+  // Enter: select the next match (Python opens the scopes and repeats around a hidden one).
+  nextMatch(direction) {
+    const found = this.found || [];
+    if (!found.length) return;
+    const at = found.indexOf(this.model.get("selected"));
+    const from = at >= 0 ? at : this.matchAt;
+    this.matchAt = (from + direction + found.length) % found.length;
+    if (from < 0 && direction < 0) this.matchAt = found.length - 1;
+    this.reveal = found[this.matchAt];
+    this.select(this.reveal);
+  }
+
+  // Scroll the match just selected into view once it has a box (after Python's new layout).
+  revealSearched() {
+    const el = this.reveal && this.nodeEls.get(this.reveal);
+    if (!el) return;
+    this.reveal = null;
+    this.scrollTo(el.node);
   }
 
   // ---- showing one step (every time the step or the selection changes) ----------------------------
@@ -675,6 +828,7 @@ class GraphView {
     }
     this.showInspector(selected);
     this.follow();
+    this.revealSearched();
   }
 
   // The memory plan after this step: alive values framed, freed ones greyed, the live bytes.

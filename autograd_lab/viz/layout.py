@@ -165,6 +165,14 @@ def scope_counts(graph):
     return dict(sorted(_counts(_drawn_scopes(nodes, pairs, clusters_of(graph))).items()))
 
 
+def drawn_scopes(graph):
+    """Each node's scope as drawn, in node order: a layer's weights join the layer that uses them."""
+    nodes, edges, _ = _parts(graph)
+    index = {node["id"]: i for i, node in enumerate(nodes)}
+    pairs = [(index[e["source"]], index[e["target"]]) for e in edges]
+    return _drawn_scopes(nodes, pairs, clusters_of(graph))
+
+
 def default_collapsed(graph, threshold=200):
     """The scopes collapsed when the caller chooses none: every top-level one, in a big graph,
     and the clusters that start collapsed (a snapshot's fused kernels)."""

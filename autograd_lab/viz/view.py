@@ -8,20 +8,35 @@ one per layout it saved. Building it in one place keeps the two drawings the sam
 """
 
 from .graph import Recording, snapshot
-from .layout import layout, scope_counts
+from .layout import default_collapsed, layout, scope_counts
+from .repeats import fold, prefixes
 from .snapshot import Snapshot
 from .svg import forward_ops
 from .torch_recording import TorchRecording
 
 
-def view_graph(snapshot, collapsed=None, max_nodes=200):
+def view_graph(snapshot, collapsed=None, max_nodes=200, folded=(), repeats=(), scopes_drawn=None):
     """The graph object for graph.js with these scopes collapsed (None: the layout's default
     rule: every top-level scope of a graph over `max_nodes` nodes), and the scope paths that
-    the layout drew collapsed."""
-    boxes = layout(snapshot, collapsed=collapsed, threshold=max_nodes)
-    shown = [g["scope"] for g in boxes["groups"] if g["collapsed"]]
-    hidden = boxes["hidden"]
+    the layout drew collapsed. `folded` names the repeated blocks (`repeats`: find_repeats's)
+    drawn as one box, "×N"; `collapsed` never names a repeat."""
     data = snapshot.to_dict()
+    names = {r["name"] for r in repeats}
+    if folded:  # a folded repeat: one scope ...
+        data = fold(data, folded, repeats, scopes_drawn)
+    if collapsed is None:
+        collapsed = default_collapsed(data, max_nodes)
+    # ... drawn as one collapsed box; the scopes the caller keeps are the real ones only
+    collapsed = [p for p in collapsed if p not in names] + list(folded)
+    boxes = layout(data, collapsed=collapsed, threshold=max_nodes)
+    shown = [g["scope"] for g in boxes["groups"] if g["collapsed"] and g["scope"] not in names]
+    # ... plus a folded repeat's blocks, each collapsed, for the readers that cannot fold: the
+    # static picture and a repeat opened again (widget.py's _fold_changed)
+    for r in repeats:
+        if r["name"] in folded:
+            shut = set(shown)
+            shown += [p for p in r["scopes"] if not shut.intersection(prefixes(p))]
+    hidden = boxes["hidden"]
     forward = [n["id"] for n in forward_ops(data["nodes"])]
     graph = {
         # nodes inside collapsed scopes stay in Python: a 10,000-node graph stays light
@@ -33,13 +48,16 @@ def view_graph(snapshot, collapsed=None, max_nodes=200):
         "forward": forward,
         "n_steps": len(forward) + len(data["events"]),
         "layout": boxes,
-        # for the step captions and for expanding big scopes one level at a time
+        # for the step captions, for expanding big scopes one level at a time, and for the
+        # search box, which finds hidden nodes too (their box lights up)
         "hidden_nodes": {
-            n["id"]: {"label": n["label"], "kind": n["kind"], "op": n["op"]}
+            n["id"]: {"label": n["label"], "kind": n["kind"], "op": n["op"], "name": n["name"]}
             for n in data["nodes"]
             if n["id"] in hidden
         },
-        "scopes": sorted(scope_counts(snapshot)),
+        # repeated blocks (viz/repeats.py): a folded one is drawn as one box, "×N"
+        "repeats": [{**r, "folded": r["name"] in folded} for r in repeats],
+        "scopes": sorted(scope_counts(data)),
         "max_nodes": max_nodes,
     }
     if data.get("clusters"):  # fused kernels (compile): drawn in their own colour

@@ -22,9 +22,15 @@ keeps the state (which step, which node, which scopes are collapsed) in four syn
     selected   the node id shown in the inspector, or None
     collapsed  the scope paths drawn as one box; the browser sets it when a group is clicked,
                and Python answers with a new layout
+    folded     the repeated blocks (viz/repeats.py: 12 identical transformer blocks, an RNN cell
+               called at every step) drawn once, as one box "×N"; a click opens one, and an
+               opened one's "fold ×N" folds it again. Big graphs start with every repeat folded.
 In the browser: play (at a speed you pick), step, or step node by node (skipping the gradients
 each node sends); once the widget has the focus (click it), ← → step and Shift+← → go node by
 node, in JupyterLab and Notebook 7 alike. The view follows the step's node on wide graphs.
+The search box finds nodes by label, variable name or op (the others dim; a match inside a
+collapsed scope or folded repeat lights up its box), and Enter selects the next match, which
+opens the scopes and repeats around it.
 Where no widget can be shown (nbconvert, GitHub, a notebook opened without its kernel), a picture
 of the step it shows stands in for it (`stored_svg()`), and `w.filmstrip()` stores the key steps;
 `w.save_html("graph.html")` writes the live drawing as one page that needs no kernel (export.py).
@@ -37,6 +43,8 @@ import traitlets
 
 from .column import picture_bundle
 from .graph import caller_tensor_names
+from .layout import drawn_scopes
+from .repeats import find_repeats, prefixes
 from .view import as_snapshot
 
 HERE = Path(__file__).parent
@@ -48,7 +56,8 @@ class GraphWidget(anywidget.AnyWidget):
     `GraphWidget(*roots)` takes tensors (plus `recording=` to know intermediate values and the
     backward pass), a `Recording` from `with record() as r:`, or a `Snapshot`. Names are read
     from the caller's variables unless `names=` is given. Graphs with more than `max_nodes` nodes
-    start with every top-level scope collapsed.
+    start with every top-level scope collapsed and every repeated block folded into one box
+    "×N"; `folded=True` / `False` / a list of repeat names (see `w.repeats`) choose for any graph.
     """
 
     _esm = HERE / "graph.js"
@@ -58,6 +67,7 @@ class GraphWidget(anywidget.AnyWidget):
     step = traitlets.Int(0).tag(sync=True)
     selected = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    folded = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(
         self,
@@ -67,6 +77,7 @@ class GraphWidget(anywidget.AnyWidget):
         max_nodes=200,
         max_values=64,
         collapsed=None,
+        folded=None,
         step=0,
         selected=None,
         **kwargs,
@@ -77,7 +88,11 @@ class GraphWidget(anywidget.AnyWidget):
         self._ids = {node["id"] for node in self._snapshot.nodes}
         self.max_nodes = max_nodes
         self._updating = False
+        self._scopes_drawn = drawn_scopes(self._snapshot)
+        self._repeats = find_repeats(self._snapshot, self._scopes_drawn)
+        self._position = {node["id"]: i for i, node in enumerate(self._snapshot.nodes)}
         super().__init__(**kwargs)
+        self._fold(folded)
         self._relayout(collapsed)
         self.step = step
         self.selected = selected
@@ -100,6 +115,11 @@ class GraphWidget(anywidget.AnyWidget):
     def n_steps(self):
         """The last step: every forward op, then every backward event."""
         return self.n_forward + len(self._snapshot.events)
+
+    @property
+    def repeats(self):
+        """The repeated blocks found in the graph (viz/repeats.py's `find_repeats`)."""
+        return self._repeats
 
     def __repr__(self):
         return (
@@ -174,21 +194,79 @@ class GraphWidget(anywidget.AnyWidget):
         """Selecting a node hidden inside a collapsed scope opens the scopes around it."""
         node_id = change["new"]
         box = self.graph.get("layout", {}).get("hidden", {}).get(node_id)
-        if box is not None:
-            scope = self._snapshot.node(node_id).get("scope") or box[len("scope:") :]
-            inside = {p for p in self.collapsed if scope == p or scope.startswith(p + "/")}
-            self.collapsed = [p for p in self.collapsed if p not in inside]
+        if box is None:
+            return
+        scope = self._scopes_drawn[self._position[node_id]]
+        around = set(prefixes(scope))  # the scopes the node sits in, and the repeats of them
+        opened = [r["name"] for r in self._repeats if around & set(r["scopes"])]
+        self._updating = True
+        try:
+            with self.hold_sync():
+                self.folded = [name for name in self.folded if name not in opened]
+                collapsed = self._opening(self.collapsed, opened)
+                self.collapsed = [p for p in collapsed if p not in around]
+        finally:
+            self._updating = False
+        self._relayout(self.collapsed)
 
     @traitlets.observe("collapsed")
     def _collapse(self, change):
         if not self._updating:  # the browser (or the user) changed it: lay the graph out again
             self._relayout(change["new"])
 
+    @traitlets.validate("folded")
+    def _check_folded(self, proposal):
+        names = [r["name"] for r in self._repeats]
+        for name in proposal["value"]:
+            if name not in names:
+                found = ", ".join(repr(n) for n in names) or "none: no block repeats in it"
+                raise traitlets.TraitError(
+                    f"no repeated block {name!r} in this graph; its repeats (w.repeats) are: {found}"
+                )
+        return proposal["value"]
+
+    @traitlets.observe("folded")
+    def _fold_changed(self, change):
+        if self._updating:
+            return
+        # `collapsed` holds a folded repeat's blocks (see _relayout): an opened repeat of many
+        # nodes keeps them, one box a block, as a big scope opens; a small one opens them too
+        opened = [r["name"] for r in self._repeats if r["name"] in change["old"]]
+        opened = [name for name in opened if name not in change["new"]]
+        self._relayout(self._opening(self.collapsed, opened))
+
+    def _opening(self, collapsed, opened):
+        """`collapsed` once the repeats named `opened` open: their blocks open too, unless
+        there are more nodes than max_nodes (then each block is one box, opened on a click)."""
+        for r in self._repeats:
+            if r["name"] in opened and (r["kind"] == "calls" or r["nodes"] <= self.max_nodes):
+                collapsed = [p for p in collapsed if p not in r["scopes"]]
+        return list(collapsed)
+
+    def _fold(self, folded):
+        """Set `folded` from the constructor's argument: None folds every repeat of a big graph."""
+        if folded is None:
+            folded = len(self._snapshot.nodes) > self.max_nodes
+        if folded is True or folded is False:
+            folded = [r["name"] for r in self._repeats] if folded else []
+        self._updating = True
+        try:
+            self.folded = list(folded)
+        finally:
+            self._updating = False
+
     def _relayout(self, collapsed):
         """Lay out the graph with these scopes collapsed (None: the layout's default rule)."""
         from .view import view_graph
 
-        graph, shown = view_graph(self._snapshot, collapsed, self.max_nodes)
+        graph, shown = view_graph(
+            self._snapshot,
+            collapsed,
+            self.max_nodes,
+            folded=self.folded,
+            repeats=self._repeats,
+            scopes_drawn=self._scopes_drawn,
+        )
         hidden = graph["layout"]["hidden"]
         self._updating = True
         try:
