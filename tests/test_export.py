@@ -17,6 +17,8 @@ import autograd_lab as ag
 from autograd_lab.viz import record, save_html
 from autograd_lab.viz.export import page_data
 from autograd_lab.viz.graph import tensor_names
+from autograd_lab.viz.layout import drawn_scopes
+from autograd_lab.viz.repeats import find_repeats
 from autograd_lab.viz.view import view_graph
 
 
@@ -80,7 +82,8 @@ def as_js_builds_it(data, i):
         "edges": [data["edges"][k] for k in own["edges"]],
         "layout": {**own["layout"], "hidden": hidden},
         "hidden_nodes": {
-            n["id"]: {"label": n["label"], "kind": n["kind"], "op": n["op"]} for n in about
+            n["id"]: {"label": n["label"], "kind": n["kind"], "op": n["op"], "name": n["name"]}
+            for n in about
         },
     }
 
@@ -117,7 +120,8 @@ def test_the_data_round_trips_for_every_layout(tmp_path):
     ]
     assert data["complete"] is True
     for i, state in enumerate(data["states"]):
-        expected, shown = view_graph(snapshot, state["shown"])
+        repeats = find_repeats(snapshot, drawn_scopes(snapshot))  # listed, drawn unfolded
+        expected, shown = view_graph(snapshot, state["shown"], repeats=repeats)
         assert shown == state["shown"]
         assert as_js_builds_it(data, i) == json.loads(json.dumps(expected))
         # what graph.js asks for on a click comes back to this layout

@@ -24,6 +24,8 @@ import html
 import json
 from pathlib import Path
 
+from .layout import drawn_scopes
+from .repeats import find_repeats
 from .view import as_snapshot, view_graph
 
 HERE = Path(__file__).parent
@@ -97,14 +99,19 @@ def page_data(snapshot, step=0, selected=None, collapsed=None, max_nodes=200, ma
     """Everything standalone.js needs for one graph, as plain JSON-ready data (see its header)."""
     if max_layouts < 1:
         raise ValueError(f"max_layouts={max_layouts}: a page needs at least its first layout (1)")
-    graph, shown = view_graph(snapshot, collapsed, max_nodes)
+    # the page lists the model's repeated blocks (the search box and legend read them) but draws
+    # them unfolded: folding lays the graph out again, which needs Python (the live widget)
+    repeats = find_repeats(snapshot, drawn_scopes(snapshot))
+    graph, shown = view_graph(snapshot, collapsed, max_nodes, repeats=repeats)
     _check_start(snapshot, graph, step, selected)
     hidden = graph["layout"]["hidden"]
     if selected in hidden:  # as the widget does: open the scopes around the selected node
         scope = snapshot.node(selected).get("scope") or hidden[selected][len("scope:") :]
         shown = [p for p in shown if not (scope == p or scope.startswith(p + "/"))]
-        graph, shown = view_graph(snapshot, shown, max_nodes)
-    states, requests, complete = _reachable_layouts(snapshot, graph, shown, max_nodes, max_layouts)
+        graph, shown = view_graph(snapshot, shown, max_nodes, repeats=repeats)
+    states, requests, complete = _reachable_layouts(
+        snapshot, graph, shown, max_nodes, max_layouts, repeats
+    )
 
     full = snapshot.to_dict()
     node_index = {n["id"]: k for k, n in enumerate(full["nodes"])}
@@ -159,7 +166,7 @@ def _key(scopes):
     return "\n".join(sorted(scopes))
 
 
-def _reachable_layouts(snapshot, graph, shown, max_nodes, max_layouts):
+def _reachable_layouts(snapshot, graph, shown, max_nodes, max_layouts, repeats=()):
     """The layouts a reader reaches by clicking scope titles, nearest the first view first.
 
     Returns [(shown scopes, graph)], {request key: index} for every collapsed list graph.js may
@@ -179,7 +186,7 @@ def _reachable_layouts(snapshot, graph, shown, max_nodes, max_layouts):
             if len(states) >= max_layouts:
                 complete = False
                 continue
-            new_graph, new_shown = view_graph(snapshot, asked, max_nodes)
+            new_graph, new_shown = view_graph(snapshot, asked, max_nodes, repeats=repeats)
             k = by_shown.get(_key(new_shown))
             if k is None:
                 k = by_shown[_key(new_shown)] = len(states)

@@ -43,7 +43,7 @@ class PageModel {
       graph.layout = { ...own.layout, hidden };
     }
     if (own.hidden_nodes) {
-      const about = (n) => [n.id, { label: n.label, kind: n.kind, op: n.op }]; // as view.py sends
+      const about = (n) => [n.id, { label: n.label, kind: n.kind, op: n.op, name: n.name }]; // as view.py sends
       graph.hidden_nodes = Object.fromEntries(own.hidden_nodes.map((k) => about(nodes[k])));
     }
     return graph;
