@@ -544,8 +544,34 @@ class GraphView {
     }
     this.nodeEls = new Map();
     for (const n of this.g.nodes) if (layout.nodes[n.id]) this.drawNode(n, layout.nodes[n.id], nodes);
+    this.drawMarks(svg("g", { class: "agl-marks" }, picture));
     this.scale();
     this.update();
+  }
+
+  // ---- marks: what a diff found, where a cell failed (viz/marks.py) --------------------------------
+
+  // A frame in the mark's colour around each marked node (its scope's box when it is collapsed
+  // inside one), the mark's letters above its right corner, the mark's text on hover.
+  drawMarks(parent) {
+    const { layout } = this.g;
+    for (const [id, mark] of Object.entries(this.g.marks || {})) {
+      const b = layout.nodes[(layout.hidden || {})[id] || id];
+      if (!b) continue;
+      const attrs = { "data-id": id, "data-kind": mark.kind, transform: `translate(${b.x - 5},${b.y - 5})` };
+      const frame = svg("g", { class: `agl-mark agl-mark-${mark.kind}`, ...attrs }, parent);
+      svg("rect", { width: b.w + 10, height: b.h + 10, rx: 10 }, frame);
+      if (mark.letters) svg("text", { x: b.w + 10, y: -3 }, frame, mark.letters);
+      svg("title", {}, frame, mark.text);
+    }
+  }
+
+  // The mark's row in a node's tooltip and inspector: [heading, text], or null.
+  markFacts(n) {
+    const mark = (this.g.marks || {})[n.id];
+    if (!mark) return null;
+    const heading = { added: "added", removed: "removed", changed: "differs", failed: "failed here" };
+    return [heading[mark.kind] || mark.kind, mark.text];
   }
 
   uid() {
@@ -724,6 +750,8 @@ class GraphView {
       rows.push(["memory", `${m.value}: ${m.bytes} bytes, ${m.note}${reuse}`]);
     }
     if (n.scope) rows.push(["scope", n.scope]);
+    const marked = this.markFacts(n);
+    if (marked) rows.unshift(marked); // first: it is why this node is framed
     rows.push(["id", n.id]);
     return rows;
   }

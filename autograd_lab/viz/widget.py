@@ -194,6 +194,8 @@ class GraphWidget(anywidget.AnyWidget):
             graph["memory"] = {**data["memory"], "at_step": self._memory_at_step()}
         if data.get("note"):  # what the drawing cannot show (a PyTorch graph: from_torch.py)
             graph["note"] = data["note"]
+        if data.get("marks"):  # a diff's or a failed cell's marks (viz/marks.py)
+            graph["marks"] = data["marks"]
         self._updating = True
         try:
             with self.hold_sync():
@@ -230,6 +232,7 @@ def _as_snapshot(roots, recording, names, max_values):
             dict(d.get("clusters") or {}),
             d.get("memory"),
             d.get("note"),
+            dict(d.get("marks") or {}),
         )
     if len(roots) == 1 and isinstance(roots[0], (Recording, TorchRecording)):
         return roots[0].graph(names=names)
