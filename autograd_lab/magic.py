@@ -176,7 +176,7 @@ class AutogradMagics(Magics):
         except Exception:  # the learner's error is what matters: never hide it behind ours
             return
         if graph is not None and graph.nodes:
-            self._display(graph, args)
+            self._display(graph, args, at_the_end=True)
 
     @magic_arguments("autograd")
     @argument("--max-nodes", type=int, metavar="N", help=HELP["max_nodes"])
@@ -213,10 +213,12 @@ class AutogradMagics(Magics):
         else:
             print("`import torch` now imports autograd_lab (undo: %autograd_torch off)")
 
-    def _display(self, graph, args):
+    def _display(self, graph, args, at_the_end=False):
         from IPython.display import display
 
         view = _view(graph, args.static, args.max_nodes)
+        if at_the_end and not args.static:  # a failed cell: show what ran, up to the error
+            view.step = view.n_steps
         display(view)
         if args.output:
             self.shell.user_ns[args.output] = graph if args.static else view

@@ -405,7 +405,7 @@ def test_a_shape_error_draws_the_graph_so_far_and_the_op_that_failed(shell):
     assert failed["label"] == "Mm" and failed["op"] == "MmBackward0"
     # the op's inputs, with the shapes the error is about: h [4, 4] and w2 [3, 2]
     assert [(n["label"], n["shape"]) for n in inputs_of(graph, failed["id"])] == [
-        ("h = Tanh", [4, 4]),
+        ("h", [4, 4]),
         ("w2", [3, 2]),
     ]
     assert mark["text"].startswith(
@@ -413,8 +413,9 @@ def test_a_shape_error_draws_the_graph_so_far_and_the_op_that_failed(shell):
     )
     assert graph.note.startswith("The cell failed in forward, calling Mm: RuntimeError")
     # what ran before the error is drawn with its values: tanh(3) in every element of h
-    tanh = graph.node(inputs_of(graph, failed["id"])[0]["id"])
-    assert tanh["value"]["mean"] == pytest.approx(np.tanh(3.0), rel=1e-6)
+    h = inputs_of(graph, failed["id"])[0]  # the result h, drawn once, read by the failed op
+    assert h["role"] == "output" and [n["label"] for n in graph.nodes].count("h") == 1
+    assert h["value"]["mean"] == pytest.approx(np.tanh(3.0), rel=1e-6)
     # shown first, then the error, as a plain cell shows it: the learner's frames only
     (picture,) = captured.outputs
     assert 'stroke="#b91c1c" stroke-width="3" rx="10"' in picture.data[SVG]
@@ -491,6 +492,7 @@ def test_a_failed_cell_draws_the_live_widget_with_its_mark(shell):
     assert isinstance(widget, GraphWidget)
     ((node_id, mark),) = widget.graph["marks"].items()
     assert mark["kind"] == "failed" and widget.snapshot.node(node_id)["label"] == "view()"
+    assert widget.step == widget.n_steps  # it opens on what ran, not on step 0
     assert WIDGET in captured.outputs[0].data
 
 

@@ -147,9 +147,13 @@ def _forward_failure(error, recording, names, label, op, inputs):
     nodes, edges = list(graph.nodes), list(graph.edges)
     failed_id = f"n{len(nodes) + len(inputs)}"
     by_identity = {id(t): name for name, t in names.items() if isinstance(t, Tensor)}
+    # a result the cell also left unused is drawn as its own tensor node: the failed op reads that
+    drawn_as = {
+        e["source"]: e["target"] for e in edges if graph.node(e["target"])["role"] == "output"
+    }
     for k, tensor in enumerate(inputs):
         if tensor._grad_fn is not None:
-            source = ids[tensor._grad_fn]
+            source = drawn_as.get(ids[tensor._grad_fn], ids[tensor._grad_fn])
         elif tensor.requires_grad:
             source = ids[grad_accumulator_of(tensor)]
         else:  # a tensor that needs no gradient: not part of the graph, drawn here as an input

@@ -574,6 +574,13 @@ class GraphView {
     return [heading[mark.kind] || mark.kind, mark.text];
   }
 
+  // The step of the op a cell failed in says so, with the error, instead of "computes its output".
+  failedCaption(s, step) {
+    const n = this.g.byId[s.active];
+    const mark = n && n.failed && (this.g.marks || {})[n.id];
+    return mark ? `Forward ${step}/${this.g.forward.length}: ${mark.text}` : null;
+  }
+
   uid() {
     // marker ids must be unique in the page: two views of one widget may be on screen
     this._uid = this._uid || Math.random().toString(36).slice(2, 8);
@@ -659,12 +666,12 @@ class GraphView {
     const s = (this.state = replay(g, step));
     this.slider.value = step;
     this.stepLabel.textContent = `step ${step} / ${g.n_steps}`;
-    this.caption.textContent = s.caption;
+    this.caption.textContent = this.failedCaption(s, step) || s.caption;
     const selected = this.model.get("selected");
     for (const [id, el] of this.nodeEls) {
       const n = g.byId[id];
       const done = s.done.has(id);
-      el.value.textContent = done ? summaryText(n.value, n.dtype) || shapeText(n.shape) : "?";
+      el.value.textContent = n.failed ? "✗ failed" : done ? summaryText(n.value, n.dtype) || shapeText(n.shape) : "?";
       const grad = s.grad.get(id);
       if (el.grad) el.grad.textContent = grad ? `grad ${summaryText(grad, n.dtype)}` : "";
       el.node.classList.toggle("agl-pending", !done);
