@@ -16,7 +16,9 @@
 Options: `-b/--backward`, `--root EXPR` (what to draw; default: the cell's last expression, else
 the results nothing else used), `--max-nodes N`, `--static` (an SVG picture instead of the live
 widget), `-o NAME` (keep the widget, or the Snapshot with --static, in a variable). `%autograd?` lists
-them. Scripts and tests have the same features as functions: `show(e)` and
+them. A cell that raises draws the graph it recorded up to the error first, the op that failed
+framed in red (viz/failed.py), then fails as any cell does. Scripts and tests have the same
+features as functions: `show(e)` and
 `with autograd_lab.record() as recording: ...`.
 """
 

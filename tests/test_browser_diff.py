@@ -14,7 +14,7 @@ import re
 import urllib.request
 
 import pytest
-from test_browser import ARTIFACTS, _kernel_idle, _no_errors_of_ours, _on_failure, lab, page  # noqa: F401
+from test_browser import ARTIFACTS, _no_errors_of_ours, _on_failure, _open_and_run_all, lab, page  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -80,19 +80,9 @@ def _drive(server, browser_page):
 
     expect.set_options(timeout=45_000)
     _upload(server)
-    browser_page.goto(
-        f"{server['url']}{server['page'].format('diff.ipynb')}?token={server['token']}&reset"
-    )
-    browser_page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
-    idle = _kernel_idle(browser_page, server["client"])
-    expect(idle).to_be_attached()
-    prompts = browser_page.locator(".jp-NotebookPanel .jp-InputPrompt")
-    browser_page.get_by_role("menuitem", name="Run", exact=True).click()
-    browser_page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    expect(browser_page.locator(".agl-widget")).to_have_count(
-        3
-    )  # the diff's two, the failed cell's
-    expect(prompts.filter(has_text="*")).to_have_count(0)
+    # open, wait for the kernel, Run All (tried again if the kernel missed it): 3 widgets, the
+    # diff's two and the failed cell's
+    _open_and_run_all(server, browser_page, "diff.ipynb", 3)
     d = _expected()
 
     # the diff: both graphs, marked as the Python side says
@@ -104,6 +94,8 @@ def _drive(server, browser_page):
     expect(left.locator(".agl-mark-removed")).to_have_count(len(d.removed))
     expect(left.locator(".agl-mark-changed")).to_have_count(len(d.changed))
     expect(right.locator(".agl-mark-changed")).to_have_count(len(d.changed))
+    expect(right.locator(".agl-legend")).to_contain_text("+ added: only in this graph")
+    expect(left.locator(".agl-legend")).not_to_contain_text("added")  # run 1 has nothing added
     added = right.locator(".agl-mark-added").first.get_attribute("data-id")
     right.locator(f'.agl-node[data-id="{added}"]').hover()
     expect(right.locator(".agl-tooltip")).to_contain_text("added: added: only in a = 9")
@@ -121,6 +113,7 @@ def _drive(server, browser_page):
     # the failed cell: the graph up to the error, the op that failed framed, then the error
     failed = browser_page.locator(".agl-widget").nth(2)
     expect(failed.locator(".agl-mark-failed")).to_have_count(1)
+    expect(failed.locator(".agl-legend")).to_contain_text("\u2717 the op the cell failed in")
     failed_id = failed.locator(".agl-mark-failed").get_attribute("data-id")
     expect(failed.locator(f'.agl-node[data-id="{failed_id}"] .agl-label')).to_have_text("Mm")
     expect(failed.locator(".agl-note")).to_contain_text("The cell failed in forward, calling Mm")

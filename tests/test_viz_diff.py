@@ -135,6 +135,21 @@ def test_the_widget_steps_both_sides_through_the_alignment():
     before = w.left.step
     w.right.step = ids.index(only) + 1
     assert w.left.step == before
+    # a gradient sent along an edge both graphs have: the other side shows the same edge's send
+    back = {y: x for x, y in d.pairs.items()}
+    sends = [
+        (k, e)
+        for k, e in enumerate(d.right.events)
+        if e["kind"] == "send" and e["node"] in back and e["target"] in back
+    ]
+    k, event = sends[-1]
+    w.right.step = w.right.n_forward + k + 1
+    shown = d.left.events[w.left.step - w.left.n_forward - 1]
+    assert (shown["kind"], shown["node"], shown["target"]) == (
+        "send",
+        back[event["node"]],
+        back[event["target"]],
+    )
     # the ends meet
     w.left.step = w.left.n_steps
     assert w.right.step == w.right.n_steps

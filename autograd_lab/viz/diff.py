@@ -101,6 +101,11 @@ class GraphDiff:
             out.append(f"order: {self.comparison.order}")
         return out
 
+    def coloured_lines(self):
+        """[(colour, line)]: the lines in their marks' colours, the header in black."""
+        lines = self.lines()
+        return [(HEADER_COLOUR if i == 0 else _line_colour(t), t) for i, t in enumerate(lines)]
+
     def to_svg(self, threshold=200, direction="auto"):
         """One SVG: the first graph, the second beside it (`direction="row"`) or below it
         ("column"; "auto": below when side by side would be wider than 1600 pixels), each
@@ -117,10 +122,10 @@ class GraphDiff:
         else:
             places = [(0.0, TITLE_H), (0.0, 2 * TITLE_H + left_h)]
             bottom = 2 * TITLE_H + left_h + right_h
-        lines = self.lines()
+        lines = self.coloured_lines()
         width = max(
             max(x + w for (x, _), (w, _, _) in zip(places, pictures)),
-            24.0 + 6.6 * max(map(len, lines)),
+            24.0 + 6.6 * max(len(line) for _, line in lines),
         )
         height = bottom + 16.0 + LINE_H * len(lines)
         out = [
@@ -134,8 +139,7 @@ class GraphDiff:
                 f"{_escape(title)}</text>\n"
             )
             out.append(f'<g transform="translate({x:.1f},{y:.1f})">\n{svg}</g>\n')
-        for i, line in enumerate(lines):
-            colour = HEADER_COLOUR if i == 0 else _line_colour(line)
+        for i, (colour, line) in enumerate(lines):
             y = bottom + 16.0 + LINE_H * i
             out.append(f'<text x="12.0" y="{y:.1f}" fill="{colour}">{_escape(line)}</text>\n')
         return "".join(out) + "</svg>\n"

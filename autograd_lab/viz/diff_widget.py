@@ -26,7 +26,7 @@ class DiffWidget(ipywidgets.VBox):
         for title, view in zip(graph_diff.sides, (self.left, self.right)):
             heading = ipywidgets.HTML(f"<b>{_html(title)}</b>")
             columns.append(ipywidgets.VBox([heading, view], layout={"width": "50%"}))
-        summary = ipywidgets.HTML("<br>".join(_html(line) for line in graph_diff.lines()))
+        summary = ipywidgets.HTML(_summary_html(graph_diff.coloured_lines()))
         super().__init__([ipywidgets.HBox(columns), summary], **kwargs)
         self.add_class("agl-diff")
         pairs = graph_diff.pairs
@@ -50,8 +50,13 @@ class DiffWidget(ipywidgets.VBox):
         if kind == "forward":
             ids = [n["id"] for n in forward_ops(other.snapshot.nodes)]
             return ids.index(partner) + 1 if partner in ids else None
+        target = None
+        if kind == "send":  # a gradient sent along an edge: the partner edge's, when it has one
+            event = mine.snapshot.events[step - mine.n_forward - 1]
+            target = self._partner[side].get(event["target"])
         for k, event in enumerate(other.snapshot.events):
-            if event["kind"] == kind and event["node"] == partner:
+            same_edge = target is None or event["target"] == target
+            if event["kind"] == kind and event["node"] == partner and same_edge:
                 return other.n_forward + k + 1
         return None
 
@@ -74,6 +79,12 @@ def _step_node(widget, step):
         return forward_ops(widget.snapshot.nodes)[step - 1]["id"], "forward"
     event = widget.snapshot.events[step - widget.n_forward - 1]
     return event["node"], event["kind"]
+
+
+def _summary_html(lines):
+    """The list of differences, one a line, each in its mark's colour (as in the SVG)."""
+    rows = [f'<div style="color: {colour}">{_html(line)}</div>' for colour, line in lines]
+    return '<div style="font: 12px monospace; line-height: 1.5">' + "".join(rows) + "</div>"
 
 
 def _html(text):

@@ -459,6 +459,7 @@ class GraphView {
       entry(`border-color:${ALIVE};border-width:2.5px`, "alive");
       entry("background:#e5e7eb;border-color:#9ca3af;border-style:dashed", "freed");
     }
+    this.markLegend(entry);
     entry("background:#fee2e2;border-color:#dc2626;border-width:2.5px", "red frame: this step's node");
     if (this.g.forward.length) entry("background:#2563eb", "blue: inputs of the op computing now", "agl-swatch-edge");
     if (this.g.events.length) {
@@ -563,6 +564,20 @@ class GraphView {
       svg("rect", { width: b.w + 10, height: b.h + 10, rx: 10 }, frame);
       if (mark.letters) svg("text", { x: b.w + 10, y: -3 }, frame, mark.letters);
       svg("title", {}, frame, mark.text);
+    }
+  }
+
+  // One legend entry per kind of mark the graph has (the colours of graph.css's .agl-mark-*).
+  markLegend(entry) {
+    const kinds = new Set(Object.values(this.g.marks || {}).map((m) => m.kind));
+    const legend = {
+      added: ["#15803d", "dashed", "+ added: only in this graph"],
+      removed: ["#dc2626", "dashed", "− removed: only in the other graph"],
+      changed: ["#c026d3", "dashed", "changed: S inputs, V value, G gradient"],
+      failed: ["#b91c1c", "solid", "✗ the op the cell failed in"],
+    };
+    for (const [kind, [colour, style, text]] of Object.entries(legend)) {
+      if (kinds.has(kind)) entry(`border-color:${colour};border-style:${style};border-width:2.5px`, text);
     }
   }
 
