@@ -167,3 +167,24 @@ def test_torch_against_ours():
     gap = abs(theirs.item() - ours.item())
     shown = float(re.search(r"differ by up to ([0-9.e-]+)", change["text"]).group(1))
     assert shown == pytest.approx(gap, abs=5e-3)
+
+
+def test_eager_against_compiled():
+    from autograd_lab.viz.compiled import compiled_view
+
+    def f(x, w):
+        return ((x * w).tanh() + x).sum()
+
+    x = ag.tensor([0.5, -1.0, 2.0])
+    w = ag.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    compiled = ag.compile(f)
+    compiled(x, w)
+    with record() as eager:
+        f(x, w)  # its result is not kept: the eager graph ends at Sum, the compiled one at %5
+    d = diff(eager, compiled_view(compiled.current()), sides=("eager", "compiled"))
+    # the same four ops, paired, and their values agree (no V). Only the compiled trace draws
+    # x (%0: it needs no gradient, so eager's graph has no node for it) and the result (%5)
+    ops = {d.left.node(x)["op"] for x in d.pairs if d.left.node(x)["kind"] == "op"}
+    assert ops == {"MulBackward0", "TanhBackward0", "AddBackward0", "SumBackward0"}
+    assert not d.removed and labels(d.right, d.added) == ["%0", "%5"]
+    assert all(c["kinds"] == ["structure"] for c in d.changed)

@@ -145,19 +145,24 @@ class _Graph:
 
 def _step_over(a, x, b, y):
     """When x and y are not the same kind of node but one side's node is an op with one input
-    that is (a TBackward0 before a weight), pair across it: that op has no partner."""
+    that is (a TBackward0 before a weight), pair across it: that op has no partner. So is an
+    output tensor on one side only (a result the other side's code did not keep)."""
     nx, ny = a.node[x], b.node[y]
     if a.same_kind(x, ny):
         return x, y
-    if ny["kind"] == "op" and len(b.inputs(y)) == 1:
+    if _passes_through(ny) and len(b.inputs(y)) == 1:
         (inner,) = b.inputs(y).values()
         if a.same_kind(x, b.node[inner]):
             return x, inner
-    if nx["kind"] == "op" and len(a.inputs(x)) == 1:
+    if _passes_through(nx) and len(a.inputs(x)) == 1:
         (inner,) = a.inputs(x).values()
         if b.same_kind(y, a.node[inner]):
             return inner, y
     return x, y
+
+
+def _passes_through(node):
+    return node["kind"] == "op" or node.get("role") == "output"
 
 
 def _pair_leaves_by_name(a, b, pairs):
