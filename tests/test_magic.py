@@ -502,3 +502,16 @@ def test_an_error_that_is_no_op_draws_nothing(shell):
     )
     assert isinstance(result.error_in_exec, NameError)
     assert captured.outputs == []
+
+
+def test_a_failed_pytorch_cell_fails_as_usual_without_a_picture(shell):
+    # PyTorch's failing op is not located (its frames are in torch's C++): the error alone
+    pytest.importorskip("torch", reason="PyTorch (the test oracle) is not installed")
+    cell = (
+        "%%autograd\nimport torch\nw = torch.ones(3, 4, requires_grad=True)\n"
+        "h = w.tanh()\nh @ torch.ones(3, 2)\n"
+    )
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "cannot be multiplied" in str(result.error_in_exec)
+    assert captured.outputs == []

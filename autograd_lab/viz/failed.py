@@ -15,6 +15,8 @@ from the error's traceback, where Python keeps every frame's local variables:
   whose saved tensors were freed, or whose gradient anomaly mode found NaN in — and `_run`'s
   frame the nodes backward started from, so the graph is drawn from there even when it was built
   in an earlier cell.
+Not located: an op of PyTorch's that fails in a cell (its frames are in torch's C++, out of
+reach of this reading); the error is then shown alone, as before.
 """
 
 import dataclasses
@@ -105,7 +107,10 @@ def _called_op(frames):
 
 
 def _ours(frame):
-    return frame.f_globals.get("__name__", "").split(".")[0] == "autograd_lab"
+    """autograd_lab's engine and ops; not the viewers (record_torch's watching mode runs inside
+    every PyTorch call: a torch op that fails is not ours to locate)."""
+    module = frame.f_globals.get("__name__", "")
+    return module.split(".")[0] == "autograd_lab" and not module.startswith("autograd_lab.viz")
 
 
 def _library(frame):
