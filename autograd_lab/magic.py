@@ -16,7 +16,9 @@
 Options: `-b/--backward`, `--root EXPR` (what to draw; default: the cell's last expression, else
 the results nothing else used), `--max-nodes N`, `--static` (an SVG picture instead of the live
 widget), `-o NAME` (keep the widget, or the Snapshot with --static, in a variable). `%autograd?` lists
-them. Scripts and tests have the same features as functions: `show(e)` and
+them. A cell that raises draws the graph it recorded up to the error first, the op that failed
+framed in red (viz/failed.py), then fails as any cell does. Scripts and tests have the same
+features as functions: `show(e)` and
 `with autograd_lab.record() as recording: ...`.
 """
 
@@ -131,24 +133,55 @@ class AutogradMagics(Magics):
         _check(args)
         # PyTorch's ops too, when it is imported (a torch tensor is then drawn as ours is)
         with record() as recorded, record_torch_if_imported() as torch_recorded:
-            result = _run_cell(self.shell, cell, header=f"%%autograd {line}".rstrip())
-            if args.root is not None:
-                value = _evaluate(self.shell, _unquote(args.root), f"--root {args.root}")
-                roots = _tensors_in(value, f"--root {args.root}")
-            elif _is_tensors(result):
-                roots = _tensors_in(result, "the cell's result")
-            else:  # the cell ends with a statement: draw what it left unused (its results)
-                roots = recorded.roots() or (torch_recorded.roots() if torch_recorded else [])
+            try:
+                roots = self._run_and_choose_roots(cell, line, args, recorded, torch_recorded)
+            except (UsageError, CellSyntaxError):
+                raise  # a mistake in the magic's line or the cell's syntax: nothing ran to draw
+            except Exception as error:
+                # draw what the cell built up to the error, the failing op marked (viz/failed.py),
+                # then fail as a plain cell does, with the learner's traceback
+                self._display_failed(error, recorded, args)
+                raise
             if roots and is_torch_tensor(roots[0]) and torch_recorded is None:
                 torch_recorded = TorchRecording()  # the cell imported torch: watch its backward
             if args.backward and (roots or recorded.nodes):
-                _backward(roots, torch_recorded)
+                try:
+                    _backward(roots, torch_recorded)
+                except UsageError:
+                    raise
+                except Exception as error:
+                    self._display_failed(error, recorded, args)
+                    raise
         mine = torch_recorded if roots and is_torch_tensor(roots[0]) else recorded
         graph = mine.graph(*roots, names=tensor_names(self.shell.user_ns))
         if not graph.nodes:  # say so, rather than show an empty widget that invites "play"
             print(NO_GRAPH)
             return
         self._display(graph, args)
+
+    def _run_and_choose_roots(self, cell, line, args, recorded, torch_recorded):
+        """Run the cell; the tensors to draw: --root, else the cell's result, else what it left
+        unused."""
+        __tracebackhide__ = True
+        result = _run_cell(self.shell, cell, header=f"%%autograd {line}".rstrip())
+        if args.root is not None:
+            value = _evaluate(self.shell, _unquote(args.root), f"--root {args.root}")
+            return _tensors_in(value, f"--root {args.root}")
+        if _is_tensors(result):
+            return _tensors_in(result, "the cell's result")
+        # the cell ends with a statement: draw what it left unused (its results)
+        return recorded.roots() or (torch_recorded.roots() if torch_recorded else [])
+
+    def _display_failed(self, error, recorded, args):
+        """The graph recorded before `error`, the op that failed marked, if an op failed."""
+        from .viz.failed import failed_graph
+
+        try:
+            graph = failed_graph(error, recorded, tensor_names(self.shell.user_ns))
+        except Exception:  # the learner's error is what matters: never hide it behind ours
+            return
+        if graph is not None and graph.nodes:
+            self._display(graph, args, at_the_end=True)
 
     @magic_arguments("autograd")
     @argument("--max-nodes", type=int, metavar="N", help=HELP["max_nodes"])
@@ -185,10 +218,12 @@ class AutogradMagics(Magics):
         else:
             print("`import torch` now imports autograd_lab (undo: %autograd_torch off)")
 
-    def _display(self, graph, args):
+    def _display(self, graph, args, at_the_end=False):
         from IPython.display import display
 
         view = _view(graph, args.static, args.max_nodes)
+        if at_the_end and not args.static:  # a failed cell: show what ran, up to the error
+            view.step = view.n_steps
         display(view)
         if args.output:
             self.shell.user_ns[args.output] = graph if args.static else view

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import autograd_lab as ag
@@ -360,7 +361,9 @@ def test_messages_and_tracebacks_in_a_jupyter_kernel():
     assert shown.startswith("UsageError: %autograd undefined_name: name 'undefined_name' is not")
     assert "Could not get source" not in shown
 
-    (error,) = outputs[4]
+    picture, error = outputs[4]  # the graph up to the error, the failed op marked; then the error
+    assert picture.output_type == "display_data" and "reshape()" in picture.data[SVG]
+    assert 'stroke="#b91c1c"' in picture.data[SVG]
     assert error.output_type == "error" and error.ename == "RuntimeError"
     frames = plain("\n".join(error.traceback))
     assert "----> 3 b = double(a)" in frames and "in double(t)" in frames
@@ -371,3 +374,146 @@ def test_messages_and_tracebacks_in_a_jupyter_kernel():
     shown = plain("\n".join(typo.traceback))
     assert "line 2" in shown and shown.rstrip().endswith("SyntaxError: incomplete input")
     assert "Traceback" not in shown and "magic.py" not in shown
+
+
+# ---- the graph of a cell that failed (viz/failed.py) ------------------------------------------------
+
+
+def failed_mark(graph):
+    """(the node marked as failed, its mark)"""
+    ((node_id, mark),) = graph.marks.items()
+    assert mark["kind"] == "failed" and mark["letters"] == "\u2717"
+    return graph.node(node_id), mark
+
+
+def inputs_of(graph, node_id):
+    edges = sorted((e for e in graph.edges if e["target"] == node_id), key=lambda e: e["input"])
+    return [graph.node(e["source"]) for e in edges]
+
+
+def test_a_shape_error_draws_the_graph_so_far_and_the_op_that_failed(shell):
+    cell = (
+        "%%autograd --static -o g\n"
+        "x = ag.ones(4, 3)\n"
+        "w1 = ag.ones(3, 4, requires_grad=True)\n"
+        "w2 = ag.ones(3, 2, requires_grad=True)\n"
+        "h = (x @ w1).tanh()\n"
+        "y = h @ w2\n"
+    )
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)  # the cell still fails
+    graph = shell.user_ns["g"]
+    failed, mark = failed_mark(graph)
+    assert failed["label"] == "Mm" and failed["op"] == "MmBackward0"
+    # the op's inputs, with the shapes the error is about: h [4, 4] and w2 [3, 2]
+    assert [(n["label"], n["shape"]) for n in inputs_of(graph, failed["id"])] == [
+        ("h", [4, 4]),
+        ("w2", [3, 2]),
+    ]
+    assert mark["text"].startswith(
+        "Mm failed in forward: RuntimeError: cannot multiply shapes [4, 4]"
+    )
+    assert graph.note.startswith("The cell failed in forward, calling Mm: RuntimeError")
+    # what ran before the error is drawn with its values: tanh(3) in every element of h
+    h = inputs_of(graph, failed["id"])[0]  # the result h, drawn once, read by the failed op
+    assert h["role"] == "output" and [n["label"] for n in graph.nodes].count("h") == 1
+    assert h["value"]["mean"] == pytest.approx(np.tanh(3.0), rel=1e-6)
+    # shown first, then the error, as a plain cell shows it: the learner's frames only
+    (picture,) = captured.outputs
+    assert 'stroke="#b91c1c" stroke-width="3" rx="10"' in picture.data[SVG]
+    traceback = plain(captured.stdout)
+    assert "----> 6 y = h @ w2" in traceback and "cannot multiply shapes [4, 4]" in traceback
+    for internal in ("run_cell_magic", "magic.py", "failed.py"):
+        assert internal not in traceback, internal
+
+
+def test_a_tensor_without_grad_is_drawn_as_an_input_of_the_failed_op(shell):
+    cell = "%%autograd --static -o g\nw = ag.ones(3, requires_grad=True)\nc = ag.ones(4)\nw + c\n"
+    result, _ = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    graph = shell.user_ns["g"]
+    failed, _ = failed_mark(graph)
+    assert [(n["label"], n["role"]) for n in inputs_of(graph, failed["id"])] == [
+        ("w", "input"),
+        ("c", "constant"),
+    ]
+
+
+def test_an_error_checked_before_the_op_names_the_function_called(shell):
+    cell = "%%autograd --static -o g\na = ag.tensor([1.0, 2.0], requires_grad=True)\na.sum(dim=5)\n"
+    result, _ = run(shell, cell)
+    assert isinstance(result.error_in_exec, IndexError)
+    failed, mark = failed_mark(shell.user_ns["g"])
+    assert failed["label"] == "sum()"
+    assert [n["label"] for n in inputs_of(shell.user_ns["g"], failed["id"])] == ["a"]
+    assert "IndexError: dimension 5 is out of range" in mark["text"]
+
+
+def test_a_second_backward_marks_the_node_whose_saved_tensors_are_gone(shell):
+    run(shell, "a = ag.tensor([1.0, 2.0], requires_grad=True)\nb = a.exp().sum()\nb.backward()\n")
+    # built in an earlier cell: the graph is drawn from where backward started
+    result, captured = run(shell, "%%autograd --static -o g\nb.backward()\n")
+    assert isinstance(result.error_in_exec, RuntimeError)
+    graph = shell.user_ns["g"]
+    failed, mark = failed_mark(graph)
+    assert failed["op"] == "ExpBackward0"
+    assert (
+        "failed in backward: RuntimeError: Trying to backward through the graph a second time"
+        in (mark["text"])
+    )
+    assert [n["op"] for n in graph.nodes if n["kind"] == "op"] == ["ExpBackward0", "SumBackward0"]
+    # the backward events recorded before the error: Sum ran and sent, then Exp started
+    assert [(e["kind"], graph.node(e["node"])["op"]) for e in graph.events][-1] == (
+        "run",
+        "ExpBackward0",
+    )
+    assert "Trying to backward through the graph a second time" in plain(captured.stdout)
+
+
+def test_a_nan_in_anomaly_mode_marks_the_node_that_made_it(shell):
+    cell = (
+        "%%autograd --static -o g\n"
+        "a = ag.tensor([-1.0, 4.0], requires_grad=True)\n"
+        "with ag.autograd.detect_anomaly():\n"
+        "    b = (a.sqrt() * 0).sum()\n"
+        "    b.backward()\n"
+    )
+    result, _ = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    graph = shell.user_ns["g"]
+    failed, mark = failed_mark(graph)
+    assert failed["op"] == "SqrtBackward0" and "produced NaN" in mark["text"]
+    assert failed["value"]["values"] == ["nan", 2.0]  # sqrt(-1) is where the NaN came from
+
+
+def test_a_failed_cell_draws_the_live_widget_with_its_mark(shell):
+    cell = "%%autograd -o w\nw1 = ag.ones(3, requires_grad=True)\nw1.view(2, 2)\n"
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    widget = shell.user_ns["w"]
+    assert isinstance(widget, GraphWidget)
+    ((node_id, mark),) = widget.graph["marks"].items()
+    assert mark["kind"] == "failed" and widget.snapshot.node(node_id)["label"] == "view()"
+    assert widget.step == widget.n_steps  # it opens on what ran, not on step 0
+    assert WIDGET in captured.outputs[0].data
+
+
+def test_an_error_that_is_no_op_draws_nothing(shell):
+    result, captured = run(
+        shell, "%%autograd\na = ag.tensor(1.0, requires_grad=True) * 2\nundefined_name\n"
+    )
+    assert isinstance(result.error_in_exec, NameError)
+    assert captured.outputs == []
+
+
+def test_a_failed_pytorch_cell_fails_as_usual_without_a_picture(shell):
+    # PyTorch's failing op is not located (its frames are in torch's C++): the error alone
+    pytest.importorskip("torch", reason="PyTorch (the test oracle) is not installed")
+    cell = (
+        "%%autograd\nimport torch\nw = torch.ones(3, 4, requires_grad=True)\n"
+        "h = w.tanh()\nh @ torch.ones(3, 2)\n"
+    )
+    result, captured = run(shell, cell)
+    assert isinstance(result.error_in_exec, RuntimeError)
+    assert "cannot be multiplied" in str(result.error_in_exec)
+    assert captured.outputs == []

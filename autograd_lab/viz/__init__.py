@@ -12,14 +12,17 @@ column.py (pictures that fit a notebook's column: what notebooks store, film str
 widget.py + graph.js (the live widget), plots.py (matplotlib figures), live.py (progress bars and
 a live training figure), from_torch.py + torch_recording.py (real PyTorch graphs read into the
 same Snapshot, and watched as PyTorch runs them), compare.py + side_by_side.py (the same code in
-PyTorch and in autograd_lab, differences marked), repeats.py (blocks a model repeats, drawn once
-as "×N"), compiled.py (compiled functions: fused kernels as clusters, the memory plan per node),
-memory_plots.py (memory timelines), export.py (one HTML page that steps without a kernel:
-save_html, `autograd-lab export-html`). The widget needs anywidget, the plots
+PyTorch and in autograd_lab, differences marked), diff.py + diff_widget.py (any two graphs
+aligned, added/removed/changed nodes marked: marks.py), failed.py (the graph of a cell that
+failed), repeats.py (blocks a model repeats, drawn once as "×N"), compiled.py (compiled
+functions: fused kernels as clusters, the memory plan per node), memory_plots.py (memory
+timelines), export.py (one HTML page that steps without a kernel: save_html, `autograd-lab
+export-html`). The widget needs anywidget, the plots
 matplotlib: both come with the `lab` extra and are imported only when used.
 """
 
 from .compare import Comparison, compare
+from .diff import GraphDiff, diff
 from .export import save_html
 from .graph import Recording, record, snapshot
 from .layout import default_collapsed, expand, layout, scope_counts
@@ -37,12 +40,18 @@ def __getattr__(name):
         from .widget import GraphWidget
 
         return GraphWidget
+    if name == "DiffWidget":
+        from .diff_widget import DiffWidget
+
+        return DiffWidget
     raise AttributeError(f"module 'autograd_lab.viz' has no attribute {name!r}")
 
 
 __all__ = [
     "LOCAL_DERIVATIVES",
     "Comparison",
+    "DiffWidget",
+    "GraphDiff",
     "GraphWidget",
     "LiveTraining",
     "Recording",
@@ -51,6 +60,7 @@ __all__ = [
     "TorchRecording",
     "compare",
     "default_collapsed",
+    "diff",
     "expand",
     "find_repeats",
     "layout",

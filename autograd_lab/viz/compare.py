@@ -58,9 +58,23 @@ class Comparison:
         return f"Comparison: {len(self.pairs)} nodes paired; differences: {', '.join(parts)}"
 
 
-def compare(left, right, sides=("the left graph", "the right graph"), rtol=1e-4, atol=1e-6):
+def compare(
+    left,
+    right,
+    sides=("the left graph", "the right graph"),
+    rtol=1e-4,
+    atol=1e-6,
+    same_op_only=False,
+    variable_names=True,
+):
     """Pair the nodes of two snapshots and list what differs (see the module's docstring).
-    `sides` names the two graphs in the texts, e.g. ("PyTorch", "autograd_lab")."""
+    `sides` names the two graphs in the texts, e.g. ("PyTorch", "autograd_lab").
+
+    `same_op_only=True` pairs only nodes of the same kind and op: where the graphs part ways
+    (one more loop step, another branch), the nodes are "only on one side" rather than paired
+    and marked "name" (diff.py). `variable_names=False` does not report the variable names of
+    paired nodes as differences (`short` and `long` for two runs' results); leaves are still
+    paired by name."""
     a, b = _Graph(left), _Graph(right)
     both = _Both(*sides)
     result = Comparison()
@@ -71,6 +85,8 @@ def compare(left, right, sides=("the left graph", "the right graph"), rtol=1e-4,
         x, y = _step_over(a, x, b, y)
         if x in pairs or y in paired_right:
             continue
+        if same_op_only and not a.same_kind(x, b.node[y]):
+            continue  # the graphs part ways here: neither node has a partner
         pairs[x] = y
         paired_right.add(y)
         inputs_x, inputs_y = a.inputs(x), b.inputs(y)
@@ -82,7 +98,7 @@ def compare(left, right, sides=("the left graph", "the right graph"), rtol=1e-4,
     result.only_left = [n for n in a.ids if n not in pairs]
     result.only_right = [n for n in b.ids if n not in paired_right]
     for x, y in pairs.items():
-        kinds, texts = _differences(a, x, b, y, pairs, both, rtol, atol)
+        kinds, texts = _differences(a, x, b, y, pairs, both, rtol, atol, variable_names)
         if kinds:
             result.differences.append(
                 {"left": x, "right": y, "kinds": kinds, "text": "; ".join(texts)}
@@ -129,19 +145,24 @@ class _Graph:
 
 def _step_over(a, x, b, y):
     """When x and y are not the same kind of node but one side's node is an op with one input
-    that is (a TBackward0 before a weight), pair across it: that op has no partner."""
+    that is (a TBackward0 before a weight), pair across it: that op has no partner. So is an
+    output tensor on one side only (a result the other side's code did not keep)."""
     nx, ny = a.node[x], b.node[y]
     if a.same_kind(x, ny):
         return x, y
-    if ny["kind"] == "op" and len(b.inputs(y)) == 1:
+    if _passes_through(ny) and len(b.inputs(y)) == 1:
         (inner,) = b.inputs(y).values()
         if a.same_kind(x, b.node[inner]):
             return x, inner
-    if nx["kind"] == "op" and len(a.inputs(x)) == 1:
+    if _passes_through(nx) and len(a.inputs(x)) == 1:
         (inner,) = a.inputs(x).values()
         if b.same_kind(y, a.node[inner]):
             return inner, y
     return x, y
+
+
+def _passes_through(node):
+    return node["kind"] == "op" or node.get("role") == "output"
 
 
 def _pair_leaves_by_name(a, b, pairs):
@@ -167,13 +188,13 @@ class _Both:
         return f"{x} in {self.left}, {y} in {self.right}"
 
 
-def _differences(a, x, b, y, pairs, both, rtol, atol):
+def _differences(a, x, b, y, pairs, both, rtol, atol, variable_names=True):
     nx, ny = a.node[x], b.node[y]
     kinds, texts = [], []
     if nx["kind"] != ny["kind"] or nx.get("op") != ny.get("op"):
         kinds.append("name")
         texts.append("op: " + both(nx.get("op") or "a tensor", ny.get("op") or "a tensor"))
-    elif nx.get("name") != ny.get("name"):
+    elif variable_names and nx.get("name") != ny.get("name"):
         kinds.append("name")
         texts.append("name: " + both(nx.get("name"), ny.get("name")))
     inputs_x, inputs_y = a.inputs(x), b.inputs(y)

@@ -476,6 +476,7 @@ class GraphView {
       entry(`border-color:${ALIVE};border-width:2.5px`, "alive");
       entry("background:#e5e7eb;border-color:#9ca3af;border-style:dashed", "freed");
     }
+    this.markLegend(entry);
     entry("background:#fee2e2;border-color:#dc2626;border-width:2.5px", "red frame: this step's node");
     if (this.g.forward.length) entry("background:#2563eb", "blue: inputs of the op computing now", "agl-swatch-edge");
     if (this.g.events.length) {
@@ -562,9 +563,56 @@ class GraphView {
     this.nodeEls = new Map();
     for (const n of this.g.nodes) if (layout.nodes[n.id]) this.drawNode(n, layout.nodes[n.id], nodes);
     this.drawRepeats();
+    this.drawMarks(svg("g", { class: "agl-marks" }, picture));
     this.scale();
     this.update();
     this.applySearch();
+  }
+
+  // ---- marks: what a diff found, where a cell failed (viz/marks.py) --------------------------------
+
+  // A frame in the mark's colour around each marked node (its scope's box when it is collapsed
+  // inside one), the mark's letters above its right corner, the mark's text on hover.
+  drawMarks(parent) {
+    const { layout } = this.g;
+    for (const [id, mark] of Object.entries(this.g.marks || {})) {
+      const b = layout.nodes[(layout.hidden || {})[id] || id];
+      if (!b) continue;
+      const attrs = { "data-id": id, "data-kind": mark.kind, transform: `translate(${b.x - 5},${b.y - 5})` };
+      const frame = svg("g", { class: `agl-mark agl-mark-${mark.kind}`, ...attrs }, parent);
+      svg("rect", { width: b.w + 10, height: b.h + 10, rx: 10 }, frame);
+      if (mark.letters) svg("text", { x: b.w + 10, y: -3 }, frame, mark.letters);
+      svg("title", {}, frame, mark.text);
+    }
+  }
+
+  // One legend entry per kind of mark the graph has (the colours of graph.css's .agl-mark-*).
+  markLegend(entry) {
+    const kinds = new Set(Object.values(this.g.marks || {}).map((m) => m.kind));
+    const legend = {
+      added: ["#15803d", "dashed", "+ added: only in this graph"],
+      removed: ["#dc2626", "dashed", "− removed: only in the other graph"],
+      changed: ["#c026d3", "dashed", "changed: S inputs, V value, G gradient"],
+      failed: ["#b91c1c", "solid", "✗ the op the cell failed in"],
+    };
+    for (const [kind, [colour, style, text]] of Object.entries(legend)) {
+      if (kinds.has(kind)) entry(`border-color:${colour};border-style:${style};border-width:2.5px`, text);
+    }
+  }
+
+  // The mark's row in a node's tooltip and inspector: [heading, text], or null.
+  markFacts(n) {
+    const mark = (this.g.marks || {})[n.id];
+    if (!mark) return null;
+    const heading = { added: "added", removed: "removed", changed: "differs", failed: "failed here" };
+    return [heading[mark.kind] || mark.kind, mark.text];
+  }
+
+  // The step of the op a cell failed in says so, with the error, instead of "computes its output".
+  failedCaption(s, step) {
+    const n = this.g.byId[s.active];
+    const mark = n && n.failed && (this.g.marks || {})[n.id];
+    return mark ? `Forward ${step}/${this.g.forward.length}: ${mark.text}` : null;
   }
 
   uid() {
@@ -795,12 +843,12 @@ class GraphView {
     const s = (this.state = replay(g, step));
     this.slider.value = step;
     this.stepLabel.textContent = `step ${step} / ${g.n_steps}`;
-    this.caption.textContent = s.caption;
+    this.caption.textContent = this.failedCaption(s, step) || s.caption;
     const selected = this.model.get("selected");
     for (const [id, el] of this.nodeEls) {
       const n = g.byId[id];
       const done = s.done.has(id);
-      el.value.textContent = done ? summaryText(n.value, n.dtype) || shapeText(n.shape) : "?";
+      el.value.textContent = n.failed ? "✗ failed" : done ? summaryText(n.value, n.dtype) || shapeText(n.shape) : "?";
       const grad = s.grad.get(id);
       if (el.grad) el.grad.textContent = grad ? `grad ${summaryText(grad, n.dtype)}` : "";
       el.node.classList.toggle("agl-pending", !done);
@@ -887,6 +935,8 @@ class GraphView {
       rows.push(["memory", `${m.value}: ${m.bytes} bytes, ${m.note}${reuse}`]);
     }
     if (n.scope) rows.push(["scope", n.scope]);
+    const marked = this.markFacts(n);
+    if (marked) rows.unshift(marked); // first: it is why this node is framed
     rows.push(["id", n.id]);
     return rows;
   }

@@ -114,10 +114,12 @@ def record(max_values=16):
 # ---- the snapshot ------------------------------------------------------------------------------------
 
 
-def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
+def snapshot(*roots, names=None, recording=None, max_values=16, start=(), node_ids=None):
     """The graph behind `roots` (tensors) as a Snapshot. `names` maps variable names to tensors.
 
     `start` adds op nodes to draw from whose result tensors are gone (Recording.graph uses it).
+    `node_ids`, a dict, is filled with {autograd node: its id in the Snapshot} (viz/failed.py
+    draws the op a cell failed in beside the nodes it read).
     """
     roots = [r for r in roots if r is not None]
     if roots and all(is_torch_tensor(r) for r in roots):  # a real PyTorch graph: from_torch.py
@@ -151,6 +153,8 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=()):
             ids[leaf] = f"n{len(order)}"
             order.append(leaf)
 
+    if node_ids is not None:
+        node_ids.update(ids)
     saved = _saved_outputs(ops, recording)
     last_grad, first_grad = {}, {}
     if recording is not None:

@@ -96,7 +96,10 @@ def node_lines(node, value=..., grad=...):
     value = node.get("value") if value is ... else value
     grad = node.get("grad") if grad is ... else grad
     lines = [node.get("label") or node["id"]]
-    lines.append(summary_text(value, node.get("dtype")) or shape_text(node.get("shape") or []))
+    if node.get("failed"):  # the op a cell failed in (failed.py): it has no result to show
+        lines.append("\u2717 failed")
+    else:
+        lines.append(summary_text(value, node.get("dtype")) or shape_text(node.get("shape") or []))
     if grad is not None:
         lines.append("grad " + summary_text(grad, node.get("dtype")))
     return lines

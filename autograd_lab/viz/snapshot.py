@@ -31,6 +31,7 @@ class Snapshot:
     clusters: dict = field(default_factory=dict)  # scope path -> a fused group drawn as a cluster
     memory: dict | None = None  # a memory plan, step by step (the IR view of compile, optional)
     note: str | None = None  # what the drawing cannot show, e.g. of a PyTorch graph (from_torch.py)
+    marks: dict = field(default_factory=dict)  # node id -> a mark drawn on it (viz/marks.py)
 
     def node(self, node_id):
         for node in self.nodes:
@@ -48,6 +49,8 @@ class Snapshot:
             data["memory"] = self.memory
         if self.note:
             data["note"] = self.note
+        if self.marks:
+            data["marks"] = self.marks
         return data
 
     def __repr__(self):

@@ -32,6 +32,8 @@ from .layout import (
     shape_text,
     summary_text,
 )
+from .marks import KINDS as MARK_KINDS
+from .marks import marks_of
 
 FONT_SIZE, SMALL_FONT = 12, 11  # layout.CHAR_W is the width of one 12px monospace character
 TEXT_DROP = 11.5  # from the top of a line of text to its baseline
@@ -302,6 +304,7 @@ def scene(graph, placed, step=None):
             _draw_collapsed(shapes, texts, group, cluster, _kernel_memory(cluster, alive_freed))
     if state["event"] is not None:
         _draw_event(shapes, texts, state["event"], placed)
+    _draw_marks(shapes, texts, marks_of(graph), placed)
     top = LEGEND_H + (CAPTION_H if step is not None else 0.0)
     # what this drawing cannot show (a PyTorch graph: from_torch.py), one fact a line
     note = graph.get("note") if isinstance(graph, dict) else getattr(graph, "note", None)
@@ -542,6 +545,26 @@ def _draw_event(shapes, texts, event, placed):
         shapes.append(("rect", b["x"] - 3, b["y"] - 3, b["w"] + 6, b["h"] + 6, HIGHLIGHT_BOX, None))
 
 
+# A diff's and a failed cell's marks (marks.py): a frame in the mark's colour, its letters above
+# the right corner; a node inside a collapsed scope marks the scope's box.
+MARK_STYLES = {
+    kind: _style(stroke=colour, width=3, rx=10, dash=None if kind == "failed" else "6 3")
+    for kind, (colour, *_) in MARK_KINDS.items()
+}
+
+
+def _draw_marks(shapes, texts, marks, placed):
+    hidden = placed.get("hidden", {})
+    for node_id, mark in marks.items():
+        box = placed["nodes"].get(hidden.get(node_id, node_id))
+        if box is None:
+            continue
+        x, y, w, h = box["x"] - 5, box["y"] - 5, box["w"] + 10, box["h"] + 10
+        shapes.append(("rect", x, y, w, h, MARK_STYLES[mark["kind"]], mark["text"]))
+        if mark["letters"]:
+            texts.append((x + w, y - 3, mark["letters"], f"mark_{mark['kind']}"))
+
+
 # ---- SVG ------------------------------------------------------------------------------------------
 
 
@@ -620,6 +643,9 @@ def _text_attrs(size, colour, bold, anchor):
     return attrs + (f' text-anchor="{anchor}"' if anchor != "start" else "")
 
 
+TEXT.update(
+    {f"mark_{kind}": (FONT_SIZE, colour, True, "end") for kind, (colour, *_) in MARK_KINDS.items()}
+)
 _TEXT_ATTRS = {kind: _text_attrs(*style) for kind, style in TEXT.items()}
 
 

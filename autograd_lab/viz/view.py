@@ -66,6 +66,8 @@ def view_graph(snapshot, collapsed=None, max_nodes=200, folded=(), repeats=(), s
         graph["memory"] = {**data["memory"], "at_step": memory_at_step(snapshot)}
     if data.get("note"):  # what the drawing cannot show (a PyTorch graph: from_torch.py)
         graph["note"] = data["note"]
+    if data.get("marks"):  # a diff's or a failed cell's marks (viz/marks.py)
+        graph["marks"] = data["marks"]
     return graph, shown
 
 
@@ -93,6 +95,7 @@ def as_snapshot(roots, recording, names, max_values):
             dict(d.get("clusters") or {}),
             d.get("memory"),
             d.get("note"),
+            dict(d.get("marks") or {}),
         )
     if len(roots) == 1 and isinstance(roots[0], (Recording, TorchRecording)):
         return roots[0].graph(names=names)
