@@ -171,7 +171,20 @@ def logspace(start, end, steps, base, dtype):
     up = np.float64(start) + step * index
     down = np.float64(end) - step * (steps - 1 - index)
     exponents = np.where(np.arange(steps) < steps // 2, up, down)
-    return np.power(np.float64(base), exponents).astype(dtype)
+    # the C library's pow, element by element, as PyTorch computes it: numpy's own float64 power
+    # runs SIMD code on CPUs with AVX-512 whose last bit sometimes differs
+    powers = [_pow(float(base), e) for e in exponents.tolist()]
+    return np.array(powers, dtype=np.float64).astype(dtype)
+
+
+def _pow(base, exponent):
+    """math.pow, with inf where the result is too large for a float (math.pow raises there)."""
+    try:
+        return math.pow(base, exponent)
+    except OverflowError:
+        return math.inf
+    except ValueError:  # 0 to a negative power (inf), a negative base to a fractional one (nan)
+        return math.inf if base == 0 else math.nan
 
 
 # ---- arange -------------------------------------------------------------------------------------

@@ -167,3 +167,14 @@ def test_halfway_float32_fma_goes_the_way_the_exact_value_says():
     assert np.float64(a) * np.float64(b) + np.float64(c) == 1 + 3 * 2.0**-24  # the trap
     assert fma32(a, b, c) == np.float32(1 + 2.0**-23)
     assert fma32(-a, b, -c) == -np.float32(1 + 2.0**-23)
+
+
+@pytest.mark.parametrize(
+    "start, end, steps, base",
+    [(0, 400, 5, 10.0), (-400, 0, 3, 10.0), (-2, 2, 5, 0.0), (0, 3, 4, -2.0), (0, 0.5, 3, -2.0)],
+)
+def test_logspace_overflow_zero_and_negative_bases_as_pytorch(torch, start, end, steps, base):
+    # the C library's pow raises where numpy gives inf or nan: logspace gives what PyTorch does
+    ours = ag.logspace(start, end, steps, base, dtype=ag.float64).numpy()
+    theirs = torch.logspace(start, end, steps, base, dtype=torch.float64).numpy()
+    np.testing.assert_array_equal(ours, theirs)
