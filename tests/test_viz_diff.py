@@ -188,3 +188,22 @@ def test_eager_against_compiled():
     assert ops == {"MulBackward0", "TanhBackward0", "AddBackward0", "SumBackward0"}
     assert not d.removed and labels(d.right, d.added) == ["%0", "%5"]
     assert all(c["kinds"] == ["structure"] for c in d.changed)
+
+
+def test_in_a_notebook_the_two_graphs_stack_in_the_column_with_an_image_copy():
+    # side by side they would be scaled into the column and shrink their text; stacked, each is
+    # wrapped to 880 px at full size, and the <img> copy shows in untrusted notebooks
+    first, second, *_ = two_runs()
+    d = diff(first, second, sides=("run 1", "run 2"))
+    bundle = d._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "image/svg+xml", "text/html"}
+    svg = bundle["image/svg+xml"]
+    width = float(re.search(r'width="([\d.]+)"', svg).group(1))
+    assert width <= 880 and float(re.search(r'width="([\d.]+)"', d.to_svg()).group(1)) > width
+    assert bundle["text/html"].startswith('<img src="data:image/svg+xml;base64,')
+    title_1, title_2 = (
+        float(re.search(rf'y="([\d.]+)"[^>]*>{t}<', svg).group(1)) for t in ("run 1", "run 2")
+    )
+    assert title_2 > title_1  # one under the other
+    assert svg.count(f'stroke="{KINDS["added"][0]}" stroke-width="3"') == len(d.added)
+    assert "+ Tanh: only in run 2" in svg

@@ -21,6 +21,7 @@ Notebook 7 show even in an untrusted notebook (where they hide SVG output).
 """
 
 import base64
+import re
 import string
 
 from .layout import CHAR_W, layout
@@ -219,6 +220,40 @@ class Picture:
 
     def _repr_mimebundle_(self, **kwargs):
         return picture_bundle(self.svg, self.text)
+
+
+def stacked_svg(titled_graphs, lines=(), threshold=200, max_width=COLUMN_W):
+    """Graphs one under the other, each under its title and wrapped to `max_width`, then `lines`
+    ([(colour, text)]) wrapped too: two graphs compared (a diff, PyTorch beside ours) drawn for a
+    notebook's column, where side by side they would shrink their text."""
+    _check_width(max_width)
+    parts, y, width = [], 0.0, 0.0
+    for title, graph in titled_graphs:
+        parts.append(
+            f'<text x="12" y="{_num(y + 18.0)}" font-weight="bold" font-size="14" '
+            f'fill="#111827">{_escape(title)}</text>\n'
+        )
+        y += 26.0
+        picture = fitted_svg(graph, threshold=threshold, max_width=max_width)
+        w, h = (
+            float(v) for v in re.search(r'width="([\d.]+)" height="([\d.]+)"', picture).groups()
+        )
+        parts.append(picture.replace("<svg ", f'<svg x="0" y="{_num(y)}" ', 1))
+        y, width = y + h + 12.0, max(width, w)
+    chars = int((max_width - 24.0) // CHAR_W)
+    for colour, text in lines:
+        for line in _wrap_words(text, chars):
+            parts.append(
+                f'<text x="12" y="{_num(y + 14.0)}" fill="{colour}">{_escape(line)}</text>\n'
+            )
+            y += 16.0
+            width = max(width, 24.0 + CHAR_W * len(line))
+    w, h = _num(min(width, max_width)), _num(y + 8.0)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+        f'viewBox="0 0 {w} {h}" font-family="monospace" font-size="12">\n'
+        f'<rect width="{w}" height="{h}" fill="#ffffff"/>\n' + "".join(parts) + "</svg>\n"
+    )
 
 
 def picture_bundle(svg, text):

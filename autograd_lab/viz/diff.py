@@ -77,8 +77,14 @@ class GraphDiff:
             f"removed, {len(self.changed)} changed, {len(self.pairs)} paired)"
         )
 
-    def _repr_svg_(self):
-        return self.to_svg()
+    def _repr_mimebundle_(self, **kwargs):
+        """In a notebook: the first graph above the second, each wrapped to the column (side by
+        side they would shrink their text), the differences listed; an <img> copy for untrusted
+        notebooks (column.py). `to_svg()` draws them side by side."""
+        from .column import picture_bundle, stacked_svg
+
+        titled = list(zip(self.sides, (self.left, self.right)))
+        return picture_bundle(stacked_svg(titled, self.coloured_lines()), repr(self))
 
     def lines(self):
         """The differences in words, one a line: what the picture lists under the graphs."""

@@ -20,11 +20,13 @@ picture is a static SVG; `.widgets()` gives both live widgets in a row (without 
 """
 
 import sys
+from dataclasses import replace
 
 from .compare import compare
 from .from_torch import is_torch_tensor
 from .graph import record, tensor_names
 from .layout import layout
+from .marks import mark
 from .svg import _escape, render_svg, scene
 from .torch_recording import record_torch
 
@@ -45,8 +47,18 @@ class SideBySide:
             f"SideBySide(PyTorch {self.torch!r}, autograd_lab {self.ours!r}; {self.comparison!r})"
         )
 
-    def _repr_svg_(self):
-        return self.to_svg()
+    def _repr_mimebundle_(self, **kwargs):
+        """In a notebook: PyTorch's graph above ours, each wrapped to the column (side by side
+        they would shrink their text), the differences listed; an <img> copy for untrusted
+        notebooks (column.py). `to_svg()` draws them side by side."""
+        from .column import picture_bundle, stacked_svg
+
+        lines = _summary_lines(self.comparison, self.torch, self.ours)
+        coloured = [("#111827" if i == 0 else MARK, line) for i, line in enumerate(lines)]
+        torch_graph = replace(self.torch, marks=_as_marks(self.comparison.marks("left")))
+        our_graph = replace(self.ours, marks=_as_marks(self.comparison.marks("right")))
+        svg = stacked_svg([("PyTorch", torch_graph), ("autograd_lab", our_graph)], coloured)
+        return picture_bundle(svg, repr(self))
 
     def to_svg(self, threshold=200, direction="auto"):
         """One SVG: PyTorch's graph, autograd_lab's beside it (`direction="row"`) or below it
@@ -99,6 +111,14 @@ class SideBySide:
         if left.n_steps == right.n_steps:
             traitlets.link((left, "step"), (right, "step"))
         return ipywidgets.HBox([left, right])
+
+
+def _as_marks(kinds_of):
+    """compare()'s {node: [kinds]} as the Snapshot's marks (viz/marks.py): "changed" marks."""
+    return {
+        node: mark("changed", f"differs: {', '.join(kinds)}", _letters(kinds))
+        for node, kinds in kinds_of.items()
+    }
 
 
 class _Picture:
