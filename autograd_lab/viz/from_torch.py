@@ -31,7 +31,7 @@ because it is asked to watch it.
 
 import numpy as np
 
-from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, run_gradients, summarize
 
 # ---- recognising PyTorch's objects without importing torch ----------------------------------------
 
@@ -225,11 +225,7 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
 
     saved = {op: _saved_of(op, recording, max_values) for op in ops}
     values = _values(ops, saved, names or {}, roots, recording, max_values)
-    last_grad, first_grad = {}, {}
-    for kind, node, _, summary in recording.events if recording is not None else ():
-        if kind == "run":
-            last_grad[node] = summary
-            first_grad.setdefault(node, summary)
+    first_grad, last_grad = run_gradients(recording.events if recording is not None else ())
     saved_keys = {s["key"] for tensors, _, _ in saved.values() for s in tensors if s["key"]}
 
     graph = Snapshot()
@@ -245,11 +241,7 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
         drawn["is_saved"] = (node, 0) in saved_keys
         drawn["scope"] = recording.scopes.get(node) if recording is not None else None
         graph.nodes.append(drawn)
-        for input_nr, (next_node, _) in enumerate(node.next_functions):
-            if next_node is not None and next_node in ids:
-                graph.edges.append(
-                    {"source": ids[next_node], "target": ids[node], "input": input_nr}
-                )
+        graph.add_inputs(node, ids)
 
     for root in roots:  # each root is drawn as a tensor node after the op that made it
         if root.grad_fn is None:
@@ -262,16 +254,7 @@ def torch_snapshot(*roots, names=None, recording=None, max_values=16, start=()):
         graph.nodes.append(drawn)
         graph.edges.append({"source": ids[root.grad_fn], "target": root_id, "input": 0})
 
-    for step, (kind, node, target, summary) in enumerate(_events_in(recording, ids)):
-        graph.events.append(
-            {
-                "step": step,
-                "kind": kind,
-                "node": ids[node],
-                "target": ids[target] if target is not None else None,
-                "grad": summary,
-            }
-        )
+    graph.add_events(recording.events if recording is not None else (), ids)
     graph.note = _note(graph, roots, recording)
     return graph
 
@@ -383,13 +366,6 @@ def _op_node(op, node_id, order, label_of, saved, values, last_grad):
         "order": order,
         "derivative": LOCAL_DERIVATIVES.get(name),
     }
-
-
-def _events_in(recording, ids):
-    """The recorded backward events that concern nodes of this graph, in the engine's order."""
-    for kind, node, target, summary in recording.events if recording is not None else ():
-        if node in ids and (target is None or target in ids):
-            yield kind, node, target, summary
 
 
 def _note(graph, roots, recording):

@@ -35,7 +35,7 @@ from ..tensor import Tensor, _make
 from .compiled import expand_fused
 from .from_torch import is_torch_tensor, torch_parameter_names, torch_snapshot
 from .layout import summary_text
-from .snapshot import LOCAL_DERIVATIVES, Snapshot, summarize
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, run_gradients, summarize
 
 # ---- watching the graph being built and run ----------------------------------------------------------
 
@@ -156,12 +156,7 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=(), node_i
     if node_ids is not None:
         node_ids.update(ids)
     saved = _saved_outputs(ops, recording)
-    last_grad, first_grad = {}, {}
-    if recording is not None:
-        for kind, node, _, summary in recording.events:
-            if kind == "run":
-                last_grad[node] = summary
-                first_grad.setdefault(node, summary)
+    first_grad, last_grad = run_gradients(recording.events if recording is not None else ())
 
     graph, fused = Snapshot(), {}
     for index, node in enumerate(order):
@@ -177,11 +172,7 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=(), node_i
             )
             if (vars(node).get("_metadata") or {}).get("fused"):  # a kernel from compile()
                 fused[ids[node]] = node
-        for input_nr, (next_node, _) in enumerate(node.next_functions):
-            if next_node is not None and next_node in ids:
-                graph.edges.append(
-                    {"source": ids[next_node], "target": ids[node], "input": input_nr}
-                )
+        graph.add_inputs(node, ids)
 
     for root in roots:  # each root is drawn as a tensor node after the op that made it
         if root._grad_fn is None:
@@ -194,16 +185,7 @@ def snapshot(*roots, names=None, recording=None, max_values=16, start=(), node_i
         graph.edges.append({"source": ids[root._grad_fn], "target": root_id, "input": 0})
 
     if recording is not None:
-        for step, (kind, node, target, summary) in enumerate(_events_in(recording, ids)):
-            graph.events.append(
-                {
-                    "step": step,
-                    "kind": kind,
-                    "node": ids[node],
-                    "target": ids.get(target) if target is not None else None,
-                    "grad": summary,
-                }
-            )
+        graph.add_events(recording.events, ids)
     if fused:  # drawn as clusters that open to show the ops inside (viz/compiled.py)
         expand_fused(graph, fused)
     return graph
@@ -402,13 +384,6 @@ def _root_node(tensor, node_id, order, label_of, max_values):
         "derivative": None,
         "derivative_value": None,
     }
-
-
-def _events_in(recording, ids):
-    """The recorded backward events that concern nodes of this graph, in the engine's order."""
-    for kind, node, target, summary in recording.events:
-        if node in ids and (target is None or target in ids):
-            yield kind, node, target, summary
 
 
 # ---- the local derivative's value at this step ----------------------------------------------------

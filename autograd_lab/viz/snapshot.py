@@ -21,6 +21,17 @@ from ..tensor import Tensor
 LOCAL_DERIVATIVES = registry.derivatives()
 
 
+def run_gradients(events):
+    """From recorded backward events, each node's gradient when it ran: (the first, the last).
+    The first is a root's seed gradient; the last is what a node shows after backward."""
+    first, last = {}, {}
+    for kind, node, _, summary in events:
+        if kind == "run":
+            last[node] = summary
+            first.setdefault(node, summary)
+    return first, last
+
+
 @dataclass
 class Snapshot:
     """Nodes, edges and backward events, all plain data (see CONTRACT.md)."""
@@ -40,6 +51,30 @@ class Snapshot:
         raise KeyError(
             f"no node {node_id!r} in this snapshot (ids are n0 to n{len(self.nodes) - 1})"
         )
+
+    def add_inputs(self, node, ids):
+        """An edge from each input of the graph node `node` (ours or PyTorch's: both have
+        `next_functions`) that is drawn (has an id in `ids`) to the node's own box."""
+        for input_nr, (next_node, _) in enumerate(node.next_functions):
+            if next_node is not None and next_node in ids:
+                self.edges.append(
+                    {"source": ids[next_node], "target": ids[node], "input": input_nr}
+                )
+
+    def add_events(self, events, ids):
+        """The recorded backward events (kind, node, target, gradient summary) that concern drawn
+        nodes, in the engine's order, numbered from step 0."""
+        for kind, node, target, summary in events:
+            if node in ids and (target is None or target in ids):
+                self.events.append(
+                    {
+                        "step": len(self.events),
+                        "kind": kind,
+                        "node": ids[node],
+                        "target": ids[target] if target is not None else None,
+                        "grad": summary,
+                    }
+                )
 
     def to_dict(self):
         data = {"nodes": self.nodes, "edges": self.edges, "events": self.events}
