@@ -20,6 +20,7 @@ the drawing in a narrow widget, a "fit" that keeps text readable, ← → from t
 speed and the node-by-node step, the legend, the root's "grad 1" and a fused kernel's registers.
 """
 
+import json
 import os
 import re
 import shutil
@@ -151,7 +152,8 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _write_notebook(folder, name="graph.ipynb", cells=NOTEBOOK_CELLS):
+def _new_notebook(cells):
+    """A notebook of code cells, for the python3 kernel."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
@@ -161,7 +163,24 @@ def _write_notebook(folder, name="graph.ipynb", cells=NOTEBOOK_CELLS):
         "language": "python",
     }
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    nbformat.write(nb, folder / name)
+    return nb
+
+
+def _write_notebook(folder, name="graph.ipynb", cells=NOTEBOOK_CELLS):
+    import nbformat
+
+    nbformat.write(_new_notebook(cells), folder / name)
+
+
+def upload_notebook(server, name, cells):
+    """Put a notebook of `cells` into the running server's folder, as the file browser's upload
+    does (its contents API), for the other browser tests that share this server."""
+    body = json.dumps({"type": "notebook", "format": "json", "content": _new_notebook(cells)})
+    url = f"{server['url']}/api/contents/{name}?token={server['token']}"
+    request = urllib.request.Request(url, data=body.encode(), method="PUT")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
 
 
 def _quiet_settings(home):

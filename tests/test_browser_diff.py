@@ -9,12 +9,18 @@ below it. Screenshots: test-artifacts/<client>_diff_widget.png, <client>_failed_
 static pictures opened from disk: diff.png (diff.svg), failed_cell.png (failed_cell.svg).
 """
 
-import json
 import re
-import urllib.request
 
 import pytest
-from test_browser import ARTIFACTS, _no_errors_of_ours, _on_failure, _open_and_run_all, lab, page  # noqa: F401
+from test_browser import (  # noqa: F401
+    ARTIFACTS,
+    _no_errors_of_ours,
+    _on_failure,
+    _open_and_run_all,
+    lab,
+    page,
+    upload_notebook,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -46,24 +52,6 @@ FAILING = (
 CELLS = ["%load_ext autograd_lab\n" + RUNS, "two_runs.widget()", FAILING]
 
 
-def _upload(server):
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
-    url = f"{server['url']}/api/contents/diff.ipynb?token={server['token']}"
-    request = urllib.request.Request(url, data=body, method="PUT")
-    request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=10):
-        pass
-
-
 def _expected():
     """The same diff made here: what the page must show."""
     namespace = {}
@@ -79,7 +67,7 @@ def _drive(server, browser_page):
     from playwright.sync_api import expect
 
     expect.set_options(timeout=45_000)
-    _upload(server)
+    upload_notebook(server, "diff.ipynb", CELLS)
     # open, wait for the kernel, Run All (tried again if the kernel missed it): 3 widgets, the
     # diff's two and the failed cell's
     _open_and_run_all(server, browser_page, "diff.ipynb", 3)

@@ -9,13 +9,11 @@ back, and a click on the box opens them again. Screenshots: test-artifacts/navig
 navigate_search.png, navigate_found.png, navigate_opened.png.
 """
 
-import json
 import re
 import shutil
-import urllib.request
 
 import pytest
-from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page  # noqa: F401 - fixtures used below
+from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page, upload_notebook  # noqa: F401 - fixtures used below
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -46,25 +44,6 @@ CELLS = [
 FOLDED = "Sequential/0 (Block) … 11 (Block) ×12"
 
 
-def _upload(server, name):
-    """Put the notebook into the server's folder, as the file browser's upload does."""
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
-    url = f"{server['url']}/api/contents/{name}?token={server['token']}"
-    request = urllib.request.Request(url, data=body, method="PUT")
-    request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=10):
-        pass
-
-
 @pytest.mark.parametrize("lab", ["jupyterlab"], indirect=True)
 def test_search_and_repeated_blocks(lab, page):  # noqa: F811 - pytest's fixtures
     try:
@@ -80,7 +59,7 @@ def _drive(server, browser_page):
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT)
-    _upload(server, "navigate.ipynb")
+    upload_notebook(server, "navigate.ipynb", CELLS)
     browser_page.goto(f"{server['url']}/lab/tree/navigate.ipynb?token={server['token']}&reset")
     browser_page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
     status = browser_page.locator("#jp-main-statusbar")

@@ -8,13 +8,11 @@ picture. Screenshots: test-artifacts/torch_graph_widget.png, test-artifacts/side
 side-by-side SVG, also saved as side_by_side.svg, opened from disk).
 """
 
-import json
 import re
 import shutil
-import urllib.request
 
 import pytest
-from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page  # noqa: F401 - fixtures used below
+from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page, upload_notebook  # noqa: F401 - fixtures used below
 
 pytest.importorskip("torch", reason="PyTorch (the test oracle) is not installed")
 
@@ -46,26 +44,6 @@ CELLS = [
 ]
 
 
-def _upload(server):
-    """Put the notebook into the server's folder, as the file browser's upload does."""
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
-    request = urllib.request.Request(
-        f"{server['url']}/api/contents/torch.ipynb?token={server['token']}", data=body, method="PUT"
-    )
-    request.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(request, timeout=10):
-        pass
-
-
 def test_torch_graph_steps_in_the_widget(lab, page):  # noqa: F811 - pytest's fixtures
     try:
         _drive(lab, page)
@@ -80,7 +58,7 @@ def _drive(server, browser_page):
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT)
-    _upload(server)
+    upload_notebook(server, "torch.ipynb", CELLS)
     browser_page.goto(f"{server['url']}/lab/tree/torch.ipynb?token={server['token']}")
     browser_page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
     status = browser_page.locator("#jp-main-statusbar")
