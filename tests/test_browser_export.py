@@ -17,27 +17,12 @@ from test_browser import (
     _require_browser_stack,
     _write_notebook,
 )
+from test_export import two_scopes  # the same two-layer graph the page tests draw
 
-import autograd_lab as ag
-from autograd_lab.viz import record, save_html
-from autograd_lab.viz.graph import tensor_names
+from autograd_lab.viz import save_html
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 UI_TIMEOUT = 15_000
-
-
-def _scoped_recording():
-    with record() as r:
-        x = ag.ones(2, 3)
-        with ag.autograd.scope("layer1"):
-            w1 = ag.full((3, 2), 0.5, requires_grad=True)
-            h = (x @ w1).tanh()
-        with ag.autograd.scope("layer2"):
-            w2 = ag.full((2, 2), 0.25, requires_grad=True)
-            y = (h @ w2).tanh()
-        loss = y.sum()
-        loss.backward()
-    return r.graph(names=tensor_names(locals()))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +61,7 @@ def test_saved_graph_steps_hovers_inspects_and_collapses_offline(browser, tmp_pa
     from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(exist_ok=True)
-    r = _scoped_recording()
+    r = two_scopes()
     path = save_html(r, tmp_path / "graph.html")
     page, asked, errors = _open(browser, path)
     widget = page.locator(".agl-widget")
@@ -154,7 +139,7 @@ def test_saved_graph_steps_hovers_inspects_and_collapses_offline(browser, tmp_pa
 def test_a_layout_the_page_did_not_save_is_explained(browser, tmp_path):
     from playwright.sync_api import expect
 
-    path = save_html(_scoped_recording(), tmp_path / "one_layout.html", max_layouts=1)
+    path = save_html(two_scopes(), tmp_path / "one_layout.html", max_layouts=1)
     page, asked, errors = _open(browser, path)
     page.locator(".agl-group-title", has_text="layer1").click()
     message = page.locator(".agl-export-message")
