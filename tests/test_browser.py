@@ -270,7 +270,8 @@ def lab(request, tmp_path_factory):
 
 
 def _stop(server):
-    """Stop JupyterLab and its kernels (one process group): politely, then firmly."""
+    """Stop a server (JupyterLab, Notebook 7, marimo) and its kernels, one process group:
+    politely, then firmly."""
     if server.poll() is not None:
         return
     try:

@@ -16,7 +16,6 @@ failure).
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,19 +24,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, _free_port, _stop
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "fixtures" / "marimo_graph.py"
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = os.environ.get("AUTOGRAD_LAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 START_TIMEOUT = 60  # seconds for marimo to answer
 UI_TIMEOUT = 45_000  # milliseconds for anything on the page (the first run imports everything)
 
@@ -50,12 +40,6 @@ def _missing(what, how):
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(f"{message} (CI must run the browser tests)")
     pytest.skip(message)
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -104,21 +88,6 @@ def marimo_app(tmp_path_factory):
     finally:
         _stop(server)
         log.close()
-
-
-def _stop(server):
-    """Stop marimo and its kernel (one process group): politely, then firmly."""
-    if server.poll() is not None:
-        return
-    try:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=15)
-    except (subprocess.TimeoutExpired, ProcessLookupError):
-        try:
-            os.killpg(server.pid, 9)
-        except ProcessLookupError:
-            pass
-        server.wait(timeout=10)
 
 
 @pytest.fixture
