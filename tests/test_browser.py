@@ -244,19 +244,9 @@ def lab(request, tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(
-                        f"jupyter {subcommand} did not start within {START_TIMEOUT}s:\n"
-                        + (work / "jupyter.log").read_text()[-3000:]
-                    )
-                time.sleep(0.3)
+        _wait_until_answering(
+            server, f"{url}/api/status?token={token}", log, f"jupyter {subcommand}"
+        )
         yield {
             "url": url,
             "token": token,
@@ -267,6 +257,22 @@ def lab(request, tmp_path_factory):
     finally:
         _stop(server)
         log.close()
+
+
+def _wait_until_answering(server, url, log, what, timeout=START_TIMEOUT):
+    """Poll `url` until the server answers; fail with the end of its log (the open file `log`)
+    if it exits or takes longer than `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                tail = Path(log.name).read_text()[-3000:]
+                pytest.fail(f"{what} did not start within {timeout}s:\n{tail}")
+            time.sleep(0.3)
 
 
 def _stop(server):

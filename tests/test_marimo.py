@@ -18,13 +18,18 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, _free_port, _stop
+from test_browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    _free_port,
+    _stop,
+    _wait_until_answering,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "fixtures" / "marimo_graph.py"
@@ -71,19 +76,7 @@ def marimo_app(tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(
-                        f"marimo did not start within {START_TIMEOUT}s:\n"
-                        + log_path.read_text()[-3000:]
-                    )
-                time.sleep(0.3)
+        _wait_until_answering(server, f"{url}/health", log, "marimo", START_TIMEOUT)
         yield {"url": url, "token": token, "log": log_path}
     finally:
         _stop(server)

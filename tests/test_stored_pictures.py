@@ -23,8 +23,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -33,11 +31,11 @@ from test_browser import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_FLAGS,
-    START_TIMEOUT,
     _free_port,
     _quiet_settings,
     _require_browser_stack,
     _stop,
+    _wait_until_answering,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,16 +184,7 @@ def fresh_lab(tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + (work / "jupyter.log").read_text())
-                time.sleep(0.3)
+        _wait_until_answering(server, f"{url}/api/status?token={token}", log, "JupyterLab")
         yield {"url": url, "token": token, "log": work / "jupyter.log"}
     finally:
         _stop(server)
