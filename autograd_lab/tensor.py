@@ -507,6 +507,11 @@ class Tensor:
             elif recording:  # the node sees a copy of the old values
                 previous = _make(self._data.copy(), self._grad_fn, self._output_nr)
                 result = op(previous, *args, **kwargs)
+            elif op is _elementwise.copy_from:
+                # PyTorch's copy_ into a tensor that records nothing (an integer one) never asks
+                # for the source's history, so a source whose history is unusable (a piece of
+                # unbind whose base changed since) can still be copied from
+                result = _without_recording(op, self, *args, **kwargs)
             else:
                 result = op(self, *args, **kwargs)
         except NotImplementedError:
@@ -616,6 +621,7 @@ class Tensor:
     def __setitem__(self, index, value):
         if not isinstance(value, Tensor):  # PyTorch first makes the value a tensor of x's dtype
             _shape.check_assigned_number(value, self.dtype)
+        _shape.check_index_count(index, self.ndim)
         recording = _state.enabled and self.requires_grad
         basic = _shape.basic_part(index)
         if recording:
@@ -868,6 +874,15 @@ def to_arguments(args, kwargs):
         else:
             dtype = arg
     return device, dtype
+
+
+def _without_recording(op, *args, **kwargs):
+    """`op(*args)` with recording off (no_grad's switch, used here without its import)."""
+    recording, _state.enabled = _state.enabled, False
+    try:
+        return op(*args, **kwargs)
+    finally:
+        _state.enabled = recording
 
 
 def _raise_error_of(op, tensor, args, kwargs, type_error_only):

@@ -165,11 +165,7 @@ def _reads_what_index_put_writes(tensor, index, value):
         return False  # an index out of range, a value that does not fit: index_put says so
     writes = written_places.reshape(-1).tolist()
     reads = read_places.reshape(-1).tolist()
-    changers = {}  # place -> the elements that write it with a value read elsewhere
-    for element, (place, read) in enumerate(zip(writes, reads)):
-        if read != place:
-            changers.setdefault(place, set()).add(element)
-    return any(changers.get(read, set()) - {element} for element, read in enumerate(reads))
+    return _reads_a_changed_place(writes, reads, copies=True)
 
 
 def _copy_into_view_refusal(view, value, broadcast_first=True):
@@ -199,7 +195,7 @@ def _copy_into_view_refusal(view, value, broadcast_first=True):
         return RuntimeError(OVERLAPS_ITSELF)
     if compared is not None and overlaps_in_part(view, compared):
         return RuntimeError(SHARES)
-    if source is not None and reads_what_others_write(view, source):
+    if source is not None and reads_what_others_write(view, source, copies=True):
         return RuntimeError(READS_WHAT_IT_WRITES)
     return None
 
@@ -315,19 +311,28 @@ def overlaps_in_part(written, source):
     return _ranges_meet(written, source)
 
 
-def reads_what_others_write(written, source):
+def reads_what_others_write(written, source, copies=False):
     """Whether an element of `source` (of written's shape) lies in a memory place that another
     element of `written` is written to. PyTorch checks only dense tensors (overlaps_in_part)
-    and writes element after element, so here its answer would depend on that order."""
+    and writes element after element, so here its answer would depend on that order.
+    `copies`: the op copies source in (copy_, x[...] = v), so an element that reads its own
+    place writes back the value already there, and that place never changes (`x[...] = x[1]` on
+    a (2, 1) x: row 1 copies itself, row 0 reads row 1 in any order)."""
     if not (written.size and _same_storage(written, source)) or written.itemsize != source.itemsize:
         return False
-    written_places = places(*geometry(written)).reshape(-1)
-    read_places = places(*geometry(source)).reshape(-1)
-    writer_of_place = dict(zip(written_places.tolist(), range(written_places.size)))
-    return any(
-        writer_of_place.get(place, element) != element
-        for element, place in enumerate(read_places.tolist())
-    )
+    writes = places(*geometry(written)).reshape(-1).tolist()
+    reads = places(*geometry(source)).reshape(-1).tolist()
+    return _reads_a_changed_place(writes, reads, copies)
+
+
+def _reads_a_changed_place(writes, reads, copies):
+    """Whether element i, which writes place writes[i] from place reads[i], reads a place that
+    another element changes (with copies, writing a place from itself changes nothing)."""
+    changers = {}  # place -> the elements that may change what is there
+    for element, (place, read) in enumerate(zip(writes, reads)):
+        if not (copies and read == place):
+            changers.setdefault(place, set()).add(element)
+    return any(changers.get(read, set()) - {element} for element, read in enumerate(reads))
 
 
 def _ranges_meet(written, source):

@@ -1062,7 +1062,40 @@ def unbind(input, dim=0):
     return Unbind.apply(input, dim=dim)  # (forward checks dim, after the edges are collected)
 
 
+def check_index_count(index, ndim):
+    """PyTorch's IndexError for an index that names more dims than the tensor has (counted as
+    PyTorch counts: an int, a slice, a list or an integer index tensor names one dim, a mask
+    as many as it has; None, ... and True/False name none), and its own words for a single int
+    or slice applied to a 0-d tensor."""
+    if ndim == 0 and isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+            "in C++ to convert a 0-dim tensor to a number"
+        )
+    if ndim == 0 and isinstance(index, slice):
+        raise IndexError(
+            "slice() cannot be applied to a 0-dim tensor. Fix: a 0-d tensor holds one number; "
+            "use x[...] or x[()] to reach it, or x.item()."
+        )
+    parts = index if isinstance(index, tuple) else (index,)
+    named = 0
+    for part in parts:
+        if part is None or part is Ellipsis or isinstance(part, (bool, np.bool_)):
+            continue
+        if isinstance(part, Tensor) and part._data.dtype in (np.bool_, np.uint8):
+            named += part.ndim
+        else:
+            named += 1
+    if named > ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {ndim}: the index names {named} dims "
+            "(an int, a slice or an index tensor names one; None and ... name none). Fix: "
+            f"use at most {ndim} of them, or add dims first with unsqueeze."
+        )
+
+
 def index(input, index):
+    check_index_count(index, input.ndim)
     if isinstance(index, slice):  # x[a:b] alone: PyTorch always records the slice
         return Slice.apply(input, index=_numpy_index(index, input.device))
     index = _numpy_index(index, input.device)
@@ -1071,6 +1104,7 @@ def index(input, index):
 
 
 def index_put(input, value, index):
+    check_index_count(index, input.ndim)
     index = _numpy_index(index, input.device)
     _check_masks(index, input._data.shape)
     _check_index_tensors_broadcast(index)
@@ -1178,20 +1212,28 @@ def _whole_dim(part, size):
 
 
 def assign_all(x, value):
-    """`x[...] = value` (see selects_all) as PyTorch's setitem does it: a fill_ of x with a
-    number (made a one-number tensor of x's dtype) or a one-number tensor, else a copy_ of the
-    value, its extra leading size-1 dims dropped; a 0-d x is always copied into. So x records
-    FillBackward3 or CopyBackwards, and the gradient flowing back to x's old values is zeros."""
+    """`x[...] = value` (see selects_all) as PyTorch's setitem does it: a copy_ of a value of x's
+    shape; a fill_ of x with a number (made a one-number tensor of x's dtype) or a 0-d tensor;
+    else a copy_ of the value with all its leading size-1 dims dropped, then expanded to x's
+    shape. So x records FillBackward3 or CopyBackwards, and the gradient flowing back to x's old
+    values is zeros. The dropping decides which overlaps PyTorch refuses: `x[...] = x[0]` on a
+    (1, 1) x expands a 0-d view of x's one element, which PyTorch sees as another layout of the
+    same place, and refuses."""
     if not isinstance(value, Tensor):  # (already checked by check_assigned_number)
         with np.errstate(over="ignore"):  # float16 rounds a number beyond its range to inf
             value = np.asarray(value).astype(x._data.dtype).item()
         value = _make(storage.new(np.full, (), value, dtype=x._data.dtype, device=x.device))
-    extra = value.ndim - x.ndim
-    if extra > 0 and all(size == 1 for size in value.shape[:extra]):
-        value = value.reshape(value.shape[extra:])
-    if x.ndim and value.ndim == 0:
+    if value.shape == x.shape:
+        x.copy_(value)
+        return
+    if value.ndim == 0:
         x.fill_(value)
         return
+    leading_ones = 0
+    while leading_ones < value.ndim and value.shape[leading_ones] == 1:
+        leading_ones += 1
+    if leading_ones:
+        value = value.reshape(value.shape[leading_ones:])
     if value.shape != x.shape and expanded_strides(value.shape, value.stride(), x.shape):
         # broadcast before copy_, as PyTorch's setitem does: copy_ then compares the expanded
         # value's memory with x's (x[None][...] = x is x's own places again, nothing to copy)
