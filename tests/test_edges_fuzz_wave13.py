@@ -104,3 +104,26 @@ def test_indexing_a_0d_tensor_says_what_pytorch_says(torch, index, write):
 def test_too_many_indices_names_the_count():
     with pytest.raises(IndexError, match="tensor of dimension 1: the index names 2 dims"):
         ag.zeros(3)[0, 0]
+
+
+BIG = 3.4028234663852886e38  # float32's largest number
+
+
+@pytest.mark.parametrize(
+    "values", [[BIG, 0.0, -2.0], [BIG, -BIG, 0.0], [-BIG, 0.0, 1.0], [BIG / 2, -BIG / 2, 0.0]]
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bins", [1, 2, 7])
+@pytest.mark.parametrize("bounds", [(0, 0), (-BIG, BIG), (-2, BIG)], ids=str)
+def test_regression_histc_over_a_range_near_the_float_limit_counts_as_pytorch(
+    torch, values, dtype, bins, bounds
+):
+    # fuzz seed 2061059 (#8): histc([3.4e38, 0, -2], bins=2) leaked numpy's ValueError ("'list'
+    # argument must have no negative elements"): (x - min) * bins overflowed to inf, which
+    # became a negative bin. PyTorch counts such a value in bin 0, and counts nothing where the
+    # bins' width itself overflows.
+    def counts(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        return lib.histc(x, bins=bins, min=bounds[0], max=bounds[1]).tolist()
+
+    assert counts(ag) == counts(torch)

@@ -96,7 +96,13 @@ def _bins_of(values, low, high, bins):
     """Each value's bin by PyTorch's formula, in the values' float type; -1 for values outside."""
     inside = (values >= low) & (values <= high)
     kept = values[inside]
-    position = ((kept - low) * kept.dtype.type(bins) / (high - low)).astype(np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = (kept - low) * kept.dtype.type(bins) / (high - low)
+    # Where that overflows (a range near the float type's limits), PyTorch's C++ converts an
+    # inf or nan to int64 (the smallest int64 on x86), and its pointer arithmetic wraps that
+    # round to bin 0: we count those values there too, rather than fail.
+    scaled[~np.isfinite(scaled)] = 0
+    position = scaled.astype(np.int64)
     position[position == bins] = bins - 1  # max itself goes in the last bin
     return position, inside
 
@@ -121,7 +127,15 @@ def histc(input, bins=100, min=0, max=0):
     if not low < high:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min={min}, max={max})")
     kind = values.dtype.type
-    position, _ = _bins_of(values, kind(low), kind(high), bins)
+    low, high = kind(low), kind(high)
+    with np.errstate(over="ignore"):
+        width = (high - low) / kind(bins)
+    if not np.isfinite(width):
+        # PyTorch's outer edges come from linspace(min, max, bins + 1), whose first and last
+        # are min + width * 0 and max - width * 0: nan when the width overflows, and then no
+        # value lies between them
+        return _make(np.zeros(bins, dtype=values.dtype))
+    position, _ = _bins_of(values, low, high, bins)
     return _make(np.bincount(position, minlength=bins).astype(values.dtype))
 
 
