@@ -11,7 +11,7 @@ from fuzzing.program import Leaf, Program, Statement, Step, statements
 from fuzzing.reproduce import reproducer
 from fuzzing.runner import Seen, observe, run
 from fuzzing.shrink import shrink
-from fuzzing.simplifications import SIMPLIFICATIONS
+from fuzzing.simplifications import FLOAT32_NOISE, SIMPLIFICATIONS
 
 import autograd_lab as ag
 
@@ -199,7 +199,7 @@ def test_a_node_an_op_hands_on_is_accepted_as_it_was_before(torch):
 
 def test_each_accepted_simplification_is_said_in_the_readme():
     readme = " ".join((ROOT / "README.md").read_text().split())
-    for simplification in SIMPLIFICATIONS:
+    for simplification in [*SIMPLIFICATIONS, FLOAT32_NOISE]:
         assert " ".join(simplification.readme.split()) in readme, simplification.readme
 
 
