@@ -1,6 +1,7 @@
 """Fuzz wave 13 (issue 14): the kinds the wave-13 run found, each against PyTorch 2.13."""
 
 import pytest
+from fuzzing import check, generator
 
 import autograd_lab as ag
 
@@ -127,3 +128,13 @@ def test_regression_histc_over_a_range_near_the_float_limit_counts_as_pytorch(
         return lib.histc(x, bins=bins, min=bounds[0], max=bounds[1]).tolist()
 
     assert counts(ag) == counts(torch)
+
+
+def test_a_later_refusal_after_a_partly_written_division_is_its_consequence(torch):
+    # fuzz seed 2153942: x.fmod_(x) on int64 with a 0 in x: PyTorch writes the elements before
+    # the 0, then raises ZeroDivisionError; ours writes nothing (README's Simplifications). So
+    # nonzero() later finds another number of elements, and broadcast_to((1, 37)) runs in
+    # PyTorch only: a consequence, not a finding
+    result = check(generator.generate(2153942), ag, torch)
+    assert not result.divergences
+    assert any(d.what == "raises" for d in result.consequences)

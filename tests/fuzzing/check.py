@@ -51,7 +51,8 @@ def check(program, ours=None, theirs=None):
         if (
             partly_written_line is not None
             and divergence.line > partly_written_line
-            and divergence.what in ("values", "NaN/inf", "shape")  # (nonzero of other values)
+            # (nonzero of other values has another length, which a later op may refuse)
+            and divergence.what in ("values", "NaN/inf", "shape", "raises", "exception class")
         ):
             result.consequences.append(divergence)
             continue
