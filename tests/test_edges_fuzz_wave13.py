@@ -1,5 +1,8 @@
 """Fuzz wave 13 (issue 14): the kinds the wave-13 run found, each against PyTorch 2.13."""
 
+import warnings
+
+import numpy as np
 import pytest
 from fuzzing import check, generator
 
@@ -138,3 +141,25 @@ def test_a_later_refusal_after_a_partly_written_division_is_its_consequence(torc
     result = check(generator.generate(2153942), ag, torch)
     assert not result.divergences
     assert any(d.what == "raises" for d in result.consequences)
+
+
+@pytest.mark.parametrize("big", [BIG, 1e20, 1e19, 1e18])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_regression_batch_norm_gradient_of_values_near_the_float_limit(torch, big, create_graph):
+    # fuzz seed 2023707 (wave 13 #7): batch_norm over a channel [0, 3.4e38, -2.5]: PyTorch's
+    # gradient is nan there ((x - mean)·grad overflows in its kernel's sum), ours was 0 (we
+    # multiplied by x_hat, which 1/sqrt(inf) makes 0); now in PyTorch's order. And no numpy
+    # RuntimeWarning reaches the learner: PyTorch gives inf and nan silently.
+    def gradient(lib):
+        x = lib.tensor([[0.0, 0.0], [0.0, big], [0.0, -2.5]]).requires_grad_()
+        y = lib.nn.functional.batch_norm(
+            x, lib.tensor([0.15, -1.5]), lib.tensor([1.17, 1.09]), training=True
+        )
+        loss = (y * lib.arange(1, y.numel() + 1).reshape(y.shape)).sum()
+        (grad,) = lib.autograd.grad(loss, [x], create_graph=create_graph)
+        return grad.detach().numpy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ours = gradient(ag)
+    np.testing.assert_allclose(ours, gradient(torch), rtol=1e-5, atol=1e-30)

@@ -771,7 +771,8 @@ def _update_running_stats(data, running_mean, running_var, momentum):
     dims = (0,) + tuple(range(2, data.ndim))
     # the running variance estimates the population's, so it divides by n - 1 (ddof=1), while
     # the batch itself is standardized with its biased variance (divided by n)
-    batch_stats = (data.mean(axis=dims), data.var(axis=dims, ddof=1))
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: inf, as in PyTorch
+        batch_stats = (data.mean(axis=dims), data.var(axis=dims, ddof=1))
     with no_grad():
         for running, batch in zip((running_mean, running_var), batch_stats):
             if running is not None:

@@ -25,6 +25,7 @@ def _ones(n, dtype):
     return ones
 
 
+@np.errstate(over="ignore", invalid="ignore")  # inf + -inf is nan, silently, as in PyTorch
 def sum_array(data, dims, keepdims, dtype=None):
     """np.sum(data, axis=dims, keepdims=keepdims, dtype=dtype); `dims` a sorted tuple of axes."""
     ndim = len(dims)

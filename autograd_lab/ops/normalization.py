@@ -66,15 +66,14 @@ def _standardized_tensor(input, dims, eps):
     return centered * inverse_std, inverse_std
 
 
-def _grads(ctx, grad, x_hat, inverse_std, dims, other_dims, param_shape, through_stats):
-    """The three gradients (input, weight, bias); see the module docstring."""
-    input, weight = ctx.saved_tensors
+def _grads(ctx, grad, x_hat, inverse_std, other_dims, param_shape):
+    """The three gradients (input, weight, bias) where the statistics are constants (batch norm
+    in evaluation; layer norm computes its input's gradient itself); see the module docstring."""
+    weight = ctx.saved_tensors[1]
     needs_input, needs_weight, needs_bias = ctx.needs_input_grad[:3]
     grad_input = grad_weight = grad_bias = None
     if needs_input:
         g = grad if weight is None else grad * weight.reshape(param_shape)
-        if through_stats:  # the mean and variance depend on x: two more terms
-            g = g - g.mean(dims, keepdim=True) - x_hat * (g * x_hat).mean(dims, keepdim=True)
         grad_input = g * inverse_std
     if needs_weight:  # summed over the dims the parameters are shared along
         grad_weight = (grad * x_hat).sum(other_dims) if other_dims else grad * x_hat
@@ -110,9 +109,7 @@ class LayerNorm(Op):
         other_dims = tuple(range(ndim - ctx.ndim))
         x_hat, inverse_std = _standardized_tensor(input, dims, ctx.eps)
         shape = tuple(input.shape[ndim - ctx.ndim :])
-        _, grad_weight, grad_bias = _grads(
-            ctx, grad, x_hat, inverse_std, dims, other_dims, shape, through_stats=False
-        )
+        _, grad_weight, grad_bias = _grads(ctx, grad, x_hat, inverse_std, other_dims, shape)
         grad_input = None
         if ctx.needs_input_grad[0]:
             weight = ctx.saved_tensors[1]
@@ -223,12 +220,32 @@ class BatchNorm(Op):
                 (1 / np.sqrt(ctx.running_var + ctx.eps)).reshape(shape).astype(dtype)
             )
             x_hat = (input - mean) * inverse_std
-        through_stats = ctx.running_mean is None
-        grads = _grads(ctx, grad, x_hat, inverse_std, dims, dims, shape, through_stats)
-        grad_input, grad_weight, grad_bias = grads
-        if grad_input is not None and not through_stats:
+        grad_input, grad_weight, grad_bias = _grads(ctx, grad, x_hat, inverse_std, dims, shape)
+        if grad_input is None:
+            pass
+        elif ctx.running_mean is None:  # the mean and variance depend on x: two more terms
+            weight = ctx.saved_tensors[1]
+            grad_input = _batch_norm_input_grad(input, grad, weight, inverse_std, dims, shape)
+        else:
             grad_input = InputKept.apply(grad_input, input)
         return grad_input, grad_weight, grad_bias
+
+
+def _batch_norm_input_grad(x, grad, weight, inverse_std, dims, shape):
+    """The module docstring's grad_x, in the order PyTorch's kernel computes it (N elements per
+    channel). The order matters where values are near float32's limit: there (x - mean)·grad
+    overflows, and PyTorch's answer is nan, where x_hat·grad (x_hat small) would hide it.
+
+        dotp = sum((x - mean)·grad)    k = dotp·inverse_std²/N    grad_mean = sum(grad)/N
+        grad_x = (grad - grad_mean - (x - mean)·k)·inverse_std·weight"""
+    n = int(np.prod([x.shape[d] for d in dims]))
+    per_element = 1 / n if n else 0.0  # (no elements: the gradient is empty anyway)
+    centered = x - x.mean(dims, keepdim=True)
+    dotp = (centered * grad).sum(dims, keepdim=True)
+    k = dotp * inverse_std * inverse_std * per_element
+    grad_mean = grad.sum(dims, keepdim=True) * per_element
+    grad_x = (grad - grad_mean - centered * k) * inverse_std
+    return grad_x if weight is None else grad_x * weight.reshape(shape)
 
 
 class InputKept(Op):
