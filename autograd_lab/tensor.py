@@ -209,6 +209,11 @@ class Tensor:
             self._refresh_view_history()
         return self._grad_fn
 
+    def _history_is_stale(self):
+        """Whether this is a view whose storage was changed in place since its history was
+        recorded (the next grad_fn rebuilds it, or refuses: _refresh_view_history)."""
+        return self._base is not None and self._view_version != self._version_counter[0]
+
     def _refresh_view_history(self):
         """A view whose storage was changed in place since its history was recorded (through its
         base or another view) gets a new one, as in PyTorch: `as_strided(base, its size, stride,

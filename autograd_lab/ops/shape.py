@@ -1096,6 +1096,13 @@ def check_index_count(index, ndim):
 
 def index(input, index):
     check_index_count(index, input.ndim)
+    if input._history_is_stale() and input.requires_grad and is_grad_enabled():
+        # PyTorch takes the views of the ints and slices first (an int out of range is refused
+        # there), then records the op: it reads the view's history (rebuilt, or refused for a
+        # piece of split or unbind whose base changed in place since) before it checks any
+        # index tensor (its dtype, a mask's shape)
+        input.detach()[basic_part(index)]
+        input._refresh_view_history()
     if isinstance(index, slice):  # x[a:b] alone: PyTorch always records the slice
         return Slice.apply(input, index=_numpy_index(index, input.device))
     index = _numpy_index(index, input.device)
