@@ -263,12 +263,15 @@ def laid_out_like_inputs(result, inputs, number=False):
             return result
     elif storage.is_device_array(result):
         return result
+    # a number or a 0-d input is an operand of another shape to PyTorch too: its shortcuts for
+    # operands of one shape (row-major when all are) are then not taken, and a size-1 dim keeps
+    # its place in memory (`x.t() == 3` on a (2, 1) x has strides (1, 2))
+    broadcast = number or any(array.shape != result.shape for array in inputs)
     inputs = [array for array in inputs if array.ndim > 0]
     if all([_has_row_major_strides(array) for array in inputs]):
         # the common case: PyTorch's sort leaves row-major operands (broadcast or not) in order
         return row_major(result)
     operands = [_as_operand(array, result.shape) for array in inputs]
-    broadcast = any(array.shape != result.shape for array in inputs)
     return laid_out_like_operands(result, operands, broadcast)
 
 

@@ -1,6 +1,7 @@
 """Fuzz wave 15 (issue 14): the kinds the wave-15 run found, each against PyTorch 2.13."""
 
 import pytest
+from fuzzing import check, generator
 
 import autograd_lab as ag
 
@@ -54,3 +55,52 @@ def test_regression_second_derivative_of_mse_loss_with_a_bool_target(
         return g2.tolist()
 
     assert second(ag) == pytest.approx(second(torch), rel=1e-12)
+
+
+def _tall(lib):
+    """A (2, 1) tensor whose size-1 dim has stride 2: x.t() of a (1, 2) row."""
+    return lib.tensor([[0.0, 1.0]]).t()
+
+
+LAID_OUT = {
+    "x != 3": lambda lib, x: x.ne(3),
+    "x + 3": lambda lib, x: x.add(3),
+    "x * 2": lambda lib, x: x * 2,
+    "x + 0-d tensor": lambda lib, x: x + lib.tensor(1.0),
+    "where(mask, x, 1.0)": lambda lib, x: lib.where(x > 0, x, 1.0),
+    "x + x": lambda lib, x: x + x,
+    "exp": lambda lib, x: x.exp(),
+    "x + contiguous": lambda lib, x: x + lib.ones(2, 1),
+    "clamp(numbers)": lambda lib, x: x.clamp(0, 1),
+}
+
+
+@pytest.mark.parametrize("op", LAID_OUT)
+def test_regression_a_number_operand_keeps_a_size_1_dims_place_in_memory(torch, op):
+    # fuzz seed 2249702: (x.t() != 3).stride() was (1, 1), PyTorch's (1, 2): a number operand
+    # is a 0-d tensor to PyTorch, so its shortcut for operands of one shape is not taken and
+    # the result's dims follow x's memory order, its size-1 dim too
+    assert LAID_OUT[op](ag, _tall(ag)).stride() == LAID_OUT[op](torch, _tall(torch)).stride()
+
+
+@pytest.mark.parametrize("bounds", ["min", "max", "both"])
+def test_regression_clamp_with_tensor_bounds_is_laid_out_like_its_input(torch, bounds):
+    # fuzz seed 2225426: clamp(x, min=x, max=y) with a transposed x and a contiguous y of a
+    # bigger shape took y's layout (numpy's); PyTorch's TensorIterator lays it out from x first,
+    # which clone().as_strided(...) then shows
+    def strides(lib):
+        x = lib.arange(6.0).reshape(2, 3).t()
+        y = lib.arange(18.0).reshape(3, 3, 2)
+        low, high = {"min": (x, None), "max": (None, y), "both": (x, y)}[bounds]
+        return lib.clamp(x, low, high).stride()
+
+    assert strides(ag) == strides(torch)
+
+
+def test_addcdiv_with_an_infinite_value_over_integers_is_the_readme_simplification(torch):
+    # fuzz seed 2226752: backward of addcdiv(x, t1, int_tensor, value=inf): PyTorch 2.13 fails
+    # converting inf to int64 ("value cannot be converted to type int64_t without overflow"),
+    # one more face of README's addcdiv simplification
+    result = check(generator.generate(2226752), ag, torch)
+    assert not result.divergences
+    assert any("`addcdiv` with an integer" in s.readme for _, s in result.accepted)

@@ -1038,7 +1038,9 @@ class ClampTensor(Op):
             data = _make(np.maximum(*operands(data, _make(convert(low._data, dtype)))))
         if high is not None:
             data = _make(np.minimum(*operands(data, _make(convert(high._data, dtype)))))
-        return data._data
+        # laid out as PyTorch's TensorIterator lays out its operands (x, min, max), x first
+        inputs = [t._data for t in (x, low, high) if t is not None]
+        return laid_out_like_inputs(data._data, inputs)
 
     @staticmethod
     def backward(ctx, grad):

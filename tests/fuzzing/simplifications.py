@@ -173,6 +173,7 @@ def _dist_zero_backward(d):
 # the float quotient cannot be stored, and backward fails with this message
 _NUMBER_OVER_AN_INTEGER_TENSOR = re.compile(
     r"result type \w+ can't be cast to the desired output type (Long|Int|Short|Char|Byte|Bool)"
+    r"|value cannot be converted to type int64_t without overflow"  # value=inf
 )
 
 
@@ -635,8 +636,10 @@ SIMPLIFICATIONS = [
     Simplification(
         "`addcdiv` with an integer or bool `tensor2` has the gradient of its formula (PyTorch "
         "2.13's backward computes `value / tensor2` in tensor2's dtype and fails: \"result type "
-        "Float can't be cast to the desired output type Long\")",
+        "Float can't be cast to the desired output type Long\", or for an infinite `value` "
+        '"value cannot be converted to type int64_t without overflow")',
         _addcdiv_integer_divisor_backward,
+        in_program=r"addcdiv",
     ),
     Simplification(
         "`clamp`/`clip` with tensor bounds that broadcast beyond the input's shape have the "
