@@ -3,8 +3,8 @@
 from dataclasses import dataclass, field
 
 from .compare import compare
-from .float64_check import float64_record, only_float32_noise, same_record
 from .program import statements
+from .rounding import RoundingCheck
 from .runner import run
 from .simplifications import FLOAT32_NOISE, accepted_by, integer_tensor_written_with_grad
 
@@ -45,8 +45,8 @@ def check(program, ours=None, theirs=None):
     # records a node, we record nothing), what is computed from it later lacks the history too.
     unrecorded_write_line = None
     partly_written_line = _partly_written_line(*records, lines)
-    float64 = None  # PyTorch's record of the program run in float64 (float64_check.py)
-    following = None
+    # is a difference of values float32 rounding? (PyTorch runs the program again to tell)
+    rounding = RoundingCheck(program, lines, *records, theirs)
     for divergence in compare(*records, lines):
         if (
             partly_written_line is not None
@@ -69,14 +69,7 @@ def check(program, ours=None, theirs=None):
             continue
         simplification = accepted_by(divergence, source)
         if simplification is None and divergence.what == "values":
-            if float64 is None:  # (run once, and only for a program whose values differ)
-                float64 = float64_record(lines, theirs)
-            key = (divergence.line, divergence.expression)
-            if only_float32_noise(records[0].get(key), records[1].get(key), float64.get(key)):
-                simplification = FLOAT32_NOISE
-            elif following is None:  # PyTorch, rounding as we did so far (runner.run's follow)
-                following = run(program, theirs, lines, follow=records[0])
-            if simplification is None and same_record(records[0].get(key), following.get(key)):
+            if rounding.explains((divergence.line, divergence.expression)):
                 simplification = FLOAT32_NOISE
         if simplification is None and divergence.what == "grad_fn":
             # an op that hands on its input (dropout in eval mode) shows the same accepted node

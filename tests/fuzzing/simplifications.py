@@ -682,15 +682,16 @@ SIMPLIFICATIONS = [
 ]
 
 
-# Judged by check.py, which runs the program again in float64 (float64_check.py): never matched
-# by a divergence alone, so it is not in SIMPLIFICATIONS.
+# Judged by check.py, which runs the program again (rounding.py): never matched by a divergence
+# alone, so it is not in SIMPLIFICATIONS.
 FLOAT32_NOISE = Simplification(
-    "a float32 result that differs from PyTorch's by no more than float32's own rounding: "
-    "PyTorch's float32 answer is as far from the answer of the same program run in float64 "
-    "(ours is no farther than four times PyTorch's largest error in that tensor, plus "
-    "float32's tolerance), or PyTorch, given the values we computed before (equal to its own "
-    "to float32's tolerance), computes ours: the program magnifies the last bits that each "
-    "library rounds in its own order",
+    "a float32 result that differs from PyTorch's by no more than float32's own rounding, as "
+    "the fuzzer measures it by running the program again in PyTorch: in float64 (ours no "
+    "farther from that answer than four times PyTorch's float32 answer is), or handed our "
+    "earlier values (equal to its own to float32's tolerance: it then computes ours), or with "
+    "its float32 inputs a few last bits up or down (ours no farther from PyTorch's than four "
+    "times those answers move); the program magnifies the last bits that each library rounds "
+    "in its own order",
     lambda divergence: False,
 )
 
