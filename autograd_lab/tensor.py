@@ -485,9 +485,7 @@ class Tensor:
             and self._data.dtype.kind == "f"
             and (
                 self_requires_grad
-                or any(
-                    isinstance(a, Tensor) and a._requires_grad for a in (*args, *kwargs.values())
-                )
+                or any(isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values()))
             )
         )
         autograd_refusal = recording and self._inplace_refusal(self_requires_grad)

@@ -104,3 +104,19 @@ def test_addcdiv_with_an_infinite_value_over_integers_is_the_readme_simplificati
     result = check(generator.generate(2226752), ag, torch)
     assert not result.divergences
     assert any("`addcdiv` with an integer" in s.readme for _, s in result.accepted)
+
+
+@pytest.mark.parametrize("op", ["pow_", "mul_", "add_", "copy_", "lerp_"])
+def test_regression_in_place_with_a_view_whose_base_came_to_require_grad(torch, op):
+    # fuzz seed 2304373 (wave 16): v1.pow_(v0), where v0 is a view of x0 and x0 came to
+    # require grad after v0 was taken (x0[0] = a tensor that requires grad), recorded nothing
+    # here: the in-place op asked the view's own flag, not the view's requires_grad (its base's)
+    def recorded(lib):
+        x0 = lib.zeros(2, 3)
+        v0 = x0[:, :2]
+        v1 = lib.ones(2, 2)
+        x0[0] = lib.ones(3, requires_grad=True)
+        result = getattr(v1, op)(*((v0, 0.5) if op == "lerp_" else (v0,)))
+        return result.requires_grad, type(result.grad_fn).__name__
+
+    assert recorded(ag) == recorded(torch)
