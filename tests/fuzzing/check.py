@@ -68,7 +68,7 @@ def check(program, ours=None, theirs=None):
             result.consequences.append(divergence)
             continue
         simplification = accepted_by(divergence, source)
-        if simplification is None and divergence.what == "values":
+        if simplification is None and divergence.what in ("values", "NaN/inf"):
             if rounding.explains((divergence.line, divergence.expression)):
                 simplification = FLOAT32_NOISE
         if simplification is None and divergence.what == "grad_fn":

@@ -37,6 +37,7 @@ class Divergence:
     expression: str = ""  # what was recorded after it ("" for the line itself: did it raise?)
     after_rounding: bool = False  # an earlier float value was equal only within tolerance
     after_zero_sign: str = ""  # the op of the first line that gave a zero of the other sign
+    totals: tuple = ()  # (ours, theirs): the sums of two float tensors whose values differ
 
     @property
     def kind(self):
@@ -177,7 +178,9 @@ def _tensor_differences(ours, theirs, differ, loosest=None):
             np.where(np.isfinite(theirs.values), 0, theirs.values),
             equal_nan=True,
         )
-        found += differ("values" if same_specials else "NaN/inf")
+        what = "values" if same_specials else "NaN/inf"
+        totals = (float(np.sum(ours.values)), float(np.sum(theirs.values)))
+        found.append(replace(differ(what)[0], totals=totals))
     # the history of an integer or bool tensor names its dtype: README's Simplifications list
     # what differs there (simplifications.py matches it by this)
     of_dtype = "" if theirs.dtype.startswith("float") else f" ({theirs.dtype} tensor)"

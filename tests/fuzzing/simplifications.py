@@ -198,13 +198,16 @@ def _tie_order_of_a_sort(d):
 
 
 def _tied_values_gradient(d):
-    """A gradient whose values differ only in their order: a sort among tied values handed each
-    tie's gradient to another of the equal elements (PyTorch's unstable sort reorders ties)."""
-    return (
-        d.op in ("backward", "grad")
-        and d.what == "values"
-        and _numbers(d.ours) == _numbers(d.theirs)
-    )
+    """A gradient that differs only in which of several tied elements got which share: a sort
+    among tied values handed each tie's gradient to another of the equal elements (PyTorch's
+    unstable sort reorders ties). Its values are then the same in another order, or, where an
+    element also gets gradient from elsewhere (it was repeated or copied before the sort), they
+    differ but add up to the same total: the shares moved, none was lost or made."""
+    if not (d.op in ("backward", "grad") and d.what == "values"):
+        return False
+    if _numbers(d.ours) == _numbers(d.theirs):
+        return True
+    return bool(d.totals) and bool(np.isclose(*d.totals, rtol=1e-4, atol=1e-5))
 
 
 def _numbers(shown):
@@ -605,7 +608,8 @@ SIMPLIFICATIONS = [
         _tie_order_of_a_sort,
     ),
     Simplification(
-        "the gradients of `sort`/`msort` among tied values follow that order",
+        "the gradients of `sort`/`msort` among tied values follow that order (so which of the "
+        "tied elements gets which share differs; the shares add up to PyTorch's)",
         _tied_values_gradient,
         in_program=r"\b(sort|msort)\(",
     ),
