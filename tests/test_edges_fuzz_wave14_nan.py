@@ -1,0 +1,105 @@
+"""Fuzz wave 14, group B (issue 14): NaN and inf in gradients and hooks, against PyTorch 2.13."""
+
+import math
+
+import numpy as np
+import pytest
+
+import autograd_lab as ag
+
+INF = math.inf
+
+
+def _values_and_grads(lib, make, shapes, numbers):
+    """make(lib, a, b) on leaves a and b of `shapes` filled from `numbers`, then backward of
+    (result * (1, 2, 3, ...)).sum(): the result and both gradients as numpy arrays."""
+    leaves = []
+    for shape in shapes:
+        count = math.prod(shape)
+        data = np.array(numbers[:count], dtype=np.float32).reshape(shape)
+        leaves.append(lib.tensor(data).requires_grad_())
+    result = make(lib, *leaves)
+    weights = lib.arange(1, result.numel() + 1).reshape(result.shape)
+    (result * weights).sum().backward()
+    return [result.detach().numpy()] + [leaf.grad.numpy() for leaf in leaves]
+
+
+def _assert_same(ours, theirs):
+    """Equal arrays, nan where nan, and the same sign on every zero and infinity."""
+    for mine, their in zip(ours, theirs, strict=True):
+        assert mine.shape == their.shape
+        np.testing.assert_array_equal(mine, their)
+        numbers = ~np.isnan(their)
+        assert (np.signbit(mine)[numbers] == np.signbit(their)[numbers]).all()
+
+
+ALPHA_FORMS = {
+    "add": lambda lib, a, b, alpha: lib.add(a, b, alpha=alpha),
+    "sub": lambda lib, a, b, alpha: lib.sub(a, b, alpha=alpha),
+    "subtract": lambda lib, a, b, alpha: lib.subtract(a, b, alpha=alpha),
+    "x.add": lambda lib, a, b, alpha: a.add(b, alpha=alpha),
+    "add_": lambda lib, a, b, alpha: (a * 1).add_(b, alpha=alpha),
+    "sub_": lambda lib, a, b, alpha: (a * 1).sub_(b, alpha=alpha),
+}
+BROADCASTS = [
+    ((0,), ()),  # the seed: other, 0-d, broadcast to an empty result
+    ((0,), (1,)),
+    ((2, 0), (1, 1)),
+    ((), (0,)),  # input broadcast to an empty result
+    ((2, 3), (3,)),
+    ((3,), ()),
+    ((), ()),
+]
+
+
+@pytest.mark.parametrize("alpha", [2, -1.5, 0.0, INF, -INF, math.nan], ids=str)
+@pytest.mark.parametrize("shapes", BROADCASTS, ids=str)
+@pytest.mark.parametrize("form", ALPHA_FORMS)
+def test_regression_alpha_scales_the_gradient_before_it_is_summed_to_other(
+    torch, form, shapes, alpha
+):
+    # fuzz seed 2139399: torch.subtract(v0, x2, alpha=-inf) with v0 empty and x2 0-d gave x2.grad
+    # nan where PyTorch gives 0: we recorded x2 * alpha then a subtraction, so the empty gradient
+    # was summed to x2's shape first (0) and scaled after (0 * -inf = nan); PyTorch scales the
+    # result-shaped gradient by alpha, then sums it (the sum of an empty tensor is 0).
+    numbers = [0.0, 1.0, -2.0, INF, 0.5, 3.0]
+    make = lambda lib, a, b: ALPHA_FORMS[form](lib, a, b, alpha)  # noqa: E731
+    if form.endswith("_") and math.prod(shapes[0]) != math.prod(np.broadcast_shapes(*shapes)):
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            _values_and_grads(ag, make, shapes, numbers)  # an in-place op cannot grow x
+        return
+    ours = _values_and_grads(ag, make, shapes, numbers)
+    theirs = _values_and_grads(torch, make, shapes, numbers)
+    _assert_same(ours, theirs)
+
+
+def test_add_with_alpha_records_one_node_as_pytorch(torch):
+    for lib in (ag, torch):
+        x, y = lib.ones(3, requires_grad=True), lib.ones(1, requires_grad=True)
+        added, subtracted = lib.add(x, y, alpha=2), lib.sub(x, y, alpha=0.5)
+        assert type(added.grad_fn).__name__ == "AddBackward0"
+        assert type(subtracted.grad_fn).__name__ == "SubBackward0"
+        assert [type(f).__name__ for f, _ in added.grad_fn.next_functions] == [
+            "AccumulateGrad",
+            "AccumulateGrad",
+        ]
+        assert added.grad_fn._saved_alpha == 2 and subtracted.grad_fn._saved_alpha == 0.5
+        number_first = lib.add(2, x, alpha=3)  # alpha scales the second argument: 2 + 3x
+        assert number_first.tolist() == [5.0, 5.0, 5.0]
+        assert number_first.grad_fn.next_functions[0] == (None, 0)
+        # nothing saved but a number: a second backward needs no retain_graph, as in PyTorch
+        loss = added.sum()
+        loss.backward()
+        loss.backward()
+        assert y.grad.tolist() == [12.0]
+
+
+def test_add_with_alpha_into_a_small_integer_dtype_wraps_as_pytorch(torch):
+    for make in (
+        lambda lib: lib.add(lib.tensor([100, 2], dtype=lib.int8), 100, alpha=3),
+        lambda lib: lib.sub(lib.tensor([100, 2], dtype=lib.int8), lib.tensor([90, 1]), alpha=3),
+        lambda lib: lib.add(2, lib.tensor([True, False]), alpha=2),
+        lambda lib: lib.add(lib.tensor([True, False]), lib.tensor([True, True]), alpha=0),
+    ):
+        ours, theirs = make(ag), make(torch)
+        assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype)
