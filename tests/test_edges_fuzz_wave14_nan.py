@@ -103,3 +103,87 @@ def test_add_with_alpha_into_a_small_integer_dtype_wraps_as_pytorch(torch):
     ):
         ours, theirs = make(ag), make(torch)
         assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype)
+
+
+def _hook_program(lib):
+    """The tensor hooks of a leaf, a non-leaf and an unused output that no gradient reaches, and
+    the post accumulate grad hook of a leaf that has a .grad from before: what each is shown."""
+    seen = []
+
+    class NoGradientForX(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * 2 + y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None, grad
+
+    class TwoOutputs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            seen.append(("backward", grad_a is None, grad_b is None))
+            return grad_a
+
+    def show(name):
+        return lambda grad: seen.append((name, None if grad is None else grad.tolist()))
+
+    x, y = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+    x.grad = lib.full((2,), 5.0)
+    x.register_hook(show("leaf"))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(("post", t.grad.tolist())))
+    middle = x * 1
+    middle.register_hook(show("non-leaf"))
+    middle.retain_grad()
+    NoGradientForX.apply(middle, y).sum().backward()
+    seen.append(("retained", middle.grad))
+    a, b = TwoOutputs.apply(y)
+    a.register_hook(show("used output"))
+    b.register_hook(show("unused output"))
+    a.sum().backward()
+    return seen
+
+
+def test_regression_hooks_are_shown_none_where_no_gradient_arrives_as_in_pytorch(torch):
+    # fuzz seed 2176445: a hook `lambda grad: grad * 2` behind dist(x, x, 0) failed with
+    # TypeError on the None it was shown, where PyTorch's backward fails first, inside dist.
+    # PyTorch too shows a tensor hook None where no gradient arrived (and retain_grad keeps
+    # None), and runs a leaf's post accumulate grad hooks all the same, with .grad as it was:
+    # those we skipped.
+    ours, theirs = _hook_program(ag), _hook_program(torch)
+    assert ours == theirs
+    assert ("leaf", None) in ours and ("post", [5.0, 5.0]) in ours
+
+
+def test_post_accumulate_grad_hooks_run_without_a_gradient_after_requires_grad_false(torch):
+    for lib in (ag, torch):
+        seen = []
+        x, y = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad))
+        out = x * y
+        x.requires_grad_(False)  # PyTorch then leaves .grad alone, and still runs the hook
+        out.sum().backward()
+        assert seen == [None] and x.grad is None
+
+
+def test_post_accumulate_grad_hooks_do_not_run_in_autograd_grad(torch):
+    for lib in (ag, torch):
+        seen = []
+        x, y = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: seen.append(t))
+        lib.autograd.grad((x * y).sum(), [y])
+        assert seen == []
+
+
+def test_the_hook_behind_dist_with_p_0_is_a_readme_simplification(torch):
+    from fuzzing import check, generator
+
+    result = check(generator.generate(2176445), ag, torch)
+    assert result.divergences == []
+    ((divergence, simplification),) = result.accepted
+    assert "'NoneType'" in divergence.ours and "a hook" in simplification.readme
