@@ -161,9 +161,7 @@ def _dist_zero_backward(d):
     if not (d.op in ("backward", "grad") and d.what in ("raises", "exception class")):
         return False
     ours_went_on = (
-        d.ours == "ran"
-        or bool(_NO_DERIVATIVE.search(d.ours))
-        or _A_HOOK_SHOWN_NONE in d.ours
+        d.ours == "ran" or bool(_NO_DERIVATIVE.search(d.ours)) or _A_HOOK_SHOWN_NONE in d.ours
     )
     return "Expected a proper Tensor but got None" in d.theirs and ours_went_on
 
