@@ -187,3 +187,85 @@ def test_the_hook_behind_dist_with_p_0_is_a_readme_simplification(torch):
     assert result.divergences == []
     ((divergence, simplification),) = result.accepted
     assert "'NoneType'" in divergence.ours and "a hook" in simplification.readme
+
+
+BIG = float(np.finfo(np.float32).max)  # 3.4e38: 1.5 * BIG overflows to inf, -1.42 * BIG to -inf
+
+
+def _numbers(result):
+    return result.detach().numpy()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        # fuzz seed 2102316: [BIG, BIG, BIG] ⊛ [-1.42, 1.5] was [-inf, -inf], PyTorch [nan, nan]:
+        # numpy's BLAS fuses each product into its sum (fma(1.5, BIG, -inf) = -inf), PyTorch's
+        # one-sample convolution rounds each product first (-inf + inf = nan)
+        lambda lib: lib.nn.functional.conv1d(
+            lib.full((1, 3), BIG), lib.tensor([-1.42, 1.5]).reshape(1, 1, 2)
+        ),
+        lambda lib: lib.nn.functional.conv1d(
+            lib.full((1, 2, 5), BIG), lib.tensor([1.5, -1.42, 1.0, 0.5]).reshape(1, 2, 2)
+        ),
+        lambda lib: lib.nn.functional.conv2d(
+            lib.full((1, 1, 3, 3), BIG), lib.tensor([[-1.42, 1.5], [1.0, 1.0]]).reshape(1, 1, 2, 2)
+        ),
+        # the same cause in matrix products: each product rounded, then added
+        lambda lib: lib.full((2, 2), BIG) @ lib.tensor([[-1.42], [1.5]]),
+        lambda lib: (
+            lib.tensor([[2e38, 2e38, 2e38]]) @ lib.tensor([[-1.0, 1.0], [1.75, 2.0], [-1.0, 0.5]])
+        ),
+        lambda lib: lib.nn.functional.linear(lib.full((3, 2), BIG), lib.tensor([[-1.42, 1.5]])),
+        lambda lib: lib.nn.functional.linear(
+            lib.tensor([[2e38, 2e38]]), lib.tensor([[-1.0, 1.75]]), lib.tensor([1.0])
+        ),
+    ],
+)
+def test_regression_products_that_overflow_are_rounded_before_they_are_added(torch, make):
+    with np.errstate(all="raise"):  # and silently, as PyTorch: no numpy warning leaks
+        ours = _numbers(make(ag))
+    theirs = _numbers(make(torch))
+    _assert_same([ours], [theirs])
+
+
+def test_regression_the_gradients_of_one_sample_convolution_round_each_product(torch):
+    # (same cause as seed 2102316, in the backward's products: grad ⊛ weight and input ⊛ grad)
+    def grads(lib):
+        x = lib.full((1, 1, 4), BIG).requires_grad_()
+        w = lib.tensor([-1.42, 1.5]).reshape(1, 1, 2).requires_grad_()
+        lib.nn.functional.conv1d(x, w).backward(lib.tensor([[[BIG, 1.0, -BIG]]]))
+        return [x.grad.numpy(), w.grad.numpy()]
+
+    _assert_same(grads(ag), grads(torch))
+
+
+def test_ordinary_products_take_the_fast_path_unchanged():
+    from autograd_lab.ops import products
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((7, 3))
+    b = b.astype(np.float32)
+    assert not products.products_may_overflow(a, b)
+    assert np.array_equal(products.matmul(a, b), np.matmul(a, b))
+    a[0, 0], b[0, 0] = np.inf, np.nan  # inf and nan overflow nothing: still the fast path
+    assert not products.products_may_overflow(a, b)
+    a[1, 1] = 1e30
+    b[1, 1] = 1e9
+    assert products.products_may_overflow(a, b)
+
+
+def test_a_batched_convolution_whose_products_overflow_is_a_readme_simplification():
+    from fuzzing.compare import Divergence
+    from fuzzing.simplifications import SIMPLIFICATIONS
+
+    def accepted(shape, ours="nan", theirs="-inf", op="F.conv1d"):
+        shown = "tensor([{}], float32, shape=[" + ", ".join(map(str, shape)) + "])"
+        d = Divergence("v7 = ...  [v7]", op, "NaN/inf", shown.format(ours), shown.format(theirs))
+        return [s.readme for s in SIMPLIFICATIONS if not s.in_program and s.matches(d)]
+
+    assert len(accepted((2, 1, 2))) == 1 and "batch of two or more" in accepted((2, 1, 2))[0]
+    assert accepted((2, 1, 2, 2), op="F.conv2d")
+    assert not accepted((1, 1, 2))  # one sample: ours rounds each product, as PyTorch
+    assert not accepted((1, 2))  # an unbatched signal (the seed) likewise
+    assert not accepted((2, 1, 2), op="F.linear")

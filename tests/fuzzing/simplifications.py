@@ -383,6 +383,27 @@ def _zero_sign_of_a_matrix_product(d):
     return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in MATRIX_PRODUCTS
 
 
+def _overflowing_products_of_a_batched_convolution(d):
+    """A float32 convolution of a batch of two or more samples differs in NaN/inf: where a
+    finite product overflows, PyTorch's batched kernel fuses the products into their sums in an
+    order of its own (-inf where rounding each product first gives inf + -inf = nan, or a finite
+    sum where it gives inf); ours fuses them as BLAS does. (One sample: ours rounds each product,
+    as PyTorch's one-sample kernel and its matrix products do.)"""
+    if not (d.what == "NaN/inf" and d.op in ("F.conv1d", "F.conv2d") and "float32" in d.theirs):
+        return False
+    shape = re.search(r"shape=\[([\d, ]*)\]", d.theirs)
+    sizes = [int(size) for size in shape.group(1).split(",")] if shape else []
+    batched = len(sizes) == (3 if d.op == "F.conv1d" else 4)
+    return batched and sizes[0] >= 2
+
+
+def _overflowing_products_in_a_convolutions_gradient(d):
+    """A float32 gradient behind a convolution differs in NaN/inf: its backward kernels, too,
+    fuse products that overflow into their sums, in orders of their own (in_program: a conv)."""
+    differences = _non_finite_differences(d)
+    return bool(differences) and "float32" in d.theirs
+
+
 def _welford_overflow(d):
     """var_mean or std_mean differ in NaN/inf: values so large that their squares overflow
     (about 1e154 in float64) make PyTorch's running (Welford) update give nan and a mean of inf;
@@ -593,6 +614,25 @@ SIMPLIFICATIONS = [
     Simplification(
         "the sign of a zero that `@`/`mm`/`conv` give when every product is zero is numpy's",
         _zero_sign_of_a_matrix_product,
+    ),
+    Simplification(
+        "a float32 `conv1d`/`conv2d` of a batch of two or more samples where a finite product "
+        "overflows (numbers beyond about 1e37) may differ in inf and nan: PyTorch's batched "
+        "kernel fuses the products into their sums in an order of its own, ours as BLAS does "
+        "(for one sample both round each product first, as PyTorch's matrix products do: "
+        "inf + -inf = nan), and so may the gradients behind a convolution, whose backward "
+        "kernels do the same",
+        _overflowing_products_of_a_batched_convolution,
+    ),
+    Simplification(
+        "a float32 `conv1d`/`conv2d` of a batch of two or more samples where a finite product "
+        "overflows (numbers beyond about 1e37) may differ in inf and nan: PyTorch's batched "
+        "kernel fuses the products into their sums in an order of its own, ours as BLAS does "
+        "(for one sample both round each product first, as PyTorch's matrix products do: "
+        "inf + -inf = nan), and so may the gradients behind a convolution, whose backward "
+        "kernels do the same",
+        _overflowing_products_in_a_convolutions_gradient,
+        in_program=r"\bconv[12]d\(",
     ),
     Simplification(
         "`var_mean`/`std_mean` of values whose squares overflow (beyond about 1e154 in float64) "
