@@ -1,5 +1,6 @@
 """Fuzz wave 14, group B (issue 14): NaN and inf in gradients and hooks, against PyTorch 2.13."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -269,3 +270,65 @@ def test_a_batched_convolution_whose_products_overflow_is_a_readme_simplificatio
     assert not accepted((1, 1, 2))  # one sample: ours rounds each product, as PyTorch
     assert not accepted((1, 2))  # an unbatched signal (the seed) likewise
     assert not accepted((2, 1, 2), op="F.linear")
+
+
+def _signs_of_zero_extremes(lib, name, data, dtype, dim, keepdim):
+    """amax/amin of `data` (0.0 and -0.0 tied, other numbers beside them) as Python floats, whose
+    repr shows a zero's sign."""
+    x = lib.tensor(data, dtype=getattr(lib, dtype))
+    result = getattr(lib, name)(x) if dim is None else getattr(lib, name)(x, dim, keepdim)
+    return [repr(float(v)) for v in result.reshape(-1).tolist()]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_regression_amax_and_amin_keep_the_first_of_tied_zeros(torch, name, dtype):
+    # wave-13 seed 2065395: amax over [0.0, -0.0] rows gave -0.0 where PyTorch gives 0.0 (the
+    # first of the tied zeros), so log10(tanh(v)) was -inf, and its gradient -inf, not inf.
+    # PyTorch keeps the first tied zero over rows shorter than 16 float64 (32 float32) elements
+    # and across outer dims (README: its vectorized loop over longer rows may keep another).
+    rng = np.random.default_rng(14)
+    other = -1.0 if name == "amax" else 1.0
+    for shape in [(3,), (2, 3), (3, 1, 3), (2, 3, 4), (15,), (4, 15), (40, 2)]:
+        for _ in range(4):
+            data = rng.choice([0.0, -0.0, other], size=shape) * 1.0
+            data = np.where(data == 0, rng.choice([0.0, -0.0], size=shape), data)
+            dims = [None] + list(range(len(shape))) + ([(0, 1)] if len(shape) > 1 else [])
+            for dim in dims:
+                reduced = range(len(shape)) if dim is None else np.atleast_1d(dim)
+                row = math.prod(shape[d] for d in reduced)
+                if len(shape) - 1 in reduced and row >= 16:
+                    continue  # a long row in memory: PyTorch's vectorized loop
+                for keepdim in (False, True):
+                    args = (name, data, dtype, dim, keepdim)
+                    ours = _signs_of_zero_extremes(ag, *args)
+                    assert ours == _signs_of_zero_extremes(torch, *args), (shape, dim, data)
+
+
+def test_the_seed_of_amax_among_tied_zeros_now_matches(torch):
+    def gradient(lib):
+        inf = float("inf")
+        x0 = lib.tensor([0.0, 2.0, 1.0, 1.0, 0.5, inf, -inf, 0.0, -0.0]).reshape(3, 1, 3)
+        x0.requires_grad_()
+        v3 = lib.log10(lib.tanh(lib.amax(x0, dim=2, keepdim=True)))
+        (v3 * lib.arange(1, v3.numel() + 1).reshape(v3.shape)).sum().backward()
+        return [x0.grad.numpy()]
+
+    _assert_same(gradient(ag), gradient(torch))
+
+
+def test_a_zero_of_amax_over_a_long_row_is_a_readme_simplification():
+    from fuzzing.compare import Divergence
+    from fuzzing.simplifications import SIMPLIFICATIONS
+
+    def accepted(after_zero_sign, what="NaN/inf"):
+        d = Divergence("loss.backward()", "backward", what, "tensor([-inf])", "tensor([inf])")
+        d = dataclasses.replace(d, after_zero_sign=after_zero_sign)
+        return [s.readme for s in SIMPLIFICATIONS if not s.in_program and s.matches(d)]
+
+    assert ["tied zeros" in readme for readme in accepted("amax")] == [True]
+    assert accepted("Tensor.amin") and accepted("max") and accepted("min")
+    assert not accepted("amax", what="values") and not accepted("sum")
+    # ours keeps the first tied zero over a long row too (PyTorch's vectorized loop may not)
+    row = ag.tensor([-1.0] * 40 + [-0.0, 0.0])
+    assert repr(row.amax().item()) == "-0.0" and repr(row.flip(0).amax().item()) == "0.0"

@@ -404,6 +404,14 @@ def _overflowing_products_in_a_convolutions_gradient(d):
     return bool(differences) and "float32" in d.theirs
 
 
+def _zero_sign_of_a_maximum_among_tied_zeros(d):
+    """NaN/inf differ after amax/amin (or max()/min() of all elements) gave a zero of the other
+    sign than PyTorch's: among tied 0.0 and -0.0 ours keeps the first (amax, amin) or numpy's
+    (max(), min()), where PyTorch's vectorized loop over a long row may keep another."""
+    picks = ("amax", "amin", "max", "min")
+    return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in picks
+
+
 def _welford_overflow(d):
     """var_mean or std_mean differ in NaN/inf: values so large that their squares overflow
     (about 1e154 in float64) make PyTorch's running (Welford) update give nan and a mean of inf;
@@ -633,6 +641,13 @@ SIMPLIFICATIONS = [
         "kernels do the same",
         _overflowing_products_in_a_convolutions_gradient,
         in_program=r"\bconv[12]d\(",
+    ),
+    Simplification(
+        "`amax`/`amin` among tied zeros (0.0 and -0.0) give the first of them, as PyTorch's loop "
+        "does over a row of fewer than 16 float64 (32 float32) elements or across an outer dim; "
+        "its vectorized loop over a longer row may give the other, and so may its `max()`/`min()` "
+        "of all elements, where ours gives numpy's",
+        _zero_sign_of_a_maximum_among_tied_zeros,
     ),
     Simplification(
         "`var_mean`/`std_mean` of values whose squares overflow (beyond about 1e154 in float64) "
