@@ -332,3 +332,23 @@ def test_a_zero_of_amax_over_a_long_row_is_a_readme_simplification():
     # ours keeps the first tied zero over a long row too (PyTorch's vectorized loop may not)
     row = ag.tensor([-1.0] * 40 + [-0.0, 0.0])
     assert repr(row.amax().item()) == "-0.0" and repr(row.flip(0).amax().item()) == "0.0"
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda x: x.sum(),
+        lambda x: x.sum(0),  # numpy's fast route: ones @ x
+        lambda x: x.sum(1, keepdim=True),
+        lambda x: x.mean(),
+        lambda x: x.mean(1),
+        lambda x: (x * 1e38).sum(1),  # an overflow to inf
+    ],
+)
+def test_sums_of_infinities_are_nan_silently_as_in_pytorch(torch, reduce):
+    # (found beside seed 2139399: numpy warned "invalid value encountered in reduce" where
+    # PyTorch answers nan without a word; the engine's sums of broadcast gradients warned too)
+    data = [[INF, -INF, 1.0], [2.0, INF, -INF], [3e38, 3e38, 1.0]]
+    with np.errstate(all="raise"):
+        ours = reduce(ag.tensor(data)).numpy()
+    _assert_same([ours], [reduce(torch.tensor(data)).numpy()])

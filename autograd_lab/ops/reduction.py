@@ -16,7 +16,7 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..layout import row_major
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, convert, where
+from .elementwise import Maximum, Minimum, _float, convert, silently, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 
@@ -81,6 +81,7 @@ class Mean(Op):
     derivative = "d mean(x)/dx_i = 1/n"
 
     @staticmethod
+    @silently  # inf + -inf = nan, silently
     def forward(ctx, x, dim=None, keepdim=False):
         if x._data.dtype.kind != "f":
             raise RuntimeError(
