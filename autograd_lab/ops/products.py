@@ -7,7 +7,7 @@ each product first (-inf and inf), then add: nan.
 
 The two differ only where a finite product overflows, so the fast product runs as before and
 is redone, one product at a time, only when the largest finite numbers of the two operands
-could overflow together: a check of their minimum and maximum, cheap beside the product itself.
+could overflow together: a check of the largest |x| of each, cheap beside the product itself.
 
     >>> import numpy as np
     >>> big = np.full((1, 2), 3.4e38, np.float32)
