@@ -227,6 +227,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
                 _accumulate(node.variable, grads[0], flags[0], create_graph)
                 if recorder is not None:
                     recorder("accumulate", node, grads[0])
+            if not capture:  # as in PyTorch, also when no gradient arrived: .grad is as it was
                 run_post_accumulate_grad_hooks(node.variable)
             if profiler is not None:
                 profiler.end(event)

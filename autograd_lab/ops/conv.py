@@ -27,6 +27,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..layout import is_channels_last, row_major
+from . import products
 from .windows import add_windows_back, as_images, crop, pad, windows
 
 # stride, dilation: (h, w) pairs; padding: ((top, bottom), (left, right)); groups: an int
@@ -40,12 +41,21 @@ def _grouped_windows(x, kernel, geometry):
     return patches.reshape((n, geometry.groups, c // geometry.groups) + patches.shape[2:])
 
 
+def _sum_of_products(subscripts, a, b, sources):
+    """np.einsum(subscripts, a, b). Where a product overflows float32 the way it is added shows:
+    PyTorch's convolution of one sample rounds each product first (inf + -inf = nan), as its
+    matrix products do (products.py), while its kernel for a batch fuses products into their sums
+    as BLAS does, in an order of its own (README's Simplifications)."""
+    one_sample = sources[0].shape[0] == 1
+    return products.einsum(subscripts, a, b, sources=sources if one_sample else None)
+
+
 def convolve(x, w, geometry):
     """numpy: (N, C_in, H, W) images ⊛ (C_out, C_in/G, k_h, k_w) kernels -> (N, C_out, h, w)."""
     g = geometry.groups
     patches = _grouped_windows(x, w.shape[2:], geometry)
     kernels = w.reshape((g, w.shape[0] // g) + w.shape[1:])
-    out = np.einsum("ngchwab,gocab->ngohw", patches, kernels, optimize=True)
+    out = _sum_of_products("ngchwab,gocab->ngohw", patches, kernels, sources=(x, w))
     return out.reshape((x.shape[0], w.shape[0]) + out.shape[3:])
 
 
@@ -55,7 +65,7 @@ def conv_input_grad(grad, w, input_shape, geometry):
     g = geometry.groups
     grads = grad.reshape(n, g, c_out // g, out_h, out_w)
     kernels = w.reshape((g, c_out // g) + w.shape[1:])
-    patches = np.einsum("ngohw,gocab->ngchwab", grads, kernels, optimize=True)
+    patches = _sum_of_products("ngohw,gocab->ngchwab", grads, kernels, sources=(grad, w))
     patches = patches.reshape((n, input_shape[1], out_h, out_w) + w.shape[2:])
     (top, bottom), (left, right) = geometry.padding
     padded_shape = (n, input_shape[1], input_shape[2] + top + bottom, input_shape[3] + left + right)
@@ -69,7 +79,7 @@ def conv_weight_grad(x, grad, weight_shape, geometry):
     g = geometry.groups
     patches = _grouped_windows(x, weight_shape[2:], geometry)
     grads = grad.reshape((n, g, c_out // g) + grad.shape[2:])
-    out = np.einsum("ngchwab,ngohw->gocab", patches, grads, optimize=True)
+    out = _sum_of_products("ngchwab,ngohw->gocab", patches, grads, sources=(x, grad))
     return out.reshape(weight_shape)
 
 

@@ -140,6 +140,60 @@ class Sub(Op):
         return grad, -grad if ctx.needs_input_grad[1] else None
 
 
+class AddAlpha(Op):
+    """`add(x, y, alpha=a)`: x + a * y as one node, as PyTorch records it (`grad_fn._saved_alpha`).
+
+    y's gradient is a * grad on the result's shape, which the engine then sums to y's shape (in
+    PyTorch's order): where y broadcasts to an empty result its gradient is 0 even for a = inf,
+    where summing first and scaling after would give 0 * inf = nan."""
+
+    node_name = "AddBackward0"
+    kernel = staticmethod(lambda input, other, alpha: input + alpha * other)
+    # (no `derivative`: the viewer finds a node's text by its name, and AddBackward0's is Add's)
+
+    @staticmethod
+    @silently  # inf + -inf and 0 * inf = nan, silently
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = alpha
+        x, y = operands(a, b)
+        return x + _times_alpha(y, alpha, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad * ctx.alpha if ctx.needs_input_grad[1] else None
+
+
+class SubAlpha(Op):
+    """`sub(x, y, alpha=a)`: x - a * y as one node, as PyTorch records it; y's gradient is
+    -grad * a before the engine sums it to y's shape (AddAlpha says why that order matters)."""
+
+    node_name = "SubBackward0"
+    kernel = staticmethod(lambda input, other, alpha: input - alpha * other)
+    # (no `derivative`: the viewer finds a node's text by its name, and SubBackward0's is Sub's)
+
+    @staticmethod
+    @silently  # inf - inf and 0 * inf = nan, silently
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = alpha
+        x, y = operands(a, b)
+        return x - _times_alpha(y, alpha, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad * ctx.alpha if ctx.needs_input_grad[1] else None
+
+
+def _times_alpha(y, alpha, x):
+    """`alpha * y` in the result's dtype, which `operands` gave y (or x, when y is a number):
+    PyTorch converts alpha to that dtype, so for a bool result any alpha but 0 is True, and a
+    product beyond a small integer dtype wraps around."""
+    if _kind(x) == "b" and _kind(y) == "b":
+        return y & bool(alpha)
+    if type(y) is int and not _is_number(x):
+        return _wrapped_int(y * alpha, x.dtype)
+    return y * alpha
+
+
 class Rsub(Op):
     """`number - tensor`: PyTorch records it as one node with a single edge."""
 
@@ -1293,7 +1347,8 @@ def convert(array, dtype):
 @public("add", method=True, inplace=True)
 def add(input, other, alpha=1):
     if type(alpha) is not int or alpha != 1:
-        other = _times_alpha(input, other, alpha)
+        promotion.check_alpha(alpha, promotion.result_type(input, other))
+        return AddAlpha.apply(input, other, alpha=alpha)
     if not isinstance(input, Tensor):
         input, other = other, input  # 2 + x is recorded as x + 2, as PyTorch does
     return Add.apply(input, other)
@@ -1303,22 +1358,11 @@ def add(input, other, alpha=1):
 def sub(input, other, alpha=1):
     _refuse_bool_subtraction(input, other)
     if type(alpha) is not int or alpha != 1:
-        other = _times_alpha(input, other, alpha)
+        promotion.check_alpha(alpha, promotion.result_type(input, other))
+        return SubAlpha.apply(input, other, alpha=alpha)
     if not isinstance(input, Tensor):
         return Rsub.apply(other, number=input)
     return Sub.apply(input, other)
-
-
-def _times_alpha(input, other, alpha):
-    """`alpha * other` for add and sub, computed in the result's dtype as PyTorch computes it (an
-    int8 tensor plus 2 times a bool tensor stays int8), after PyTorch's checks of alpha."""
-    dtype = promotion.result_type(input, other)
-    promotion.check_alpha(alpha, dtype)
-    if dtype is types.bool_:  # alpha becomes a bool as well: any alpha but 0 is True
-        return other & bool(alpha)
-    if isinstance(other, Tensor) and other.dtype is not dtype:
-        other = other.to(dtype)
-    return other * alpha
 
 
 def _is_bool(value):

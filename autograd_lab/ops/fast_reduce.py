@@ -25,7 +25,9 @@ def _ones(n, dtype):
     return ones
 
 
-@np.errstate(over="ignore", invalid="ignore")  # inf + -inf is nan, silently, as in PyTorch
+# inf + -inf = nan and an overflow to inf are answers of a sum, as in PyTorch: numpy's warnings
+# are not (an errstate decorator makes no new object per call)
+@np.errstate(invalid="ignore", over="ignore")
 def sum_array(data, dims, keepdims, dtype=None):
     """np.sum(data, axis=dims, keepdims=keepdims, dtype=dtype); `dims` a sorted tuple of axes."""
     ndim = len(dims)

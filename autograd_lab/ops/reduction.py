@@ -16,7 +16,7 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..layout import row_major
 from ..tensor import Tensor, _make
-from .elementwise import Maximum, Minimum, _float, convert, where
+from .elementwise import Maximum, Minimum, _float, convert, silently, where
 from .fast_reduce import max_array, sum_array
 from .registry import public
 
@@ -81,6 +81,7 @@ class Mean(Op):
     derivative = "d mean(x)/dx_i = 1/n"
 
     @staticmethod
+    @silently  # inf + -inf = nan, silently
     def forward(ctx, x, dim=None, keepdim=False):
         if x._data.dtype.kind != "f":
             raise RuntimeError(
@@ -309,7 +310,8 @@ class Amax(Op):
                 "elements), or check for empty input first."
             )
         check_reduction_dims(name, data.shape, ctx.dims)
-        result = _make(row_major(ctx._fn._reduce(data, axis=ctx.dims, keepdims=keepdim)))
+        result = ctx._fn._reduce(data, axis=ctx.dims, keepdims=keepdim)
+        result = _make(row_major(_first_of_tied_zeros(data, ctx.dims, result)))
         ctx.save_for_backward(x, result)
         return result
 
@@ -320,6 +322,22 @@ class Amax(Op):
         hits = x == _unreduce(result, shape, ctx.dims, ctx.keepdim)
         count = hits.sum(dim=ctx.dims, keepdim=True) if ctx.dims else hits
         return _unreduce(grad, shape, ctx.dims, ctx.keepdim) * hits / count
+
+
+def _first_of_tied_zeros(data, dims, result):
+    """Where amax/amin is a zero, the sign of the first zero among the reduced elements, as
+    PyTorch's loop keeps it: 0.0 and -0.0 compare equal, so numpy may keep either, but 1/x tells
+    them apart. (PyTorch's vectorized loop over a long row may keep another: README.)"""
+    if type(data) is not np.ndarray or data.dtype.kind != "f" or data.ndim == 0 or not dims:
+        return result
+    kept = result.reshape([1 if d in dims else n for d, n in enumerate(data.shape)])
+    zero = kept == 0
+    if not zero.any():
+        return result
+    last = range(data.ndim - len(dims), data.ndim)
+    rows = np.moveaxis(data, dims, last).reshape(kept.size, -1)  # each reduced slice, a row
+    first = rows[np.arange(kept.size), np.argmax(rows == 0, axis=1)]  # its first zero
+    return np.where(zero, first.reshape(kept.shape), kept).reshape(result.shape)
 
 
 class Amin(Amax):

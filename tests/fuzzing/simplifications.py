@@ -156,16 +156,18 @@ def _dist_zero_backward(d):
     tensor on); ours runs, and dist with p=0, a count, gives no gradient, as norm(x, 0) does.
     That internal message comes from nowhere else a program reaches. Our pass goes on past dist,
     so it may reach a node further back that has no derivative (unique_consecutive's) and raise
-    there, as PyTorch's would had it not failed first."""
+    there, or a tensor hook further back, which is shown None (no gradient arrived), as PyTorch
+    shows its hooks, and whose `grad * 2` then fails: as PyTorch's would had it not failed first."""
     if not (d.op in ("backward", "grad") and d.what in ("raises", "exception class")):
         return False
-    ours_ran_or_reached_a_node_without_derivative = d.ours == "ran" or bool(
-        _NO_DERIVATIVE.search(d.ours)
+    ours_went_on = (
+        d.ours == "ran" or bool(_NO_DERIVATIVE.search(d.ours)) or _A_HOOK_SHOWN_NONE in d.ours
     )
-    return (
-        "Expected a proper Tensor but got None" in d.theirs
-        and ours_ran_or_reached_a_node_without_derivative
-    )
+    return "Expected a proper Tensor but got None" in d.theirs and ours_went_on
+
+
+# what the fuzzer's hook `lambda grad: grad * 2` raises when it is shown no gradient (None)
+_A_HOOK_SHOWN_NONE = "TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'"
 
 
 # PyTorch's C++ formula for addcdiv's tensor1 gradient computes `value / tensor2` in tensor2's own
@@ -385,6 +387,35 @@ def _zero_sign_of_a_matrix_product(d):
     return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in MATRIX_PRODUCTS
 
 
+def _overflowing_products_of_a_batched_convolution(d):
+    """A float32 convolution of a batch of two or more samples differs in NaN/inf: where a
+    finite product overflows, PyTorch's batched kernel fuses the products into their sums in an
+    order of its own (-inf where rounding each product first gives inf + -inf = nan, or a finite
+    sum where it gives inf); ours fuses them as BLAS does. (One sample: ours rounds each product,
+    as PyTorch's one-sample kernel and its matrix products do.)"""
+    if not (d.what == "NaN/inf" and d.op in ("F.conv1d", "F.conv2d") and "float32" in d.theirs):
+        return False
+    shape = re.search(r"shape=\[([\d, ]*)\]", d.theirs)
+    sizes = [int(size) for size in shape.group(1).split(",")] if shape else []
+    batched = len(sizes) == (3 if d.op == "F.conv1d" else 4)
+    return batched and sizes[0] >= 2
+
+
+def _overflowing_products_in_a_convolutions_gradient(d):
+    """A float32 gradient behind a convolution differs in NaN/inf: its backward kernels, too,
+    fuse products that overflow into their sums, in orders of their own (in_program: a conv)."""
+    differences = _non_finite_differences(d)
+    return bool(differences) and "float32" in d.theirs
+
+
+def _zero_sign_of_a_maximum_among_tied_zeros(d):
+    """NaN/inf differ after amax/amin (or max()/min() of all elements) gave a zero of the other
+    sign than PyTorch's: among tied 0.0 and -0.0 ours keeps the first (amax, amin) or numpy's
+    (max(), min()), where PyTorch's vectorized loop over a long row may keep another."""
+    picks = ("amax", "amin", "max", "min")
+    return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in picks
+
+
 def _welford_overflow(d):
     """var_mean or std_mean differ in NaN/inf: values so large that their squares overflow
     (about 1e154 in float64) make PyTorch's running (Welford) update give nan and a mean of inf;
@@ -597,6 +628,32 @@ SIMPLIFICATIONS = [
         _zero_sign_of_a_matrix_product,
     ),
     Simplification(
+        "a float32 `conv1d`/`conv2d` of a batch of two or more samples where a finite product "
+        "overflows (numbers beyond about 1e37) may differ in inf and nan: PyTorch's batched "
+        "kernel fuses the products into their sums in an order of its own, ours as BLAS does "
+        "(for one sample both round each product first, as PyTorch's matrix products do: "
+        "inf + -inf = nan), and so may the gradients behind a convolution, whose backward "
+        "kernels do the same",
+        _overflowing_products_of_a_batched_convolution,
+    ),
+    Simplification(
+        "a float32 `conv1d`/`conv2d` of a batch of two or more samples where a finite product "
+        "overflows (numbers beyond about 1e37) may differ in inf and nan: PyTorch's batched "
+        "kernel fuses the products into their sums in an order of its own, ours as BLAS does "
+        "(for one sample both round each product first, as PyTorch's matrix products do: "
+        "inf + -inf = nan), and so may the gradients behind a convolution, whose backward "
+        "kernels do the same",
+        _overflowing_products_in_a_convolutions_gradient,
+        in_program=r"\bconv[12]d\(",
+    ),
+    Simplification(
+        "`amax`/`amin` among tied zeros (0.0 and -0.0) give the first of them, as PyTorch's loop "
+        "does over a row of fewer than 16 float64 (32 float32) elements or across an outer dim; "
+        "its vectorized loop over a longer row may give the other, and so may its `max()`/`min()` "
+        "of all elements, where ours gives numpy's",
+        _zero_sign_of_a_maximum_among_tied_zeros,
+    ),
+    Simplification(
         "`var_mean`/`std_mean` of values whose squares overflow (beyond about 1e154 in float64) "
         "give what `var`/`std` and `mean` give on their own (inf and the mean), where PyTorch's "
         "running (Welford) update gives nan and a mean of inf",
@@ -634,7 +691,9 @@ SIMPLIFICATIONS = [
     Simplification(
         "`dist(x, y, 0)` has no gradient, as `norm(x, 0)` (PyTorch 2.13's backward fails there "
         'with an internal error, "Expected a proper Tensor but got None"; ours goes on, so a '
-        "node further back that has no derivative, as `unique`'s, raises instead)",
+        "node further back that has no derivative, as `unique`'s, raises instead, or a hook "
+        "further back is shown `None` for the gradient, as PyTorch shows a hook where none "
+        "arrives)",
         _dist_zero_backward,
     ),
     Simplification(

@@ -1,0 +1,86 @@
+"""Sums of products (matmul, linear, convolution) whose products may overflow, as PyTorch sums them.
+
+A matrix product adds up products a·b. BLAS, which numpy calls, fuses each product into its sum
+(one rounding for a·b + s), so a product beyond float32's range (1.5 · 3.4e38) never becomes
+inf on its own: [3.4e38, 3.4e38] · [-1.42, 1.5] gives -inf there. PyTorch's CPU kernels round
+each product first (-inf and inf), then add: nan.
+
+The two differ only where a finite product overflows, so the fast product runs as before and
+is redone, one product at a time, only when the largest finite numbers of the two operands
+could overflow together: a check of the largest |x| of each, cheap beside the product itself.
+
+    >>> import numpy as np
+    >>> big = np.full((1, 2), 3.4e38, np.float32)
+    >>> matmul(big, np.array([[-1.42], [1.5]], np.float32))
+    array([[nan]], dtype=float32)
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+# inf - inf = nan and an overflow to inf are answers here, as in PyTorch: numpy's warnings are not
+silently = np.errstate(invalid="ignore", over="ignore")
+
+
+@silently
+def matmul(a, b):
+    """np.matmul(a, b), each product rounded before it is added where one may overflow."""
+    if not products_may_overflow(a, b):
+        return np.matmul(a, b)
+    rows = a[None, :] if a.ndim == 1 else a  # a vector is a row on the left,
+    columns = b[:, None] if b.ndim == 1 else b  # and a column on the right
+    if rows.shape[-1] == 0:
+        return np.matmul(a, b)  # nothing to sum: zeros
+    total = rows[..., :, :1] * columns[..., :1, :]
+    for k in range(1, rows.shape[-1]):  # in order along the summed dim, as PyTorch's kernels add
+        total += rows[..., :, k : k + 1] * columns[..., k : k + 1, :]
+    if b.ndim == 1:
+        total = total[..., 0]
+    if a.ndim == 1:
+        total = total[..., 0, :] if b.ndim > 1 else total[..., 0]
+    return total
+
+
+@silently
+def einsum(subscripts, a, b, sources):
+    """np.einsum(subscripts, a, b) of two operands, each product rounded before it is added where
+    one may overflow. `sources` are the arrays whose numbers a and b hold (a convolution's
+    windows repeat the input's numbers: checking the input is cheaper); None: BLAS's fused sums
+    all the same."""
+    if sources is None or not products_may_overflow(*sources):
+        return np.einsum(subscripts, a, b, optimize=True)
+    inputs, output = subscripts.split("->")
+    first, second = inputs.split(",")
+    summed = sorted(set(first + second) - set(output))
+    sizes = dict(zip(first, a.shape, strict=True)) | dict(zip(second, b.shape, strict=True))
+    kept = "".join(i for i in first if i not in summed) + ","
+    kept += "".join(i for i in second if i not in summed) + "->" + output
+    total = None
+    for values in itertools.product(*(range(sizes[i]) for i in summed)):
+        at = dict(zip(summed, values, strict=True))
+        a_part = a[tuple(at.get(i, slice(None)) for i in first)]
+        b_part = b[tuple(at.get(i, slice(None)) for i in second)]
+        term = np.einsum(kept, a_part, b_part)  # products only: nothing is summed here
+        total = term if total is None else np.add(total, term, out=total)
+    if total is None:  # nothing to sum over: zeros
+        return np.einsum(subscripts, a, b)
+    return total
+
+
+def products_may_overflow(a, b):
+    """Could a product of a finite number of `a` and one of `b` lie beyond their float dtype?"""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype.kind != "f":
+        return False  # (integers wrap the same either way; a GPU's arrays are not checked)
+    if a.size == 0 or b.size == 0:
+        return False
+    return _largest_finite(a) * _largest_finite(b) > float(np.finfo(a.dtype).max)
+
+
+def _largest_finite(array):
+    """The largest |x| of the finite numbers in `array` (0.0 when none), as a Python float."""
+    largest = float(np.abs(array).max())
+    if math.isfinite(largest):  # the common case: no inf or nan among them
+        return largest
+    return float(np.max(np.abs(array), initial=0.0, where=np.isfinite(array)))
