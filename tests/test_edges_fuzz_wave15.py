@@ -1,7 +1,9 @@
 """Fuzz wave 15 (issue 14): the kinds the wave-15 run found, each against PyTorch 2.13."""
 
+import warnings
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from fuzzing import check, generator
 from fuzzing.compare import Divergence
@@ -138,3 +140,21 @@ def test_a_gradient_after_a_sort_of_ties_is_a_readme_simplification(torch):
     # the ties' shares go to other elements in each library, and add up to the same totals
     result = check(generator.generate(2304512), ag, torch)
     assert not result.divergences
+
+
+@pytest.mark.parametrize("op", ["prod", "cumprod"])
+def test_products_of_zero_and_infinity_are_nan_without_a_numpy_warning(torch, op):
+    # 0 · inf is nan, which PyTorch gives silently; numpy's "invalid value encountered in
+    # reduce" reached the learner (seen in the wave-17 fuzz run's log). (The gradients of such
+    # inputs are README's prod/cumprod simplification: only that backward runs silently is
+    # checked here.)
+    def result(lib):
+        x = lib.tensor([[float("inf"), 0.0, 1.0], [2.0, 0.0, -1.0]], requires_grad=True)
+        y = x.prod(1) if op == "prod" else x.cumprod(1)
+        y.sum().backward()
+        return y.detach().numpy().tolist()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ours = result(ag)
+    np.testing.assert_equal(ours, result(torch))

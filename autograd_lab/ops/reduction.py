@@ -109,6 +109,7 @@ class Prod(Op):
     saved_names = ("self", "result")
 
     @staticmethod
+    @np.errstate(invalid="ignore", over="ignore")  # 0 · inf is nan, silently, as in PyTorch
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         ctx.dims, ctx.keepdim = _dims(dim, x._data.ndim), keepdim
         data = x._data

@@ -99,6 +99,7 @@ class Cumprod(Op):
     saved_names = ("self", "result")
 
     @staticmethod
+    @np.errstate(invalid="ignore", over="ignore")  # 0 · inf is nan, silently, as in PyTorch
     def forward(ctx, input, dim, dtype=None):
         ctx.axis = _axis(dim, input._data.ndim)
         result = _make(_scan(np.cumprod, input._data, ctx.axis, dtype))
