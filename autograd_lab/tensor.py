@@ -521,7 +521,8 @@ class Tensor:
             # PyTorch checks that the result fits self (its shape, then its dtype) before it
             # looks for a kernel for that dtype: a bool x.lerp_(y, y) with a bigger y is refused
             # for its shape, a bool x.lerp_(x, long_weight) for the Long result
-            tensors = [a for a in args if isinstance(a, Tensor)]
+            operands = (*args, *[value for key, value in kwargs.items() if key != "index"])
+            tensors = [a for a in operands if isinstance(a, Tensor)]  # (clamp_'s min=, max=)
             try:
                 shape = np.broadcast_shapes(self._data.shape, *[t._data.shape for t in tensors])
             except ValueError:  # not an elementwise op, or shapes the op itself refuses

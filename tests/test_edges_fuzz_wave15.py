@@ -158,3 +158,63 @@ def test_products_of_zero_and_infinity_are_nan_without_a_numpy_warning(torch, op
         warnings.simplefilter("error", RuntimeWarning)
         ours = result(ag)
     np.testing.assert_equal(ours, result(torch))
+
+
+@pytest.mark.parametrize("made_first", ["the op without a derivative", "the others"])
+@pytest.mark.parametrize("op", ["histogram", "floor_divide"])
+def test_regression_a_node_without_a_derivative_fails_before_later_nodes_run(torch, made_first, op):
+    # fuzz seed 2417198 (wave 17): mse_loss(unique(x), histogram(x)[1]) then grad: PyTorch
+    # raised histogram's error, we unique's: PyTorch runs a NotImplemented node as soon as it
+    # is ready, as AccumulateGrad, so no later node (nor its hooks) runs before the error
+    def run(lib):
+        x = lib.tensor([-2.0, 1.0]).requires_grad_()
+
+        def no_derivative():
+            if op == "histogram":
+                return x.histogram(1)[1]
+            return lib.floor_divide(x, 2.0)
+
+        if made_first == "the op without a derivative":
+            other, y = no_derivative(), (x * 2).exp()
+        else:
+            y = (x * 2).exp()
+            other = no_derivative()
+        seen = []
+        y.register_hook(lambda grad: seen.append("exp's gradient"))
+        with pytest.raises(RuntimeError, match="derivative for .*(histogram|floor_divide)"):
+            (y + other).sum().backward()
+        return seen
+
+    assert run(ag) == run(torch) == []
+
+
+@pytest.mark.parametrize("op", ["clip_", "clamp_"])
+@pytest.mark.parametrize("dtype", ["bool", "float32"])
+def test_regression_clamp_in_place_checks_the_shape_before_the_dtype(torch, op, dtype):
+    # fuzz seed 2436567 (wave 17): a 0-d bool x.clip_(min=x0, max=x0) with x0 of shape [1]:
+    # PyTorch first finds that the result does not fit x ("output with shape [] doesn't match
+    # the broadcast shape [1]", RuntimeError), we first that clamp has no bool kernel
+    def error(lib):
+        x = lib.tensor(False).to(getattr(lib, dtype))
+        bound = lib.tensor([False]).to(getattr(lib, dtype))
+        with pytest.raises(Exception) as raised:
+            getattr(x, op)(min=bound, max=bound)
+        return type(raised.value).__name__, "doesn't match the broadcast shape" in str(raised.value)
+
+    assert error(ag) == error(torch)
+
+
+@pytest.mark.parametrize(
+    ("seed", "readme"),
+    [
+        (2409665, "into an integer or bool tensor in place records nothing"),
+        (2435264, "an assignment through index tensors into an expanded tensor"),
+    ],
+)
+def test_wave_17_programs_are_readme_simplifications(torch, seed, readme):
+    # 2409665: PyTorch's backward through an int64 tensor written with x1 (which we record
+    # nothing for) fails with an internal assert; 2435264: x[[-2, -1, -3]] = v into an expanded
+    # x, whose three elements share one memory place
+    result = check(generator.generate(seed), ag, torch)
+    assert not result.divergences
+    assert any(readme in s.readme for _, s in result.accepted)

@@ -10,8 +10,9 @@
 How it works, in four steps (`_run` below):
 1. count, for every node reachable from the outputs, how many edges lead into it (its *dependencies*);
 2. a node is *ready* when gradients have arrived along all of them; among ready nodes the newest runs
-   first (PyTorch's order), except leaves' AccumulateGrad nodes, which run before any other once the
-   node that sent them their gradient has finished sending;
+   first (PyTorch's order), except leaves' AccumulateGrad nodes (and NotImplemented ones, of ops
+   without a derivative), which run before any other once the node that sent them their gradient
+   has finished sending;
 3. running a node calls its Function's `backward` with the summed incoming gradients; each result is
    fitted to its input (broadcasting undone, dtype restored: `_fit`, the one place this happens) and
    sent along the edge;
@@ -168,7 +169,8 @@ def _run(roots, retain_graph, create_graph, targets, capture):
     owned = set()  # (node, output_nr) of those gradients the engine owns (see _owned)
     # heap of (priority, arrival, node): leaves' AccumulateGrad first, then the newest node first.
     # PyTorch gives AccumulateGrad the largest sequence number, so a leaf runs right after the
-    # node that made it ready, once that node has sent all its gradients.
+    # node that made it ready, once that node has sent all its gradients; so does the node of an
+    # op without a derivative (NotImplemented), whose error then comes first.
     ready = []
     arrivals = itertools.count()  # ties (two ready leaves) run in the order they became ready
     recorder = _state.on_backward  # an optional listener: the graph viewer (grad_mode.observe)
@@ -195,7 +197,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         count = dependencies[node] - 1
         dependencies[node] = count
         if count == 0 and (needed is None or node in needed):
-            priority = -math.inf if type(node) is AccumulateGrad else -node._seq
+            priority = -math.inf if node.runs_when_ready else -node._seq
             heapq.heappush(ready, (priority, next(arrivals), node))
 
     def capture_gradients(node, grads):

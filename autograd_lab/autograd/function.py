@@ -58,6 +58,7 @@ class Node:
     _trace = None  # the user's stack at creation, in anomaly mode
     _non_differentiable = ()  # outputs forward marked with mark_non_differentiable
     _materialize_grads = True  # give backward zeros (not None) for outputs that got no gradient
+    runs_when_ready = False  # True: backward runs it before any other ready node (engine.py)
     _hook_order = None  # when saved-tensor hooks packed the saved tensors: the order they run in
 
     def name(self):
@@ -135,6 +136,7 @@ class AccumulateGrad(Node):
     """The node at a leaf: adds the incoming gradient into `variable.grad`."""
 
     __slots__ = ()
+    runs_when_ready = True  # PyTorch gives it the largest sequence number (see engine.py)
 
     def __init__(self, variable):
         self.variable = variable
@@ -346,6 +348,10 @@ class Function:
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
         cls.node_name = name
         attrs = {"__slots__": (), "_fn": cls, "_saved_names": tuple(cls.saved_names)}
+        if name == "NotImplemented":
+            # PyTorch's node for an op without a derivative runs as soon as it is ready, as
+            # AccumulateGrad does: its error comes before the nodes made after it have run
+            attrs["runs_when_ready"] = True
         cls._node_class = type(name, (Node,), attrs)
 
     @staticmethod

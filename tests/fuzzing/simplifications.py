@@ -199,6 +199,15 @@ def _tie_order_of_a_sort(d):
     return d.what == "values" and op in ("sort", "argsort") and indices and unstable
 
 
+def _assignment_into_shared_places(d):
+    """`x[[0, 2, 1]] = v` (index tensors or lists) into an expanded x changed other values than
+    PyTorch's: several elements share one memory place, and which value stays there depends on
+    the order of writing."""
+    target = d.where.split(" = ")[0]
+    subscript = target[target.index("[") + 1 :] if "[" in target else ""
+    return d.op == "setitem" and d.what == "values" and "[" in subscript
+
+
 def _tied_values_gradient(d):
     """A gradient that differs only in which of several tied elements got which share: a sort
     among tied values handed each tie's gradient to another of the equal elements (PyTorch's
@@ -349,6 +358,8 @@ def integer_tensor_written_with_grad(d):
         return d.what == "raises" and d.theirs == "ran" and "is an integer or bool type" in d.ours
     if d.what in ("grad_fn", "requires_grad"):
         return in_place and d.ours.startswith(("None (", "False (")) and " tensor)" in d.theirs
+    if d.op in ("backward", "grad"):  # PyTorch's backward reached the integer tensor's node
+        return d.what == "raises" and d.ours == "ran" and "isDifferentiableType" in d.theirs
     return (
         d.what == "raises"
         and d.ours == "ran"
@@ -665,6 +676,14 @@ SIMPLIFICATIONS = [
         _tie_order_of_a_sort,
     ),
     Simplification(
+        "an assignment through index tensors into an expanded tensor (whose elements share "
+        "memory places; PyTorch warns that this is deprecated) leaves in a shared place the "
+        "value of an element that changed, where PyTorch writes the elements in index order and "
+        "the last one wins",
+        _assignment_into_shared_places,
+        in_program=r"\.expand(_as)?\(|broadcast_to\(",
+    ),
+    Simplification(
         "the gradients of `sort`/`msort` among tied values follow that order (so which of the "
         "tied elements gets which share differs; the shares add up to PyTorch's)",
         _tied_values_gradient,
@@ -672,7 +691,9 @@ SIMPLIFICATIONS = [
     ),
     Simplification(
         "writing a value that requires grad into an integer or bool tensor in place records "
-        "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`)",
+        "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`, "
+        "and a backward through it may then fail with an internal assert, "
+        '"isDifferentiableType(grad.scalar_type())")',
         integer_tensor_written_with_grad,
     ),
     Simplification(
