@@ -6,11 +6,12 @@ again at the end — numpy's and PyTorch's rule. Batch dims that were broadcast 
 the engine.
 """
 
+import numpy as np
+
 from .. import types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..layout import row_major
-from . import products
 from .elementwise import check_broadcastable, operands
 from .registry import public
 from .shape import UnsafeView
@@ -28,9 +29,10 @@ class Matmul(Op):
         ctx.ndims = (a._data.ndim, b._data.ndim)
         x, y = operands(a, b, elementwise=False)  # matmul's shapes follow other rules
         try:
-            # row-major, as PyTorch's products always are (numpy keeps a batch's order:
-            # a transposed batch gave a transposed result, and randint_like filled it so)
-            return row_major(products.matmul(x, y))
+            with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 = nan, silently
+                # row-major, as PyTorch's products always are (numpy keeps a batch's order:
+                # a transposed batch gave a transposed result, and randint_like filled it so)
+                return row_major(np.matmul(x, y))
         except ValueError:
             raise RuntimeError(
                 f"cannot multiply shapes {list(x.shape)} and {list(y.shape)}: the last dim of the "

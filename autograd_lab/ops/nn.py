@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import _make
-from . import products, scalar
+from . import scalar
 from .elementwise import _float
 from .linalg import Mm, check_same_dtype
 from .shape import Transpose
@@ -36,7 +36,7 @@ def _times_weight_t(ctx, input, weight):
     ctx.save_for_backward(
         input if ctx.needs_input_grad[-1] else None, weight if ctx.needs_input_grad[-2] else None
     )
-    return products.matmul(x, w.T)
+    return np.matmul(x, w.T)
 
 
 def _input_and_weight_grads(ctx, grad, needs_input, needs_weight):
@@ -44,8 +44,8 @@ def _input_and_weight_grads(ctx, grad, needs_input, needs_weight):
     if not is_grad_enabled():  # a plain backward (no create_graph): the two products in numpy,
         g = grad._data  # without the bookkeeping of two recorded-op calls per layer
         return (
-            _make(products.matmul(g, weight._data)) if needs_input else None,
-            _make(products.matmul(g.T, input._data)) if needs_weight else None,
+            _make(g @ weight._data) if needs_input else None,
+            _make(g.T @ input._data) if needs_weight else None,
         )
     grad_input = Mm.apply(grad, weight) if needs_input else None
     grad_weight = Mm.apply(Transpose.apply(grad, dim0=0, dim1=1), input) if needs_weight else None

@@ -1,18 +1,21 @@
-"""Sums of products (matmul, linear, convolution) whose products may overflow, as PyTorch sums them.
+"""A one-sample convolution's sums of products where a product may overflow, as PyTorch sums them.
 
-A matrix product adds up products a·b. BLAS, which numpy calls, fuses each product into its sum
-(one rounding for a·b + s), so a product beyond float32's range (1.5 · 3.4e38) never becomes
-inf on its own: [3.4e38, 3.4e38] · [-1.42, 1.5] gives -inf there. PyTorch's CPU kernels round
-each product first (-inf and inf), then add: nan.
+A convolution adds up products a·b. BLAS, which numpy's einsum calls, fuses each product into
+its sum (one rounding for a·b + s), so a product beyond float32's range (1.5 · 3.4e38) never
+becomes inf on its own: [3.4e38, 3.4e38] ⊛ [-1.42, 1.5] gives -inf there. PyTorch's kernel for
+one sample rounds each product first (-inf and inf), then adds: nan. (Its kernel for a batch,
+and its matrix products, fuse them in orders of their own: README's Simplifications.)
 
 The two differ only where a finite product overflows, so the fast product runs as before and
 is redone, one product at a time, only when the largest finite numbers of the two operands
-could overflow together: a check of the largest |x| of each (a few microseconds: on a tiny
-product that is as much as numpy's product itself, on a model's usual ones it is lost in it).
+could overflow together: a check of the largest |x| of each, small beside a convolution. (A
+matrix product does not pay for it: it is too cheap for that check, which would make a small
+model's training step a tenth slower.)
 
     >>> import numpy as np
-    >>> big = np.full((1, 2), 3.4e38, np.float32)
-    >>> matmul(big, np.array([[-1.42], [1.5]], np.float32))
+    >>> big = np.full((1, 1, 1, 2), 3.4e38, np.float32)
+    >>> kernel = np.array([-1.42, 1.5], np.float32).reshape(1, 1, 1, 2)
+    >>> einsum("nchw,ochw->no", big, kernel, sources=(big, kernel))
     array([[nan]], dtype=float32)
 """
 
@@ -26,27 +29,6 @@ def _silently():
     """inf - inf = nan and an overflow to inf are answers here, as in PyTorch: numpy's warnings
     are not. (A new errstate each time: one object cannot be entered twice at once.)"""
     return np.errstate(invalid="ignore", over="ignore")
-
-
-def matmul(a, b):
-    """np.matmul(a, b), each product rounded before it is added where one may overflow."""
-    if nothing_can_overflow(a, b):  # the common case: numpy's product, nothing to silence
-        return np.matmul(a, b)
-    with _silently():
-        if not products_may_overflow(a, b):
-            return np.matmul(a, b)
-        rows = a[None, :] if a.ndim == 1 else a  # a vector is a row on the left,
-        columns = b[:, None] if b.ndim == 1 else b  # and a column on the right
-        if rows.shape[-1] == 0:
-            return np.matmul(a, b)  # nothing to sum: zeros
-        total = rows[..., :, :1] * columns[..., :1, :]
-        for k in range(1, rows.shape[-1]):  # in order along the summed dim, as PyTorch adds
-            total += rows[..., :, k : k + 1] * columns[..., k : k + 1, :]
-    if b.ndim == 1:
-        total = total[..., 0]
-    if a.ndim == 1:
-        total = total[..., 0, :] if b.ndim > 1 else total[..., 0]
-    return total
 
 
 def einsum(subscripts, a, b, sources):

@@ -399,11 +399,14 @@ def _zero_sign_of_a_matrix_product(d):
 
 
 def _overflowing_products_of_a_batched_convolution(d):
-    """A float32 convolution of a batch of two or more samples differs in NaN/inf: where a
-    finite product overflows, PyTorch's batched kernel fuses the products into their sums in an
-    order of its own (-inf where rounding each product first gives inf + -inf = nan, or a finite
-    sum where it gives inf); ours fuses them as BLAS does. (One sample: ours rounds each product,
-    as PyTorch's one-sample kernel and its matrix products do.)"""
+    """A float32 matrix product, or a convolution of a batch of two or more samples, differs in
+    NaN/inf: where a finite product overflows, ours fuses the products into their sums as BLAS
+    does (-inf where rounding each product first gives inf + -inf = nan, or a finite sum where
+    it gives inf); PyTorch's matrix products round each product first, its batched convolution
+    fuses them in an order of its own. (One sample: ours rounds each product, as PyTorch's
+    one-sample kernel does: products.py.)"""
+    if d.what == "NaN/inf" and d.op in MATRIX_PRODUCTS - {"F.conv1d", "F.conv2d"}:
+        return "float32" in d.theirs
     if not (d.what == "NaN/inf" and d.op in ("F.conv1d", "F.conv2d") and "float32" in d.theirs):
         return False
     shape = re.search(r"shape=\[([\d, ]*)\]", d.theirs)
@@ -639,23 +642,26 @@ SIMPLIFICATIONS = [
         _zero_sign_of_a_matrix_product,
     ),
     Simplification(
-        "a float32 `conv1d`/`conv2d` of a batch of two or more samples where a finite product "
-        "overflows (numbers beyond about 1e37) may differ in inf and nan: PyTorch's batched "
-        "kernel fuses the products into their sums in an order of its own, ours as BLAS does "
-        "(for one sample both round each product first, as PyTorch's matrix products do: "
-        "inf + -inf = nan), and so may the gradients behind a convolution, whose backward "
-        "kernels do the same",
+        "a float32 matrix product (`@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `F.linear`) or a "
+        "`conv1d`/`conv2d` of a batch of two or more samples where a finite product overflows "
+        "(numbers beyond about 1e19) may differ in inf and nan: ours fuses the products into "
+        "their sums as BLAS does, where PyTorch's kernels round each product first (inf + -inf "
+        "= nan) or, for a batched convolution, fuse them in an order of their own; and so may "
+        "the gradients behind them (a convolution of one sample rounds each product first in "
+        "both)",
         _overflowing_products_of_a_batched_convolution,
     ),
     Simplification(
-        "a float32 `conv1d`/`conv2d` of a batch of two or more samples where a finite product "
-        "overflows (numbers beyond about 1e37) may differ in inf and nan: PyTorch's batched "
-        "kernel fuses the products into their sums in an order of its own, ours as BLAS does "
-        "(for one sample both round each product first, as PyTorch's matrix products do: "
-        "inf + -inf = nan), and so may the gradients behind a convolution, whose backward "
-        "kernels do the same",
+        "a float32 matrix product (`@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `F.linear`) or a "
+        "`conv1d`/`conv2d` of a batch of two or more samples where a finite product overflows "
+        "(numbers beyond about 1e19) may differ in inf and nan: ours fuses the products into "
+        "their sums as BLAS does, where PyTorch's kernels round each product first (inf + -inf "
+        "= nan) or, for a batched convolution, fuse them in an order of their own; and so may "
+        "the gradients behind them (a convolution of one sample rounds each product first in "
+        "both)",
         _overflowing_products_in_a_convolutions_gradient,
-        in_program=r"\bconv[12]d\(",
+        # a convolution; or a matrix product and numbers that big (nan_to_num's inf → 3.4e38)
+        in_program=r"(?s)\bconv[12]d\(|(?=.*nan_to_num)(?=.*(@|\b(matmul|mm|bmm|mv|dot|linear)\())",
     ),
     Simplification(
         "`amax`/`amin` among tied zeros (0.0 and -0.0) give the first of them, as PyTorch's loop "
