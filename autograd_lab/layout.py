@@ -129,14 +129,36 @@ def dense(array):
     return True
 
 
+def element_strides(array):
+    """`array`'s strides in elements, as PyTorch's stride() shows them. numpy gives a new empty
+    array strides of 0 (there is no element to step to) where PyTorch gives row-major ones;
+    strides chosen on purpose (as_strided, expand: made through numpy's as_strided) stay as
+    they are, zeros too: `ag.tensor(0.0).as_strided((0,), (0,)).stride()` is (0,)."""
+    if array.size == 0 and not any(array.strides) and not _strides_chosen(array):
+        return contiguous_strides(array.shape)
+    return tuple(step // array.itemsize for step in array.strides)
+
+
+def _strides_chosen(array):
+    """Whether numpy's as_strided made `array` (or the array it is a view of): its result looks
+    at its input through a helper object (not an array) that numpy keeps as its `.base`."""
+    below = getattr(array, "base", None)
+    while below is not None:
+        if not isinstance(below, np.ndarray):
+            return True
+        below = below.base
+    return False
+
+
 def _with_strides_of(like, copy):
     """`copy` with like's strides where they describe the same memory (PyTorch's empty_like keeps
     a gap-free tensor's strides exactly, those of its size-1 dims too, which never step)."""
     if storage.is_device_array(copy):
         return copy
-    like_steps = [step // like.itemsize for step in like.strides]
+    like_steps = element_strides(like)
     copy_steps = [step // copy.itemsize for step in copy.strides]
-    if any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps)):
+    gaps = any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps))
+    if gaps and like.size:  # (PyTorch counts an empty tensor as gap-free, whatever its strides)
         return copy  # like has gaps: the copy keeps only its order
     strides = tuple(step * copy.itemsize for step in like_steps)
     return np.lib.stride_tricks.as_strided(copy, strides=strides, writeable=True)

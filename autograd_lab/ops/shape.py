@@ -308,6 +308,14 @@ class Split(Op):
         ctx.dim = dim
         cuts = np.cumsum(sizes)[:-1].tolist()  # numbers, not an array: they say where, not what
         pieces = np.split(x._data, cuts, axis=dim)
+        # PyTorch narrows x to each piece: an empty one starts where it would start if it were not
+        # empty, x.split([2, 0])[1] 2 places in (numpy starts it where x starts)
+        starts = [0, *cuts]
+        lead = (slice(None),) * dim
+        pieces = [
+            _empty_slice_placed(piece, x, (*lead, slice(start, start + piece.shape[dim]), ...))
+            for piece, start in zip(pieces, starts)
+        ]
         return _several_views(x, pieces, ctx.name().removesuffix("Backward0"))
 
     @staticmethod
@@ -341,7 +349,11 @@ class Unbind(Op):
         ctx.dim = dim
         lead = (slice(None),) * dim
         # (the `...` keeps a slice of a 1-D tensor a 0-d view, where numpy would copy out a number)
-        slices = [x._data[lead + (i, ...)] for i in range(x._data.shape[dim])]
+        # (an empty slice starts at its own place, as PyTorch's select puts it: _empty_slice_placed)
+        slices = [
+            _empty_slice_placed(x._data[lead + (i, ...)], x, (*lead, i, ...))
+            for i in range(x._data.shape[dim])
+        ]
         return _several_views(x, slices, ctx.name().removesuffix("Backward0"))
 
     @staticmethod

@@ -1,0 +1,84 @@
+"""Fuzz wave 14, group A (issue 14): views, layouts and error order, each against PyTorch 2.13."""
+
+import pytest
+
+import autograd_lab as ag
+
+
+def _geometry(views):
+    """(size, stride, storage offset, is_contiguous) of each view: what a learner can ask."""
+    views = views if isinstance(views, (tuple, list)) else [views]
+    return [(tuple(v.shape), v.stride(), v.storage_offset(), v.is_contiguous()) for v in views]
+
+
+# ---- empty views: where they start and how they step ---------------------------------------------
+
+EMPTY_VIEWS = {
+    "split [2, 0] dim -4": lambda lib, x: lib.split(lib.zeros(2, 1, 1, 1), [2, 0], dim=-4),
+    "split [0, 2]": lambda lib, x: lib.split(lib.zeros(2, 1, 1, 1), [0, 2]),
+    "split [1, 0, 1]": lambda lib, x: lib.split(x, [1, 0, 1], dim=0),
+    "split [2, 0, 1] dim 1": lambda lib, x: lib.split(x, [2, 0, 1], dim=1),
+    "split [3, 0] dim 1": lambda lib, x: lib.split(x, [3, 0], dim=1),
+    "split of a transposed x": lambda lib, x: x.transpose(0, 2).split([1, 0, 3], 0),
+    "split by size of an empty x": lambda lib, x: x[:, 1:1].split(1, 0),
+    "chunk of an empty x": lambda lib, x: x[:, 1:1].chunk(3, 2),
+    "chunk into empty pieces": lambda lib, x: lib.zeros(0, 4).chunk(3, 0),
+    "chunk of (4, 0)": lambda lib, x: lib.zeros(4, 0).chunk(2, 0),
+    "narrow to nothing": lambda lib, x: x.narrow(1, 2, 0),
+    "narrow at the end": lambda lib, x: x.narrow(1, 3, 0),
+    "slice 2:2": lambda lib, x: x[:, 2:2],
+    "slice past the end": lambda lib, x: x[:, 5:9],
+    "slice backwards": lambda lib, x: x[:, 3:1],
+    "slice of a transposed x": lambda lib, x: x.transpose(0, 2)[:, 1:1],
+    "unbind of (2, 0)": lambda lib, x: lib.zeros(2, 0).unbind(0),
+    "unbind of an empty slice": lambda lib, x: x[:, :, 2:2].unbind(1),
+    "unbind of a transposed empty slice": lambda lib, x: x[:, :, 2:2].transpose(0, 2).unbind(2),
+    "as_strided (0,) stride (0,) past the end": lambda lib, x: (
+        lib.tensor(0.0).clone().as_strided((0,), (0,), 2)
+    ),
+    "as_strided (0, 3)": lambda lib, x: x.as_strided((0, 3), (7, 5), 4),
+    "as_strided (2, 0) past the end": lambda lib, x: lib.arange(4.0).as_strided((2, 0), (5, 7), 9),
+    "as_strided zeros, then viewed": lambda lib, x: (
+        lib.tensor(0.0).clone().as_strided((0, 2), (0, 0), 1).t()[None]
+    ),
+    "as_strided zeros, cloned": lambda lib, x: (
+        lib.tensor(0.0).clone().as_strided((0, 2), (0, 0), 1).clone()
+    ),
+    "as_strided with gaps, cloned": lambda lib, x: (
+        lib.arange(4.0).as_strided((2, 0), (5, 7), 9).clone()
+    ),
+    "0-d expanded to nothing": lambda lib, x: lib.tensor(1.0).expand(2, 0),
+    "diagonal of (0, 3)": lambda lib, x: lib.zeros(0, 3).diagonal(),
+    "diagonal of (2, 0, 3)": lambda lib, x: lib.zeros(2, 0, 3).diagonal(1, 0, 2),
+    "diagonal below, of (2, 0, 3)": lambda lib, x: lib.zeros(2, 0, 3).diagonal(-1, 2, 0),
+    "diagonal off the matrix": lambda lib, x: x.diagonal(5, 1, 2),
+    "diagonal off the matrix, below": lambda lib, x: x.diagonal(-3, 1, 2),
+    "diagonal of an empty slice": lambda lib, x: x[:, 1:1].diagonal(1, 2, 0),
+}
+
+
+@pytest.mark.parametrize("make", EMPTY_VIEWS)
+def test_regression_empty_views_start_and_step_as_pytorch(torch, make):
+    # fuzz seed 2144397: torch.split(x, [2, 0], dim=-4)[1].storage_offset() was 0 where PyTorch
+    # says 2 (numpy starts an empty piece where its array starts; PyTorch narrows to it, so it
+    # starts where it would start if it had elements). Seed 2114848: as_strided((0,), (0,), 2)
+    # showed stride (1,) where PyTorch keeps the stride it is given, (0,)
+    def geometry(lib):
+        return _geometry(EMPTY_VIEWS[make](lib, lib.arange(24.0).reshape(2, 3, 4)))
+
+    assert geometry(ag) == geometry(torch)
+
+
+@pytest.mark.parametrize("records", [False, True])
+def test_an_empty_piece_is_changed_in_place_as_in_pytorch(torch, records):
+    # the empty pieces are read-only numpy views now (they start past numpy's empty slice)
+    def outcome(lib):
+        x = lib.zeros(2, requires_grad=records).clone()
+        piece = x.split([2, 0])[1]
+        try:
+            piece.add_(3)
+        except RuntimeError as error:
+            return "refused" if "is a view and is being modified inplace" in str(error) else error
+        return piece.storage_offset(), x.tolist()
+
+    assert outcome(ag) == outcome(torch)
