@@ -82,3 +82,90 @@ def test_an_empty_piece_is_changed_in_place_as_in_pytorch(torch, records):
         return piece.storage_offset(), x.tolist()
 
     assert outcome(ag) == outcome(torch)
+
+
+# ---- view(): the strides of dims of size 1 ---------------------------------------------------------
+
+VIEWED = {
+    "transposed (3, 1, 2)": lambda lib: lib.arange(6.0).reshape(3, 1, 2).transpose(0, -1),
+    "transposed column": lambda lib: lib.arange(3.0).reshape(1, 3).t()[None],
+    "permuted": lambda lib: lib.arange(24.0).reshape(2, 1, 3, 4).permute(2, 1, 0, 3),
+    "every other column": lambda lib: lib.arange(24.0).reshape(2, 3, 4)[:, :, ::2],
+    "one column": lambda lib: lib.arange(24.0).reshape(4, 1, 6)[:, :, 1:2],
+    "empty": lambda lib: lib.arange(24.0).reshape(2, 3, 4)[:, 1:1],
+    "0-d": lambda lib: lib.arange(24.0)[3],
+}
+VIEW_SHAPES = [(6,), (2, 1, 3), (1, 6), (3, 1, 2, 1), (1,), (), (2, 3), (4, 3, 2), (0,), (2, 0)]
+
+
+@pytest.mark.parametrize("x", VIEWED)
+@pytest.mark.parametrize("shape", VIEW_SHAPES, ids=str)
+def test_view_gives_dims_of_size_1_pytorchs_strides(torch, x, shape):
+    # found with fuzz seed 2110536 (below): x.view(2, 1, 3) of a transposed (2, 1, 3) x has
+    # strides (1, 6, 2) in PyTorch (a dim of size 1 steps over the dims after it in its run of
+    # memory), where numpy, and we, kept (1, 2, 2)
+    def viewed(lib):
+        try:
+            v = VIEWED[x](lib).view(shape)
+        except RuntimeError:
+            return "refused"
+        return v.stride(), v.storage_offset()
+
+    assert viewed(ag) == viewed(torch)
+
+
+# ---- x[index] = part of x: which overlaps PyTorch's setitem refuses ---------------------------------
+
+SET_XS = {
+    "transposed (3, 1, 2)": lambda lib: lib.arange(6.0).reshape(3, 1, 2).transpose(0, -1),
+    "transposed (2, 3)": lambda lib: lib.arange(6.0).reshape(2, 3).t(),
+    "transposed row": lambda lib: lib.arange(3.0).reshape(1, 3).t(),
+    "every other column": lambda lib: lib.arange(12.0).reshape(3, 4)[:, ::2],
+    "permuted (2, 1, 3)": lambda lib: lib.arange(6.0).reshape(2, 1, 3).permute(2, 0, 1),
+    "(2, 1, 1)": lambda lib: lib.arange(2.0).reshape(2, 1, 1),
+    "transposed (2, 2, 1)": lambda lib: lib.arange(4.0).reshape(2, 2, 1).transpose(1, 2),
+}
+SET_INDICES = {
+    "None": None,
+    "None, ...": (None, ...),
+    "..., None": (..., None),
+    "None, None": (None, None),
+    "0": 0,
+    "0, None": (0, None),
+    ":": slice(None),
+    "1:": slice(1, None),
+    "...": ...,
+}
+SET_VALUES = {
+    "x": lambda x: x,
+    "x[None]": lambda x: x[None],
+    "x[0]": lambda x: x[0],
+    "x[:1]": lambda x: x[:1],
+    "x.unsqueeze(-1)": lambda x: x.unsqueeze(-1),
+}
+
+
+@pytest.mark.parametrize("x", SET_XS)
+@pytest.mark.parametrize("index", SET_INDICES)
+@pytest.mark.parametrize("value", SET_VALUES)
+def test_regression_setitem_of_a_part_of_x_refuses_as_pytorch(torch, x, index, value):
+    # fuzz seed 2110536: x[None] = x on x = zeros(6).reshape(3, 1, 2).transpose(0, -1) ran where
+    # PyTorch refuses: its copy_to views the value with its leading size-1 dims dropped (none
+    # here), and that view() gives the dim of size 1 the stride (6) of its place in memory, so
+    # the expanded value covers x[None]'s memory with other strides: a partial overlap
+    def outcome(lib):
+        target = SET_XS[x](lib)
+        try:
+            target[SET_INDICES[index]] = SET_VALUES[value](target)
+        except RuntimeError as error:
+            overlap = "refer to a single memory location" in str(error)
+            return "overlap refused" if overlap else "refused"
+        return target.flatten().tolist()
+
+    assert outcome(ag) == outcome(torch)
+
+
+def test_a_value_with_more_dims_than_the_written_view_is_refused_for_its_shape():
+    x = ag.arange(4.0).reshape(2, 2, 1).transpose(1, 2)
+    with pytest.raises(RuntimeError, match=r"value tensor of shape \[2, 1, 2\] cannot be broad"):
+        x[0] = x  # not taken for an overlap: a (2, 1, 2) value never expands to (1, 2)

@@ -30,6 +30,7 @@ from .shape import (
     expanded_strides,
     is_index_tensor,
     selects_all,
+    view_strides,
 )
 from .views import geometry, places, strided
 
@@ -178,10 +179,7 @@ def _copy_into_view_refusal(view, value, broadcast_first=True):
     if isinstance(value, Tensor) and value.shape == view.shape:
         source = value._data
     elif isinstance(value, Tensor):
-        data = value._data
-        while data.ndim and data.shape[0] == 1:
-            data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
-        source = _expanded(data, view.shape)
+        source = _expanded(_without_leading_ones(value._data), view.shape)
         if source is None and broadcast_first:
             return None  # the shapes do not fit: index_put says so itself
     compared = source  # what PyTorch compares with the view's memory
@@ -231,6 +229,19 @@ def _written_view(tensor, parts):
         else:  # an int selects: the dim goes
             array = array[(slice(None),) * dim + (part, Ellipsis)]
     return array
+
+
+def _without_leading_ones(array):
+    """`array` with all its leading dims of size 1 dropped as PyTorch's copy_to drops them: with
+    view(), whose strides for the dims of size 1 that remain may differ from the array's own
+    (shape.view_strides), and so decide whether the expanded value lies in the written view's
+    places in the same layout (x[None] = x on a transposed x: not the same strides, refused)."""
+    leading_ones = 0
+    while leading_ones < array.ndim and array.shape[leading_ones] == 1:
+        leading_ones += 1
+    size, stride, offset = geometry(array)
+    strides = view_strides(size, stride, size[leading_ones:])
+    return strided(array, size[leading_ones:], strides, offset, writeable=False)
 
 
 def _expanded(array, shape):
