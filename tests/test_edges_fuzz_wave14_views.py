@@ -169,3 +169,68 @@ def test_a_value_with_more_dims_than_the_written_view_is_refused_for_its_shape()
     x = ag.arange(4.0).reshape(2, 2, 1).transpose(1, 2)
     with pytest.raises(RuntimeError, match=r"value tensor of shape \[2, 1, 2\] cannot be broad"):
         x[0] = x  # not taken for an overlap: a (2, 1, 2) value never expands to (1, 2)
+
+
+# ---- the sort family: which mistake PyTorch names first ---------------------------------------------
+
+SORTING_CALLS = {
+    "topk(2, dim=-5)": lambda x: x.topk(2, dim=-5),
+    "topk(1, dim=5)": lambda x: x.topk(1, dim=5),
+    "topk(9, dim=-5)": lambda x: x.topk(9, dim=-5),
+    "topk(9)": lambda x: x.topk(9),
+    "topk(-1)": lambda x: x.topk(-1),
+    "topk(1)": lambda x: x.topk(1),
+    "sort(dim=-5)": lambda x: x.sort(dim=-5),
+    "sort()": lambda x: x.sort(),
+    "argsort(dim=3)": lambda x: x.argsort(dim=3),
+    "kthvalue(1, dim=-5)": lambda x: x.kthvalue(1, dim=-5),
+    "kthvalue(9, dim=-5)": lambda x: x.kthvalue(9, dim=-5),
+    "kthvalue(9)": lambda x: x.kthvalue(9),
+    "kthvalue(1)": lambda x: x.kthvalue(1),
+    "msort()": lambda x: x.msort(),
+    "median()": lambda x: x.median(),
+    "median(dim=-5)": lambda x: x.median(dim=-5),
+    "median(dim=0)": lambda x: x.median(dim=0),
+}
+SORTED_XS = {
+    "bool 0-d": lambda lib: lib.tensor(False),
+    "bool (2,)": lambda lib: lib.tensor([True, False]),
+    "bool (2, 1)": lambda lib: lib.tensor([[True], [False]]),
+    "bool (0,)": lambda lib: lib.zeros(0, dtype=lib.bool),
+    "int64 0-d": lambda lib: lib.tensor(3),
+    "int8 (2,)": lambda lib: lib.tensor([3, 1], dtype=lib.int8),
+    "int64 (2, 0)": lambda lib: lib.zeros(2, 0, dtype=lib.int64),
+    "float16 (2,)": lambda lib: lib.tensor([3.0, 1.0], dtype=lib.float16),
+    "float32 (1, 2)": lambda lib: lib.tensor([[2.0, 1.0]]),
+}
+
+
+@pytest.mark.parametrize("x", SORTED_XS)
+@pytest.mark.parametrize("call", SORTING_CALLS)
+def test_regression_sort_family_checks_in_pytorchs_order(torch, x, call):
+    # fuzz seed 2117649: torch.tensor(False).topk(2, dim=-5) raised our "topk does not support
+    # bool" RuntimeError where PyTorch first finds the dim out of range (IndexError), then k
+    # out of range, and only then looks at the dtype. (kthvalue over an empty dim named dim 0, not
+    # the dim of x it reduced)
+    def outcome(lib):
+        try:
+            SORTING_CALLS[call](SORTED_XS[x](lib))
+        except (IndexError, RuntimeError, NotImplementedError) as error:
+            return type(error).__name__, _which_check(str(error))
+        return "ran"
+
+    assert outcome(ag) == outcome(torch)
+
+
+def _which_check(message):
+    """Which of the sort family's checks a message comes from: the dim, k, the dtype, or the
+    dim of size 0 it names."""
+    if "non-zero size" in message:
+        return message.split(" to have")[0]  # "kthvalue(): Expected reduction dim 1"
+    if " k out of range" in message:
+        return "k"
+    if "out of range" in message or "dimension" in message.lower():
+        return "dim"
+    if "support" in message or "Bool" in message:
+        return "dtype"
+    return message
