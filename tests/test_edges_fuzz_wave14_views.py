@@ -234,3 +234,91 @@ def _which_check(message):
     if "support" in message or "Bool" in message:
         return "dtype"
     return message
+
+
+# ---- matrix products of mixed dtypes: which mistake PyTorch names first ------------------------------
+
+PRODUCT_SHAPES = {  # the shapes each product takes, the sizes fitting or not, empty or not
+    "dot": [((3,), (3,)), ((3,), (4,)), ((0,), (0,))],
+    "mv": [((2, 3), (3,)), ((2, 3), (4,)), ((0, 3), (3,)), ((2, 0), (0,))],
+    "mm": [((2, 3), (3, 4)), ((2, 3), (4, 5)), ((0, 3), (3, 4)), ((2, 0), (0, 4))],
+    "bmm": [((2, 2, 3), (2, 3, 1)), ((2, 2, 3), (2, 4, 1)), ((2, 0, 3), (2, 3, 1))],
+    "matmul": [
+        ((3,), (3,)),
+        ((3,), (4,)),
+        ((2, 3), (3,)),
+        ((3,), (3, 2)),
+        ((2, 3), (4, 5)),
+        ((2, 0), (0, 4)),
+        ((1, 1, 0), (2, 0, 0)),
+        ((1, 2, 3), (2, 3, 4)),
+        ((2, 2, 3), (2, 3, 1)),
+        ((2, 0, 3), (2, 3, 1)),
+        ((2, 2, 3), (3,)),
+        ((2, 2, 3), (4,)),
+        ((3,), (2, 3, 2)),
+        ((2, 3), (2, 3, 4)),
+        ((0, 2, 3), (3, 4)),
+    ],
+}
+PRODUCTS = {
+    "matmul": lambda lib, a, b: lib.matmul(a, b),
+    "mm": lambda lib, a, b: lib.mm(a, b),
+    "bmm": lambda lib, a, b: lib.bmm(a, b),
+    "mv": lambda lib, a, b: lib.mv(a, b),
+    "dot": lambda lib, a, b: lib.dot(a, b),
+}
+PRODUCT_CASES = [(name, shapes) for name in PRODUCTS for shapes in PRODUCT_SHAPES[name]]
+PRODUCT_DTYPES = [("float32", "float64"), ("float64", "float32"), ("float32", "int64")]
+PRODUCT_DTYPES += [
+    ("int64", "float32"),
+    ("float32", "bool"),
+    ("bool", "bool"),
+    ("float16", "float16"),
+]
+
+
+@pytest.mark.parametrize("product, shapes", PRODUCT_CASES, ids=str)
+@pytest.mark.parametrize("dtypes", PRODUCT_DTYPES, ids="/".join)
+@pytest.mark.parametrize("wants_grad", ["neither", "first", "second"])
+def test_regression_matrix_products_of_mixed_dtypes_as_pytorch(
+    torch, shapes, product, dtypes, wants_grad
+):
+    # fuzz seed 2117422: x0 @ y of a (1, 1, 0) float32 x0 requiring grad and a (2, 0, 0) float64
+    # y ran where PyTorch refuses the mixed dtypes: it first drops x0's batch of one (x0 wants a
+    # gradient), which makes the product a folded mm, and mm compares dtypes even with nothing to
+    # multiply. Also: an empty bmm whose result would be an integer one recording a gradient is
+    # refused ("Autograd not support dtype"); mm and mv check the sizes before the dtypes, dot
+    # the dtypes, then the lengths, then whether bool has a kernel
+    def outcome(lib):
+        a = lib.ones(shapes[0], dtype=getattr(lib, dtypes[0]))
+        b = lib.ones(shapes[1], dtype=getattr(lib, dtypes[1]))
+        for tensor, name in ((a, "first"), (b, "second")):
+            if wants_grad == name and tensor.is_floating_point():
+                tensor.requires_grad_()
+        try:
+            result = PRODUCTS[product](lib, a, b)
+        except (RuntimeError, NotImplementedError) as error:
+            return type(error).__name__, _which_product_check(str(error))
+        return str(result.dtype), tuple(result.shape), result.requires_grad
+
+    assert outcome(ag) == outcome(torch)
+
+
+def _which_product_check(message):
+    """Which of the matrix products' checks a message comes from."""
+    for words, check in [
+        ("same dtype", "dtypes"),
+        ("expected scalar type", "dtypes"),
+        ("Autograd not support", "result dtype"),
+        ("not implemented for", "kernel"),
+        ("Expected size for first two dimensions", "sizes"),
+        ("shapes cannot be multiplied", "sizes"),
+        ("size mismatch", "sizes"),
+        ("inconsistent tensor size", "sizes"),
+        ("must match the size", "sizes"),
+        ("batch", "sizes"),
+    ]:
+        if words in message:
+            return check
+    return message
