@@ -134,12 +134,12 @@ def element_strides(array):
     array strides of 0 (there is no element to step to) where PyTorch gives row-major ones;
     strides chosen on purpose (as_strided, expand: made through numpy's as_strided) stay as
     they are, zeros too: `ag.tensor(0.0).as_strided((0,), (0,)).stride()` is (0,)."""
-    if array.size == 0 and not any(array.strides) and not _strides_chosen(array):
+    if array.size == 0 and not any(array.strides) and not strides_chosen(array):
         return contiguous_strides(array.shape)
     return tuple(step // array.itemsize for step in array.strides)
 
 
-def _strides_chosen(array):
+def strides_chosen(array):
     """Whether numpy's as_strided made `array` (or the array it is a view of): its result looks
     at its input through a helper object (not an array) that numpy keeps as its `.base`."""
     below = getattr(array, "base", None)

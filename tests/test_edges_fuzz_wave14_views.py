@@ -48,6 +48,14 @@ EMPTY_VIEWS = {
         lib.arange(4.0).as_strided((2, 0), (5, 7), 9).clone()
     ),
     "0-d expanded to nothing": lambda lib, x: lib.tensor(1.0).expand(2, 0),
+    "new (0, 3), transposed": lambda lib, x: lib.zeros(0, 3).t(),
+    "new (2, 0), transposed": lambda lib, x: lib.empty(2, 0).t(),
+    "new from lists, transposed": lambda lib, x: lib.tensor([[], []]).t(),
+    "new (0, 2, 3), permuted": lambda lib, x: lib.full((0, 2, 3), 1.0).permute(2, 0, 1),
+    "ones_like a transposed empty": lambda lib, x: lib.ones_like(lib.zeros(0, 3).t()),
+    "zeros_like as_strided zeros": lambda lib, x: lib.zeros_like(
+        lib.tensor(0.0).as_strided((0, 2), (0, 0), 1)
+    ),
     "diagonal of (0, 3)": lambda lib, x: lib.zeros(0, 3).diagonal(),
     "diagonal of (2, 0, 3)": lambda lib, x: lib.zeros(2, 0, 3).diagonal(1, 0, 2),
     "diagonal below, of (2, 0, 3)": lambda lib, x: lib.zeros(2, 0, 3).diagonal(-1, 2, 0),
@@ -62,7 +70,8 @@ def test_regression_empty_views_start_and_step_as_pytorch(torch, make):
     # fuzz seed 2144397: torch.split(x, [2, 0], dim=-4)[1].storage_offset() was 0 where PyTorch
     # says 2 (numpy starts an empty piece where its array starts; PyTorch narrows to it, so it
     # starts where it would start if it had elements). Seed 2114848: as_strided((0,), (0,), 2)
-    # showed stride (1,) where PyTorch keeps the stride it is given, (0,)
+    # showed stride (1,) where PyTorch keeps the stride it is given, (0,). (A new empty tensor's
+    # transpose showed (1, 1) for PyTorch's (1, 3): numpy gives new empty arrays strides of 0)
     def geometry(lib):
         return _geometry(EMPTY_VIEWS[make](lib, lib.arange(24.0).reshape(2, 3, 4)))
 
