@@ -331,3 +331,40 @@ def _which_product_check(message):
         if words in message:
             return check
     return message
+
+
+# ---- cumsum_ and cumprod_: their own checks before the memory they write -----------------------------
+
+SCANS_IN_PLACE = {
+    "expanded, dim out of range": lambda lib: lib.ones(1).expand(2).cumsum_(-2),
+    "expanded, cumprod_ dim out of range": lambda lib: lib.ones(1).expand(2).cumprod_(5),
+    "expanded, dtype= float64": lambda lib: lib.ones(1).expand(2).cumsum_(0, dtype=lib.float64),
+    "expanded": lambda lib: lib.ones(1).expand(2).cumsum_(0),
+    "expanded bool": lambda lib: lib.ones(1, dtype=lib.bool).expand(2).cumsum_(0),
+    "leaf, dim out of range": lambda lib: lib.ones(2, requires_grad=True).cumsum_(5),
+    "leaf, dtype= float64": lambda lib: lib.ones(2, requires_grad=True).cumsum_(
+        0, dtype=lib.float64
+    ),
+    "view of a leaf, dim out of range": lambda lib: lib.ones(2, requires_grad=True)[:1].cumsum_(3),
+    "bool, dtype= float64": lambda lib: lib.ones(2, dtype=lib.bool).cumsum_(0, dtype=lib.float64),
+    "0-d bool": lambda lib: lib.ones((), dtype=lib.bool).cumsum_(0),
+    "uint8 wraps": lambda lib: lib.ones(300, dtype=lib.uint8).cumsum_(0),
+    "float": lambda lib: lib.arange(4.0).cumsum_(0),
+}
+
+
+@pytest.mark.parametrize("call", SCANS_IN_PLACE)
+def test_regression_cumsum_in_place_checks_in_pytorchs_order(torch, call):
+    # fuzz seed 3001125 (found by a sweep while checking this group): x.cumsum_(-2) of an
+    # expanded 1-d x raised our "more than one element ... refers to a single memory location"
+    # where PyTorch first finds the dim out of range (IndexError): after autograd's refusal of a
+    # leaf, it checks the dim, then dtype=, then bool's missing kernel, then x's memory
+    def outcome(lib):
+        try:
+            result = SCANS_IN_PLACE[call](lib)
+        except (IndexError, RuntimeError, NotImplementedError) as error:
+            words = ["out of range", "Bad in-place call", "leaf Variable", "single memory location"]
+            return type(error).__name__, [word for word in words if word in str(error)]
+        return result.tolist(), str(result.dtype), type(result.grad_fn).__name__
+
+    assert outcome(ag) == outcome(torch)

@@ -42,7 +42,7 @@ TRIANGLES = {"tril", "triu"}
 # the ones that refuse an input in the written-to memory even where it lines up exactly
 REFUSE_ANY_OVERLAP = {"index_add", "scatter", "scatter_add"}
 # ops whose own checks (dim, index) PyTorch runs before it looks at overlapping memory
-CHECKS_FIRST = {"scatter", "scatter_add"}
+CHECKS_FIRST = {"scatter", "scatter_add", "scan_in_place"}  # (the last: cumsum_, cumprod_)
 
 REPEATS = (  # (lesson 04 shows it)
     "unsupported operation: more than one element of the written-to tensor refers to a single "
