@@ -44,7 +44,7 @@ def laid_out_as(array, like):
     row-major, the common case.)"""
     if storage.is_device_array(array) or storage.is_device_array(like):
         return array
-    if _has_row_major_strides(like):
+    if has_row_major_strides(like):
         return row_major(array)
     return copy_keeping_layout(array, like)
 
@@ -168,7 +168,7 @@ def row_major(array):
     """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
     gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
     (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
-    if _has_row_major_strides(array):
+    if has_row_major_strides(array):
         return array  # the common case, asked first: it is the cheapest question
     if not array.flags.c_contiguous:
         return array.copy()
@@ -180,7 +180,7 @@ def row_major(array):
     return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
 
 
-def _has_row_major_strides(array):
+def has_row_major_strides(array):
     """Whether `array` is row-major with the row-major strides exactly (its size-1 dims' too)."""
     return array.strides == _row_major_byte_strides(array.shape, array.itemsize)
 
@@ -286,7 +286,7 @@ def laid_out_like_inputs(result, inputs, number=False):
     elif storage.is_device_array(result):
         return result
     inputs = [array for array in inputs if array.ndim > 0]
-    if all([_has_row_major_strides(array) for array in inputs]):
+    if all([has_row_major_strides(array) for array in inputs]):
         # the common case: PyTorch's sort leaves row-major operands (broadcast or not) in order
         return row_major(result)
     operands = [_as_operand(array, result.shape) for array in inputs]

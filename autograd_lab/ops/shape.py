@@ -13,7 +13,12 @@ from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import contiguous_strides
-from ..layout import in_suggested_layout, laid_out_like_operands, row_major
+from ..layout import (
+    has_row_major_strides,
+    in_suggested_layout,
+    laid_out_like_operands,
+    row_major,
+)
 from ..tensor import Tensor, _make
 from .elementwise import contiguous
 from .reduction import _dims, _one_dim
@@ -84,7 +89,8 @@ class View(Op):
                 f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements "
                 f"(shape {list(x._data.shape)})"
             ) from None
-        if array.size == 0 or x.stride() != contiguous_strides(x.shape):
+        on_host = not storage.is_device_array(array)  # (a CudaArray keeps its own strides)
+        if on_host and (array.size == 0 or not has_row_major_strides(x._data)):
             # numpy and PyTorch may give a dim of size 1 (or any dim of an empty view) different
             # strides; an x with exactly row-major strides gets row-major ones from both
             strides = view_strides(x.shape, x.stride(), tuple(shape))
