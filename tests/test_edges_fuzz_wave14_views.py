@@ -390,3 +390,37 @@ def test_setitem_of_all_of_x_records_pytorchs_view_of_the_value(torch, value_sha
         return _node_names(x.grad_fn)
 
     assert names(ag) == names(torch)
+
+
+INDEX_ADDS_IN_PLACE = {
+    "expanded, dim out of range": lambda lib, x: x.index_add_(3, lib.tensor([0]), lib.ones(1)),
+    "expanded, 2-d index": lambda lib, x: x.index_add_(0, lib.tensor([[0]]), lib.ones(1)),
+    "expanded, float index": lambda lib, x: x.index_add_(0, lib.tensor([0.0]), lib.ones(1)),
+    "expanded, float64 source": lambda lib, x: x.index_add_(
+        0, lib.tensor([0]), lib.ones(1, dtype=lib.float64)
+    ),
+    "expanded, index out of range": lambda lib, x: x.index_add_(0, lib.tensor([5]), lib.ones(1)),
+    "expanded": lambda lib, x: x.index_add_(0, lib.tensor([0]), lib.ones(1)),
+    "itself as source, dim out of range": lambda lib, x: x.index_add_(
+        5, lib.tensor([0, 1]), x.contiguous()
+    ),
+}
+
+
+@pytest.mark.parametrize("call", INDEX_ADDS_IN_PLACE)
+def test_index_add_in_place_checks_its_arguments_before_its_memory(torch, call):
+    # as cumsum_ above: index_add_ on an expanded x with a dim out of range raised our "more than
+    # one element ... single memory location" where PyTorch first checks its arguments (dim,
+    # index, source's shape and dtype); an index value out of range it finds only later
+    def outcome(lib):
+        x = lib.ones(1).expand(2)
+        if call.startswith("itself"):
+            x = lib.ones(2)
+        try:
+            INDEX_ADDS_IN_PLACE[call](lib, x)
+        except (IndexError, RuntimeError) as error:
+            words = ["out of range", "vector", "int32/int64", "scalar type", "memory location"]
+            return type(error).__name__, [word for word in words if word in str(error)]
+        return x.tolist()
+
+    assert outcome(ag) == outcome(torch)

@@ -23,6 +23,7 @@ import numpy as np
 from .. import storage
 from ..layout import dense
 from ..tensor import Tensor
+from .indexing import check_index_add_arguments
 from .shape import (
     _dims_taken,
     _place,
@@ -43,6 +44,9 @@ TRIANGLES = {"tril", "triu"}
 REFUSE_ANY_OVERLAP = {"index_add", "scatter", "scatter_add"}
 # ops whose own checks (dim, index) PyTorch runs before it looks at overlapping memory
 CHECKS_FIRST = {"scatter", "scatter_add", "scan_in_place"}  # (the last: cumsum_, cumprod_)
+# ... and those whose checks of their arguments come first, but whose other errors come after
+# (index_add_: an index value out of range is found only as it is used)
+ARGUMENTS_CHECKED_FIRST = {"index_add": check_index_add_arguments}
 
 REPEATS = (  # (lesson 04 shows it)
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -80,6 +84,11 @@ def refusal(tensor, op, args, kwargs):
         return None  # filling with one number gives the same result however often it is written
     if name == "index_put":
         return _setitem_refusal(tensor, kwargs["index"], args[0])
+    if name in ARGUMENTS_CHECKED_FIRST:
+        try:
+            ARGUMENTS_CHECKED_FIRST[name](tensor, *args)
+        except (IndexError, RuntimeError) as error:
+            return error
     inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
     numbers = [a for a in (*args, *kwargs.values()) if a is not None and not isinstance(a, Tensor)]
     if name == "clamp" and numbers:
