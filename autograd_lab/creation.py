@@ -13,7 +13,7 @@ Python floats become the default dtype, float32 unless `set_default_dtype` chang
 import numpy as np
 
 from . import promotion, ranges, storage, types
-from .layout import laid_out_as
+from .layout import laid_out_as, row_major, strides_chosen
 from .tensor import Tensor, _make
 
 
@@ -34,6 +34,11 @@ def _finish(array, dtype, requires_grad, device):
         array = array.astype(types.to_dtype(dtype).numpy, copy=False)
     if device is not None:
         array = storage.move(array, device)
+    fresh_empty = array.size == 0 and not storage.is_device_array(array)
+    if fresh_empty and not any(array.strides) and not strides_chosen(array):
+        # numpy gives a new empty array strides of 0, PyTorch row-major ones: with those the
+        # tensor's transpose shows PyTorch's strides too (`zeros(0, 3).t().stride()` is (1, 3))
+        array = row_major(array)
     out = _make(array)
     if requires_grad:
         out.requires_grad_(True)

@@ -44,7 +44,7 @@ def laid_out_as(array, like):
     row-major, the common case.)"""
     if storage.is_device_array(array) or storage.is_device_array(like):
         return array
-    if _has_row_major_strides(like):
+    if has_row_major_strides(like):
         return row_major(array)
     return copy_keeping_layout(array, like)
 
@@ -129,14 +129,36 @@ def dense(array):
     return True
 
 
+def element_strides(array):
+    """`array`'s strides in elements, as PyTorch's stride() shows them. numpy gives a new empty
+    array strides of 0 (there is no element to step to) where PyTorch gives row-major ones;
+    strides chosen on purpose (as_strided, expand: made through numpy's as_strided) stay as
+    they are, zeros too: `ag.tensor(0.0).as_strided((0,), (0,)).stride()` is (0,)."""
+    if array.size == 0 and not any(array.strides) and not strides_chosen(array):
+        return contiguous_strides(array.shape)
+    return tuple(step // array.itemsize for step in array.strides)
+
+
+def strides_chosen(array):
+    """Whether numpy's as_strided made `array` (or the array it is a view of): its result looks
+    at its input through a helper object (not an array) that numpy keeps as its `.base`."""
+    below = getattr(array, "base", None)
+    while below is not None:
+        if not isinstance(below, np.ndarray):
+            return True
+        below = below.base
+    return False
+
+
 def _with_strides_of(like, copy):
     """`copy` with like's strides where they describe the same memory (PyTorch's empty_like keeps
     a gap-free tensor's strides exactly, those of its size-1 dims too, which never step)."""
     if storage.is_device_array(copy):
         return copy
-    like_steps = [step // like.itemsize for step in like.strides]
+    like_steps = element_strides(like)
     copy_steps = [step // copy.itemsize for step in copy.strides]
-    if any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps)):
+    gaps = any(size > 1 and a != b for size, a, b in zip(like.shape, like_steps, copy_steps))
+    if gaps and like.size:  # (PyTorch counts an empty tensor as gap-free, whatever its strides)
         return copy  # like has gaps: the copy keeps only its order
     strides = tuple(step * copy.itemsize for step in like_steps)
     return np.lib.stride_tricks.as_strided(copy, strides=strides, writeable=True)
@@ -146,7 +168,7 @@ def row_major(array):
     """`array` itself if it is row-major (C-contiguous), else a row-major copy: the layout PyTorch
     gives the results of ops that do not follow their input's layout (cat, cumsum, ...).
     (np.ascontiguousarray would do on the host, but it copies a CUDA array to the host.)"""
-    if _has_row_major_strides(array):
+    if has_row_major_strides(array):
         return array  # the common case, asked first: it is the cheapest question
     if not array.flags.c_contiguous:
         return array.copy()
@@ -158,7 +180,7 @@ def row_major(array):
     return np.lib.stride_tricks.as_strided(array, strides=strides, writeable=array.flags.writeable)
 
 
-def _has_row_major_strides(array):
+def has_row_major_strides(array):
     """Whether `array` is row-major with the row-major strides exactly (its size-1 dims' too)."""
     return array.strides == _row_major_byte_strides(array.shape, array.itemsize)
 
@@ -268,7 +290,7 @@ def laid_out_like_inputs(result, inputs, number=False):
     # its place in memory (`x.t() == 3` on a (2, 1) x has strides (1, 2))
     broadcast = number or any(array.shape != result.shape for array in inputs)
     inputs = [array for array in inputs if array.ndim > 0]
-    if all([_has_row_major_strides(array) for array in inputs]):
+    if all([has_row_major_strides(array) for array in inputs]):
         # the common case: PyTorch's sort leaves row-major operands (broadcast or not) in order
         return row_major(result)
     operands = [_as_operand(array, result.shape) for array in inputs]

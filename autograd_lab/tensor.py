@@ -25,7 +25,7 @@ import numpy as np
 from . import promotion, storage, types
 from .autograd.grad_mode import _state
 from .autograd.handles import RemovableHandle
-from .backend import contiguous_strides
+from .layout import element_strides
 from .types import CPU, CUDA, Size
 
 
@@ -119,13 +119,7 @@ class Tensor:
         return self.dtype.is_signed
 
     def stride(self, dim=None):
-        data = self._data
-        if data.size == 0 and not any(data.strides):
-            # numpy gives a new empty array strides of 0 (there is no element to step to);
-            # PyTorch gives it row-major ones
-            strides = contiguous_strides(data.shape)
-        else:
-            strides = tuple(s // data.itemsize for s in data.strides)
+        strides = element_strides(self._data)  # (numpy's own strides of an empty array differ)
         return strides if dim is None else strides[dim]
 
     def storage_offset(self):

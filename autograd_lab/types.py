@@ -125,17 +125,20 @@ def not_implemented_for(operation, dtype):
     )
 
 
-def check_differentiable(dtype, recording):
+def check_differentiable(dtype, recording, fix=None):
     """Autograd computes gradients of floating-point tensors only (PyTorch's "differentiable
     types"). Asked for an integer or bool result while recording (x.sum(dtype=torch.int64) with x
     requiring grad), PyTorch refuses rather than cut the graph without a word; so do we. (x.long()
     is different: a conversion, it gives a tensor that does not require grad.)"""
     if recording and not dtype.is_floating_point:
+        fix = fix or (
+            "ask for a float dtype, or compute it without the graph: "
+            "x.detach().sum(dtype=torch.int64)."
+        )
         raise RuntimeError(
             f"Autograd not support dtype: {_KERNEL_NAMES[dtype.name]}. This op would record a "
             f"{dtype} result for a tensor that requires grad, and gradients only flow through "
-            "floating-point tensors. Fix: ask for a float dtype, or compute it without the graph: "
-            "x.detach().sum(dtype=torch.int64)."
+            f"floating-point tensors. Fix: {fix}"
         )
 
 

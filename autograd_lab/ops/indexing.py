@@ -526,10 +526,11 @@ def argwhere(input):
     return nonzero(input)
 
 
-@public("index_add", method=True, inplace=True)
-def index_add(input, dim, index, source, *, alpha=1):
-    """input with alpha * source[i] added at position index[i] along dim (a repeated index adds
-    up): the sum of scatter_add, with one index per slice instead of one per element."""
+def check_index_add_arguments(input, dim, index, source):
+    """index_add's checks of its arguments, as PyTorch makes them before it looks at the memory
+    it writes (ops/overlap.py): the dim, the index, the count of indices, source's shape and
+    dtype. (The index values are checked as they are used, after the memory.) Returns the dim,
+    counted from 0, and the index as an array."""
     dim = _one_dim(dim, input.ndim)
     places = _index_array(index, "index_add")
     if places.ndim > 1:
@@ -559,6 +560,14 @@ def index_add(input, dim, index, source, *, alpha=1):
             "source into self without converting it. Fix: convert source first, "
             "source.to(x.dtype)."
         )
+    return dim, places
+
+
+@public("index_add", method=True, inplace=True)
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source[i] added at position index[i] along dim (a repeated index adds
+    up): the sum of scatter_add, with one index per slice instead of one per element."""
+    dim, places = check_index_add_arguments(input, dim, index, source)
     size = input._data.shape[dim] if input.ndim else 1
     # PyTorch looks at the index values only where it adds something: a 2-d+ tensor with no
     # elements (an empty dim, say) takes any index

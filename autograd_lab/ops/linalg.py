@@ -92,6 +92,14 @@ def matmul(input, other):
         )
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError("matmul() needs tensors with at least 1 dim each; use * for scalars")
+    if input.ndim == 3 and other.ndim == 3 and is_grad_enabled():
+        # a batch of one matrix times a batch of several: PyTorch drops the batch of one when
+        # that operand requires grad, so its gradient is one matrix product (the rules below);
+        # before any check, so the product's checks are those of the rules below too
+        if input.shape[0] == 1 != other.shape[0] and input.requires_grad:
+            return matmul(input.squeeze(0), other)
+        if other.shape[0] == 1 != input.shape[0] and other.requires_grad:
+            return matmul(input, other.squeeze(0))
     if _multiplies_as_a_batch(input, other):
         # PyTorch's batched product (bmm) checks the batch dims and the sizes, then (when there
         # is something to multiply) the first operand's dtype, then compares the dtypes
@@ -105,17 +113,15 @@ def matmul(input, other):
                 "to match. Fix: transpose or reshape one of them."
             )
         if input.numel() == 0 or other.numel() == 0:  # zeros, of other's dtype, as bmm's
-            input = input.to(other.dtype)
+            input = _empty_batch_operand(input, other)
         else:
             check_batch_dtypes(input, other, names=("input", "other"))
+    elif input.ndim == other.ndim == 1:  # dot: the dtypes, then the lengths, then the kernel
+        check_dtypes_match("dot", input, other)
+        check_sizes_fit(input, other)
+    else:  # mm or mv (of x folded into one matrix, when x has batch dims): sizes first
+        check_sizes_fit(input, other)
     check_same_dtype("dot" if input.ndim == other.ndim == 1 else "matmul", input, other)
-    if input.ndim == 3 and other.ndim == 3 and is_grad_enabled():
-        # a batch of one matrix times a batch of several: PyTorch drops the batch of one when
-        # that operand requires grad, so its gradient is one matrix product (the rules below)
-        if input.shape[0] == 1 != other.shape[0] and input.requires_grad:
-            return matmul(input.squeeze(0), other)
-        if other.shape[0] == 1 != input.shape[0] and other.requires_grad:
-            return matmul(input, other.squeeze(0))
     if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
         # PyTorch then multiplies the other way round, (otherᵀ @ inputᵀ)ᵀ, so the gradient for
         # input is one matrix product over the whole batch; it records that final transpose
@@ -159,11 +165,61 @@ def check_batch_dtypes(input, mat2, names=("input", "mat2")):
     check_same_dtype("bmm", input, mat2, names=names)
 
 
+def _empty_batch_operand(input, other):
+    """`input` for a batched product with nothing to multiply: PyTorch's bmm returns zeros of
+    other's dtype without running its kernel (which is where it compares the dtypes), so the
+    dtypes may differ; but autograd still records that result, so it must be a float one when
+    either operand requires grad."""
+    recording = (input.requires_grad or other.requires_grad) and is_grad_enabled()
+    fix = (
+        "give both operands one float dtype, e.g. mat2.float() (an empty batched product takes "
+        "the second operand's dtype)."
+    )
+    types.check_differentiable(other.dtype, recording, fix)
+    return input.to(other.dtype)
+
+
+def check_sizes_fit(input, other):
+    """PyTorch's size check of mm, mv and dot (and of matmul, which folds an operand's batch dims
+    into the rows of one matrix), made before their dtypes are compared."""
+    rows = other.shape[-2] if other.ndim > 1 else other.shape[0]  # (a vector is a column)
+    if input.shape[-1] == rows:
+        return
+    shapes = f"(shapes {list(input.shape)} and {list(other.shape)})"
+    if input.ndim == other.ndim == 1:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
+            f"and {other.shape[0]} elements respectively {shapes}: dot multiplies vectors of one "
+            "length. Fix: give two vectors of the same length."
+        )
+    if other.ndim == 1:
+        raise RuntimeError(
+            f"size mismatch, got input ({int(np.prod(input.shape[:-1]))}), mat "
+            f"({'x'.join(map(str, input.shape))}), vec ({other.shape[0]}) {shapes}: the "
+            "vector's length must equal the matrix's last dim. Fix: transpose the matrix or "
+            "give a vector of that length."
+        )
+    raise RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, input.shape))} and "
+        f"{'x'.join(map(str, other.shape))}) {shapes}: the first's last dim ({input.shape[-1]}) "
+        f"must equal the second's rows ({rows}). Fix: transpose or reshape one of them."
+    )
+
+
 def check_same_dtype(name, input, other, names=("input", "other")):
     """PyTorch's matrix products do not promote: each kernel takes one dtype, so a float32 matrix
     times a float64 one is refused, not widened (float64 data fed to a float32 model is a slip
     this makes visible). And bool has no product kernel, which only dot runs when there is
     nothing to multiply (an empty operand: mm and mv return zeros without their kernel)."""
+    check_dtypes_match(name, input, other, names)
+    nothing_to_multiply = input.numel() == 0 or other.numel() == 0
+    if input.dtype is types.bool_ and (name == "dot" or not nothing_to_multiply):
+        raise types.not_implemented_for(name, input.dtype)
+
+
+def check_dtypes_match(name, input, other, names=("input", "other")):
+    """The first half of check_same_dtype: the two dtypes must be one."""
     if input.dtype is not other.dtype:
         operands = "both vectors" if name == "dot" else "m1 and m2"
         raise RuntimeError(
@@ -171,9 +227,6 @@ def check_same_dtype(name, input, other, names=("input", "other")):
             f"{other.dtype}. Matrix products do not promote dtypes. Fix: convert one of them, "
             f"e.g. {names[0]}.to({names[1]}.dtype) (or .float() / .double())."
         )
-    nothing_to_multiply = input.numel() == 0 or other.numel() == 0
-    if input.dtype is types.bool_ and (name == "dot" or not nothing_to_multiply):
-        raise types.not_implemented_for(name, input.dtype)
 
 
 def _require(name, tensor, ndim, what):
@@ -185,6 +238,7 @@ def _require(name, tensor, ndim, what):
 def mm(input, mat2):
     _require("mm", input, 2, "matrices")
     _require("mm", mat2, 2, "matrices")
+    check_sizes_fit(input, mat2)  # (PyTorch's order: the sizes, then the dtypes)
     check_same_dtype("mm", input, mat2, names=("input", "mat2"))
     return Mm.apply(input, mat2)
 
@@ -193,6 +247,7 @@ def mm(input, mat2):
 def mv(input, vec):
     _require("mv", input, 2, "a matrix")
     _require("mv", vec, 1, "a vector")
+    check_sizes_fit(input, vec)
     check_same_dtype("mv", input, vec, names=("input", "vec"))
     return Mv.apply(input, vec)
 
@@ -213,7 +268,7 @@ def bmm(input, mat2):
     if input.numel() == 0 or mat2.numel() == 0:
         # PyTorch returns zeros (of mat2's dtype) without running its kernel, which is where it
         # compares the dtypes: an empty product of a float32 and a float64 batch is allowed
-        return Bmm.apply(input.to(mat2.dtype), mat2)
+        return Bmm.apply(_empty_batch_operand(input, mat2), mat2)
     check_batch_dtypes(input, mat2)
     return Bmm.apply(input, mat2)
 
@@ -222,11 +277,9 @@ def bmm(input, mat2):
 def dot(input, other):
     _require("dot", input, 1, "vectors")
     _require("dot", other, 1, "vectors")
+    check_dtypes_match("dot", input, other)  # PyTorch's order: the dtypes, the lengths, bool
+    check_sizes_fit(input, other)
     check_same_dtype("dot", input, other)
-    if input.shape != other.shape:
-        raise RuntimeError(
-            f"dot() needs vectors of equal length, got {input.shape[0]} and {other.shape[0]}"
-        )
     return Dot.apply(input, other)
 
 

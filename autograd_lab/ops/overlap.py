@@ -23,6 +23,7 @@ import numpy as np
 from .. import storage
 from ..layout import dense
 from ..tensor import Tensor
+from .indexing import check_index_add_arguments
 from .shape import (
     _dims_taken,
     _place,
@@ -30,6 +31,7 @@ from .shape import (
     expanded_strides,
     is_index_tensor,
     selects_all,
+    view_strides,
 )
 from .views import geometry, places, strided
 
@@ -41,7 +43,10 @@ TRIANGLES = {"tril", "triu"}
 # the ones that refuse an input in the written-to memory even where it lines up exactly
 REFUSE_ANY_OVERLAP = {"index_add", "scatter", "scatter_add"}
 # ops whose own checks (dim, index) PyTorch runs before it looks at overlapping memory
-CHECKS_FIRST = {"scatter", "scatter_add"}
+CHECKS_FIRST = {"scatter", "scatter_add", "scan_in_place"}  # (the last: cumsum_, cumprod_)
+# ... and those whose checks of their arguments come first, but whose other errors come after
+# (index_add_: an index value out of range is found only as it is used)
+ARGUMENTS_CHECKED_FIRST = {"index_add": check_index_add_arguments}
 
 REPEATS = (  # (lesson 04 shows it)
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -79,6 +84,11 @@ def refusal(tensor, op, args, kwargs):
         return None  # filling with one number gives the same result however often it is written
     if name == "index_put":
         return _setitem_refusal(tensor, kwargs["index"], args[0])
+    if name in ARGUMENTS_CHECKED_FIRST:
+        try:
+            ARGUMENTS_CHECKED_FIRST[name](tensor, *args)
+        except (IndexError, RuntimeError) as error:
+            return error
     inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
     numbers = [a for a in (*args, *kwargs.values()) if a is not None and not isinstance(a, Tensor)]
     if name == "clamp" and numbers:
@@ -178,10 +188,7 @@ def _copy_into_view_refusal(view, value, broadcast_first=True):
     if isinstance(value, Tensor) and value.shape == view.shape:
         source = value._data
     elif isinstance(value, Tensor):
-        data = value._data
-        while data.ndim and data.shape[0] == 1:
-            data = data[0, ...]  # (a view: numpy's data[0] of a vector is a copied number)
-        source = _expanded(data, view.shape)
+        source = _expanded(_without_leading_ones(value._data), view.shape)
         if source is None and broadcast_first:
             return None  # the shapes do not fit: index_put says so itself
     compared = source  # what PyTorch compares with the view's memory
@@ -231,6 +238,19 @@ def _written_view(tensor, parts):
         else:  # an int selects: the dim goes
             array = array[(slice(None),) * dim + (part, Ellipsis)]
     return array
+
+
+def _without_leading_ones(array):
+    """`array` with all its leading dims of size 1 dropped as PyTorch's copy_to drops them: with
+    view(), whose strides for the dims of size 1 that remain may differ from the array's own
+    (shape.view_strides), and so decide whether the expanded value lies in the written view's
+    places in the same layout (x[None] = x on a transposed x: not the same strides, refused)."""
+    leading_ones = 0
+    while leading_ones < array.ndim and array.shape[leading_ones] == 1:
+        leading_ones += 1
+    size, stride, offset = geometry(array)
+    strides = view_strides(size, stride, size[leading_ones:])
+    return strided(array, size[leading_ones:], strides, offset, writeable=False)
 
 
 def _expanded(array, shape):

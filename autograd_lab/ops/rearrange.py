@@ -20,7 +20,7 @@ from ..tensor import _make
 from .elementwise import _zeros, contiguous, where
 from .reduction import _dims
 from .registry import public
-from .shape import Transpose, _one_dim, _shape_arg, _view
+from .shape import Transpose, _at_places, _one_dim, _shape_arg, _view
 
 # ---- triangles ----------------------------------------------------------------------------------
 
@@ -252,11 +252,27 @@ class Diagonal(Op):
     @staticmethod
     def forward(ctx, input, offset, dim1, dim2):
         ctx.shape, ctx.args = input._data.shape, (offset, dim1, dim2)
-        return _view(input, np.diagonal(input._data, offset, dim1, dim2))
+        diagonal = np.diagonal(input._data, offset, dim1, dim2)
+        return _view(input, _empty_diagonal_placed(diagonal, input, offset, dim1, dim2))
 
     @staticmethod
     def backward(ctx, grad):
         return DiagonalGrad.apply(grad, shape=ctx.shape, args=ctx.args)
+
+
+def _empty_diagonal_placed(array, x, offset, dim1, dim2):
+    """An empty diagonal with PyTorch's geometry (numpy starts it where x starts, stride one
+    element): the diagonal steps over both dims at once (stride1 + stride2) and starts at its
+    first element, offset places along dim2 (dim1 when offset < 0), unless it has no length."""
+    if array.size or storage.is_device_array(array):
+        return array
+    others = [dim for dim in range(x.ndim) if dim not in (dim1, dim2)]
+    sizes = [x.shape[dim] for dim in others] + [array.shape[-1]]
+    strides = [x.stride(dim) for dim in others] + [x.stride(dim1) + x.stride(dim2)]
+    start = x.storage_offset()
+    if array.shape[-1]:
+        start += offset * x.stride(dim2) if offset >= 0 else -offset * x.stride(dim1)
+    return _at_places(x._data, sizes, strides, start)
 
 
 class DiagonalCopy(Diagonal):

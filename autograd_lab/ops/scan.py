@@ -238,11 +238,18 @@ def _scan_in_place(scan, input, dim, dtype):
     """x.cumsum_(dim) is computed in x's dtype, not in int64 as x.cumsum(dim) of integers is (so a
     uint8 tensor wraps around at 256, as in PyTorch). PyTorch has no such kernel for bool, and
     calls none for a 0-d or empty tensor (nothing to add up)."""
+    return input._inplace(scan_in_place, scan, dim, dtype)
+
+
+def scan_in_place(input, scan, dim, dtype):
+    """The values x.cumsum_(dim) writes into x. After autograd's own refusal (a leaf that
+    requires grad), PyTorch checks the dim, then a dtype= other than x's, then whether x's dtype
+    has a kernel, and only then x's memory (an expanded x: ops/overlap.py's CHECKS_FIRST)."""
+    _axis(dim, input.ndim)
+    input._check_result_fits(input._data.shape, dtype)
     if input.dtype is types.bool_ and input.ndim and input.numel():
-        _axis(dim, input.ndim)  # a dim that is not there is reported first
-        input._check_result_fits(input._data.shape, dtype)  # then a dtype= other than bool
         raise types.not_implemented_for(scan.__name__, input.dtype)
-    return input._inplace(scan, dim, dtype=input.dtype if dtype is None else dtype)
+    return scan(input, dim, dtype=input.dtype)
 
 
 # ---- diff: the step from each element to the next, what cumsum adds up again -------------------

@@ -12,7 +12,13 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
-from ..layout import in_suggested_layout, laid_out_like_operands, row_major
+from ..backend import contiguous_strides
+from ..layout import (
+    has_row_major_strides,
+    in_suggested_layout,
+    laid_out_like_operands,
+    row_major,
+)
 from ..tensor import Tensor, _make
 from .elementwise import contiguous
 from .reduction import _dims, _one_dim
@@ -83,11 +89,50 @@ class View(Op):
                 f"shape {list(shape)} is invalid for a tensor of {x._data.size} elements "
                 f"(shape {list(x._data.shape)})"
             ) from None
+        on_host = not storage.is_device_array(array)  # (a CudaArray keeps its own strides)
+        if on_host and (array.size == 0 or not has_row_major_strides(x._data)):
+            # numpy and PyTorch may give a dim of size 1 (or any dim of an empty view) different
+            # strides; an x with exactly row-major strides gets row-major ones from both
+            strides = view_strides(x.shape, x.stride(), tuple(shape))
+            if strides is not None:
+                array = _with_strides(array, strides)
         return _view(x, array)
 
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.shape)
+
+
+def view_strides(size, stride, shape):
+    """The strides PyTorch gives `x.view(shape)` of an x of `size` and `stride`, or None where it
+    cannot be a view. x's dims fall into runs, each dim of a run stepping exactly over the ones
+    after it (a dim of size 1 steps nowhere, so it never breaks a run). The new dims are laid
+    over the runs from the innermost, each stepping over the new dims inside it in its run; a
+    new dim of size 1 gets the step of the place it falls in. So the strides of dims of size 1
+    follow from where they fall, unlike numpy's: `zeros(6).reshape(3, 1, 2).transpose(0, 2)`,
+    strides (1, 2, 2), views as (2, 1, 3) with strides (1, 6, 2)."""
+    if not size:  # a 0-d x: every new dim has size 1
+        return (1,) * len(shape)
+    if 0 in size:  # nothing to step over: x's own strides, or row-major ones
+        return tuple(stride) if tuple(size) == tuple(shape) else contiguous_strides(shape)
+    strides = [0] * len(shape)
+    new_dim = len(shape) - 1
+    run_step = stride[-1]  # the step of the innermost dim of the run being laid over
+    run_elements = new_elements = 1
+    for dim in reversed(range(len(size))):
+        run_elements *= size[dim]
+        outer = dim - 1
+        if outer >= 0 and (size[outer] == 1 or stride[outer] == run_elements * run_step):
+            continue  # the dim outside still belongs to this run
+        while new_dim >= 0 and (new_elements < run_elements or shape[new_dim] == 1):
+            strides[new_dim] = new_elements * run_step
+            new_elements *= shape[new_dim]
+            new_dim -= 1
+        if new_elements != run_elements:
+            return None  # a new dim would straddle two runs
+        if outer >= 0:
+            run_step, run_elements, new_elements = stride[outer], 1, 1
+    return tuple(strides) if new_dim == -1 else None
 
 
 class ReshapeAlias(View):
@@ -213,6 +258,8 @@ def expanded_strides(size, stride, shape):
     stays keeps its stride; a new dim of size 1 gets the step over the dim after it (numpy would
     give it 0). Every stride of an expanded 0-d tensor is 0."""
     new_dims = len(shape) - len(size)
+    if new_dims < 0:
+        return None  # expand never takes dims away
     strides = [0] * len(shape)
     for i in reversed(range(len(shape))):
         if i >= new_dims:
@@ -308,6 +355,14 @@ class Split(Op):
         ctx.dim = dim
         cuts = np.cumsum(sizes)[:-1].tolist()  # numbers, not an array: they say where, not what
         pieces = np.split(x._data, cuts, axis=dim)
+        # PyTorch narrows x to each piece: an empty one starts where it would start if it were not
+        # empty, x.split([2, 0])[1] 2 places in (numpy starts it where x starts)
+        starts = [0, *cuts]
+        lead = (slice(None),) * dim
+        pieces = [
+            _empty_slice_placed(piece, x, (*lead, slice(start, start + piece.shape[dim]), ...))
+            for piece, start in zip(pieces, starts)
+        ]
         return _several_views(x, pieces, ctx.name().removesuffix("Backward0"))
 
     @staticmethod
@@ -341,7 +396,11 @@ class Unbind(Op):
         ctx.dim = dim
         lead = (slice(None),) * dim
         # (the `...` keeps a slice of a 1-D tensor a 0-d view, where numpy would copy out a number)
-        slices = [x._data[lead + (i, ...)] for i in range(x._data.shape[dim])]
+        # (an empty slice starts at its own place, as PyTorch's select puts it: _empty_slice_placed)
+        slices = [
+            _empty_slice_placed(x._data[lead + (i, ...)], x, (*lead, i, ...))
+            for i in range(x._data.shape[dim])
+        ]
         return _several_views(x, slices, ctx.name().removesuffix("Backward0"))
 
     @staticmethod
@@ -1221,8 +1280,8 @@ def _whole_dim(part, size):
 def assign_all(x, value):
     """`x[...] = value` (see selects_all) as PyTorch's setitem does it: a copy_ of a value of x's
     shape; a fill_ of x with a number (made a one-number tensor of x's dtype) or a 0-d tensor;
-    else a copy_ of the value with all its leading size-1 dims dropped, then expanded to x's
-    shape. So x records FillBackward3 or CopyBackwards, and the gradient flowing back to x's old
+    else a copy_ of the value with all its leading size-1 dims dropped (by view()), then expanded
+    to x's shape. So x records FillBackward3 or CopyBackwards, and the gradient flowing back to x's old
     values is zeros. The dropping decides which overlaps PyTorch refuses: `x[...] = x[0]` on a
     (1, 1) x expands a 0-d view of x's one element, which PyTorch sees as another layout of the
     same place, and refuses."""
@@ -1239,8 +1298,8 @@ def assign_all(x, value):
     leading_ones = 0
     while leading_ones < value.ndim and value.shape[leading_ones] == 1:
         leading_ones += 1
-    if leading_ones:
-        value = value.reshape(value.shape[leading_ones:])
+    # a view() even when nothing is dropped: it may give the dims of size 1 other strides
+    value = value.view(value.shape[leading_ones:])
     if value.shape != x.shape and expanded_strides(value.shape, value.stride(), x.shape):
         # broadcast before copy_, as PyTorch's setitem does: copy_ then compares the expanded
         # value's memory with x's (x[None][...] = x is x's own places again, nothing to copy)

@@ -128,16 +128,17 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (or smallest) values along dim, largest first. sorted=False allows any order
     in PyTorch; they come sorted here. Ties: the earlier element first (see the module doc)."""
-    if input.dtype is types.bool_:
-        raise RuntimeError(
-            "topk does not support bool dtypes on CPU. Fix: convert first, e.g. mask.long().topk(k)"
-        )
+    # PyTorch's order: the dim, then k, then the dtype (its kernel is chosen last)
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(
             f"selected index k out of range: topk asked for k={k} elements of a dimension of "
             f"size {size}. Fix: choose k between 0 and {size}."
+        )
+    if input.dtype is types.bool_:
+        raise RuntimeError(
+            "topk does not support bool dtypes on CPU. Fix: convert first, e.g. mask.long().topk(k)"
         )
     return topk_result(*TopK.apply(input, dim=dim, descending=largest, k=k))
 
@@ -274,7 +275,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     the sorted values, so ties resolve as sort's do."""
     dim = _one_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
-    check_reduction_dims("kthvalue", (size,), [0])
+    check_reduction_dims("kthvalue", tuple(input.shape) or (1,), [dim])  # (naming x's dim)
     if not 1 <= k <= size:
         raise RuntimeError(
             f"kthvalue(): selected number k out of range for dimension {dim}: k={k}, but the "

@@ -22,7 +22,7 @@ from .. import storage
 from ..autograd.function import Op
 from ..tensor import _make
 from .registry import public
-from .shape import _view
+from .shape import _at_places, _view
 
 # ---- geometry: where a view's elements lie in its storage --------------------------------------------
 
@@ -59,6 +59,8 @@ def strided(array, size, stride, offset, writeable=None):
         writeable = is_writeable and not repeats
     if storage.is_device_array(array):
         return array.view_of(size, stride, offset, writeable=writeable)
+    if 0 in size:  # it may start past the storage's end, where numpy would start it at 0
+        return _at_places(array, size, stride, offset)
     # the storage's elements in memory order: numpy lays some fresh arrays out column by column
     # (the exp of a transposed matrix), and a storage place counts along memory, not along rows
     memory = storage.storage_of(array)
