@@ -1280,11 +1280,11 @@ def _whole_dim(part, size):
 def assign_all(x, value):
     """`x[...] = value` (see selects_all) as PyTorch's setitem does it: a copy_ of a value of x's
     shape; a fill_ of x with a number (made a one-number tensor of x's dtype) or a 0-d tensor;
-    else a copy_ of the value with all its leading size-1 dims dropped (by view()), then expanded
-    to x's shape. So x records FillBackward3 or CopyBackwards, and the gradient flowing back to x's old
-    values is zeros. The dropping decides which overlaps PyTorch refuses: `x[...] = x[0]` on a
-    (1, 1) x expands a 0-d view of x's one element, which PyTorch sees as another layout of the
-    same place, and refuses."""
+    else a copy_ of the value with all its leading size-1 dims dropped (by view()), then
+    expanded to x's shape. So x records FillBackward3 or CopyBackwards, and the gradient flowing
+    back to x's old values is zeros. The dropping decides which overlaps PyTorch refuses:
+    `x[...] = x[0]` on a (1, 1) x expands a 0-d view of x's one element, which PyTorch sees as
+    another layout of the same place, and refuses."""
     if not isinstance(value, Tensor):  # (already checked by check_assigned_number)
         with np.errstate(over="ignore"):  # float16 rounds a number beyond its range to inf
             value = np.asarray(value).astype(x._data.dtype).item()
