@@ -179,7 +179,8 @@ def _tensor_differences(ours, theirs, differ, loosest=None):
             equal_nan=True,
         )
         what = "values" if same_specials else "NaN/inf"
-        totals = (float(np.sum(ours.values)), float(np.sum(theirs.values)))
+        with np.errstate(all="ignore"):  # (inf + -inf: a nan total, silently)
+            totals = (float(np.sum(ours.values)), float(np.sum(theirs.values)))
         found.append(replace(differ(what)[0], totals=totals))
     # the history of an integer or bool tensor names its dtype: README's Simplifications list
     # what differs there (simplifications.py matches it by this)
