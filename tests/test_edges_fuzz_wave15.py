@@ -218,3 +218,20 @@ def test_wave_17_programs_are_readme_simplifications(torch, seed, readme):
     result = check(generator.generate(seed), ag, torch)
     assert not result.divergences
     assert any(readme in s.readme for _, s in result.accepted)
+
+
+def test_regression_a_node_whose_inputs_lead_nowhere_backs_up_twice(torch):
+    # fuzz seed 2537370 (wave 18): a view taken before its base's requires_grad_() requires
+    # grad but has no history: a product of it records a node whose edges lead nowhere. PyTorch
+    # saves nothing for it, so a second backward() without retain_graph runs; ours refused
+    # ("Trying to backward through the graph a second time")
+    def run(lib):
+        base = lib.tensor([1.0, 2.0])
+        view = base[0:1]
+        base.requires_grad_()
+        y = view * lib.tensor([3.0])
+        y.sum().backward()
+        y.sum().backward()
+        return base.grad, [n for n, _ in y.grad_fn.next_functions]
+
+    assert run(ag) == run(torch) == (None, [None, None])

@@ -234,9 +234,14 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             if profiler is not None:
                 profiler.end(event)
             return
-        if node._saved is None:  # an earlier backward freed what this node saved
+        if issubclass(node._fn, Op) and all(n is None for n, _ in node.next_functions):
+            # no input wants a gradient (a view taken before its base's requires_grad_() has no
+            # history to send one along): PyTorch's built-in node saved nothing for that, and
+            # computes nothing, even in a second backward; neither do we
+            results = (None,) * len(node.next_functions)
+        elif node._saved is None:  # an earlier backward freed what this node saved
             raise freed_error(node)
-        if grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
+        elif grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
             # nothing arrived: send nothing on. A built-in node still unpacks what it saved first,
             # as PyTorch's do before they look at the gradients, so a saved tensor changed in
             # place is refused even where no gradient flows through (dist(x.fill_(0), y, 0))
