@@ -13,7 +13,7 @@ Python floats become the default dtype, float32 unless `set_default_dtype` chang
 import numpy as np
 
 from . import promotion, ranges, storage, types
-from .layout import laid_out_as, row_major, strides_chosen
+from .layout import copy_keeping_layout, laid_out_as, row_major, strides_chosen
 from .tensor import Tensor, _make
 
 
@@ -47,8 +47,9 @@ def _finish(array, dtype, requires_grad, device):
 
 def tensor(data, dtype=None, requires_grad=False, device=None):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, a numpy array)."""
-    if isinstance(data, Tensor):
-        array = data._data.copy()
+    if isinstance(data, Tensor):  # a copy laid out as data is (PyTorch: data.to(copy=True))
+        array = data._data
+        array = array.copy() if storage.is_device_array(array) else copy_keeping_layout(array)
     elif isinstance(data, (np.ndarray, np.generic)):  # numpy arrays and scalars keep their dtype
         array = np.array(data, copy=True)
         if array.dtype not in types._BY_NUMPY:

@@ -622,11 +622,13 @@ class Tensor:
         _shape.check_index_count(index, self.ndim)
         recording = _state.enabled and self.requires_grad
         basic = _shape.basic_part(index)
-        if recording:
+        value_recorded = _state.enabled and isinstance(value, Tensor) and value.requires_grad
+        if recording or value_recorded:
             # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view
-            # of one), and the index tensors after: an int out of range is an IndexError, a
-            # wrong mask is not
+            # of one, or a view it cannot record a change of), and the index tensors after: an
+            # int out of range is an IndexError, a wrong mask is not
             self.detach()[basic]
+        if recording:
             if self._base is not None and not _shape.selects_all(basic, self.shape):
                 # taking that view reads this view's grad_fn, which rebuilds its history if its
                 # base was changed in place since: it then no longer counts as a leaf

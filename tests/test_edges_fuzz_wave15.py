@@ -235,3 +235,61 @@ def test_regression_a_node_whose_inputs_lead_nowhere_backs_up_twice(torch):
         return base.grad, [n for n, _ in y.grad_fn.next_functions]
 
     assert run(ag) == run(torch) == (None, [None, None])
+
+
+def _masked_fill_cases(lib):
+    def bool_x():
+        return lib.zeros(3, dtype=lib.bool)
+
+    return {
+        "mask: a 0-d view of x": lambda: (lambda x: x.masked_fill_(x[1], True))(bool_x()),
+        "mask: x itself": lambda: (lambda x: x.masked_fill_(x, True))(bool_x()),
+        "mask: x[:2] on x[1:]": lambda: (lambda x: x[1:].masked_fill_(x[:2], True))(bool_x()),
+        "mask: x seen as (1, 3)": lambda: (lambda x: x.masked_fill_(x.reshape(1, 3), True))(
+            bool_x()
+        ),
+        "mask: x expanded": lambda: (lambda x: x.masked_fill_(x[0:1].expand(3), True))(bool_x()),
+        "x[1:][x[:2]] = True": lambda: (lambda x: x[1:].__setitem__(x[:2], True))(bool_x()),
+        "x[x] = True": lambda: (lambda x: x.__setitem__(x, True))(bool_x()),
+    }
+
+
+@pytest.mark.parametrize("case", list(_masked_fill_cases(ag)))
+def test_regression_masked_fill_refuses_a_mask_that_is_part_of_x(torch, case):
+    # fuzz seed 2554824 (wave 18): x.masked_fill_(x[1], 1.0) ran here; PyTorch's masked_fill_
+    # refuses a mask whose memory overlaps x's in part (before it looks at the shapes)
+    def outcome(lib):
+        try:
+            _masked_fill_cases(lib)[case]()
+        except RuntimeError as error:
+            return "single memory location" in str(error)
+        return "ran"
+
+    assert outcome(ag) == outcome(torch)
+
+
+def test_regression_an_index_out_of_range_comes_before_a_refused_view(torch):
+    # fuzz seed 2550652 (wave 18): piece[2, ...] = x (x requires grad, piece a split of a
+    # tensor that does not): PyTorch's IndexError for 2 comes first, ours was the refusal of
+    # an in-place change of a multi-output view
+    def error(lib):
+        piece = lib.split(lib.zeros(2, 1, 1, 3, dtype=lib.float64), [1, 0], dim=1)[0]
+        with pytest.raises(Exception) as raised:
+            piece[2, 1:, None, -3:, ...] = lib.tensor([1.0, 2.0, 3.0]).requires_grad_()
+        return type(raised.value).__name__
+
+    assert error(ag) == error(torch) == "IndexError"
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "int64"])
+def test_regression_tensor_of_a_tensor_keeps_its_layout(torch, dtype):
+    # fuzz seed 2554516 (wave 18): torch.tensor(x) of a transposed x is laid out as x is in
+    # PyTorch (x.to(copy=True)), so a later view((-1, 3, 1, 6)) fails; ours was row-major
+    def strides(lib):
+        x = lib.zeros(2, 3, 3).transpose(0, -1)
+        kwargs = {"dtype": getattr(lib, dtype)} if dtype else {}
+        return lib.tensor(x, **kwargs).stride(), lib.tensor(lib.zeros(3, 1).expand(3, 2)).stride()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # PyTorch's "To copy construct ..."
+        assert strides(ag) == strides(torch)

@@ -78,6 +78,11 @@ def refusal(tensor, op, args, kwargs):
     name = op.__name__
     if name in TRIANGLES and triangle_copies_back(tensor._data) and repeats_elements(tensor._data):
         return RuntimeError(REPEATS)  # (copy_'s refusal: see triangle_copies_back)
+    if name == "masked_fill" and isinstance(args[0], Tensor):
+        # masked_fill_ checks only its mask, as it is: a mask that is part of x (x[1:] filled
+        # where x[:2] holds) would change while it is read
+        if overlaps_in_part(tensor._data, args[0]._data):
+            return RuntimeError(SHARES)
     if name in WRITE_WITHOUT_CHECK or (name == "nan_to_num" and not tensor.is_floating_point()):
         return None  # (an integer has no nan or inf, so nan_to_num_ writes nothing)
     if name == "fill" and not isinstance(args[0], Tensor):
@@ -132,7 +137,11 @@ def _setitem_refusal(tensor, index, value):
             value = None  # a number or a 0-d value is a fill_ of the view: no overlap check
         return _copy_into_view_refusal(view, value)
     if _is_masked_fill(index_tensors, value):
-        return None  # one mask and one number: PyTorch runs masked_fill_, which has no check
+        # one mask and one number: PyTorch runs masked_fill_, which checks only its mask
+        mask = index_tensors[0]
+        if isinstance(mask, Tensor) and overlaps_in_part(view, mask._data):
+            return RuntimeError(SHARES)
+        return None
     # index_put_ writes the places in any order, so it refuses a value or an index tensor that
     # shares any of the view's memory; a view that repeats elements is only warned about. The
     # tensor itself is refused even when empty (PyTorch compares the tensors first: x[mask] = x),
