@@ -159,6 +159,14 @@ def _target_edge(t, caller):
 # ---- the backward pass itself ---------------------------------------------------------------------
 
 
+def _leads_nowhere(node):
+    """Whether none of a built-in node's inputs wants a gradient (a product of a view taken
+    before its base's requires_grad_(): such a view has no history to send one along). PyTorch's
+    node saved nothing for that, so a second backward through it computes nothing, and does not
+    fail for want of what was saved."""
+    return issubclass(node._fn, Op) and all(n is None for n, _ in node.next_functions)
+
+
 def _run(roots, retain_graph, create_graph, targets, capture):
     """Execute the graph backward. Returns the gradients at the `targets` edges if `capture`."""
     dependencies = _count_dependencies([edge[0] for edge, _, _ in roots])
@@ -234,13 +242,10 @@ def _run(roots, retain_graph, create_graph, targets, capture):
             if profiler is not None:
                 profiler.end(event)
             return
-        if issubclass(node._fn, Op) and all(n is None for n, _ in node.next_functions):
-            # no input wants a gradient (a view taken before its base's requires_grad_() has no
-            # history to send one along): PyTorch's built-in node saved nothing for that, and
-            # computes nothing, even in a second backward; neither do we
+        if node._saved is None:  # an earlier backward freed what this node saved
+            if not _leads_nowhere(node):
+                raise freed_error(node)
             results = (None,) * len(node.next_functions)
-        elif node._saved is None:  # an earlier backward freed what this node saved
-            raise freed_error(node)
         elif grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
             # nothing arrived: send nothing on. A built-in node still unpacks what it saved first,
             # as PyTorch's do before they look at the gradients, so a saved tensor changed in
