@@ -461,7 +461,7 @@ class Tensor:
         return self.to(other.dtype)
 
     # ---- in-place operations --------------------------------------------------------------------
-    def _inplace(self, op, *args, check_first=False, **kwargs):
+    def _inplace(self, op, *args, check_first=False, copies=False, **kwargs):
         """Compute `op(self, *args)` and write it into self's storage: PyTorch's `x.op_(...)`.
 
         While recording, the result's node becomes self's `grad_fn`; the node sees a copy of the old
@@ -473,16 +473,16 @@ class Tensor:
         overlapping memory (ops/overlap.py) first, then whatever the op itself finds wrong.
         """
         self_requires_grad = self.requires_grad
-        # an integer or bool tensor cannot require grad, so writing into one records nothing
-        recording = (
-            _state.enabled
-            and self._data.dtype.kind == "f"
-            and (
-                self_requires_grad
-                or any(isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values()))
-            )
+        wants_grad = _state.enabled and (
+            self_requires_grad
+            or any(isinstance(a, Tensor) and a.requires_grad for a in (*args, *kwargs.values()))
         )
-        autograd_refusal = recording and self._inplace_refusal(self_requires_grad)
+        # an integer or bool tensor cannot require grad, so writing into one records nothing;
+        # PyTorch still refuses to change it in place where it is a view it could not record a
+        # change of (a piece of split or chunk), except in copy_, which asks nothing then
+        recording = wants_grad and self._data.dtype.kind == "f"
+        checked = recording or (wants_grad and not copies and op is not _elementwise.copy_from)
+        autograd_refusal = checked and self._inplace_refusal(self_requires_grad)
         refusal = autograd_refusal or _overlap.refusal(self, op, args, kwargs)
         if refusal:
             # an op with a side effect (a random fill moves the generator on) is refused before
@@ -623,11 +623,18 @@ class Tensor:
         recording = _state.enabled and self.requires_grad
         basic = _shape.basic_part(index)
         value_recorded = _state.enabled and isinstance(value, Tensor) and value.requires_grad
+        copies = False  # PyTorch writes with copy_, which asks an integer view nothing
         if recording or value_recorded:
             # PyTorch applies the ints and slices (as views) before refusing a leaf (or a view
             # of one, or a view it cannot record a change of), and the index tensors after: an
             # int out of range is an IndexError, a wrong mask is not
-            self.detach()[basic]
+            written = self.detach()[basic]
+            parts = index if isinstance(index, tuple) else (index,)
+            if not any(_shape.is_index_tensor(part) for part in parts):
+                # (a 0-d value into a view with elements is a fill_, which does ask)
+                copies = isinstance(value, Tensor) and (
+                    value.ndim > 0 or written.shape == value.shape
+                )
         if recording:
             if self._base is not None and not _shape.selects_all(basic, self.shape):
                 # taking that view reads this view's grad_fn, which rebuilds its history if its
@@ -648,7 +655,7 @@ class Tensor:
                 raise refusal
             # then overlapping memory (in _inplace), then the masks (index_put)
             _shape.check_mask_for_masked_fill(self, index, value)
-        self._inplace(_shape.index_put, value, index=index)
+        self._inplace(_shape.index_put, value, index=index, copies=copies)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -874,6 +881,18 @@ def to_arguments(args, kwargs):
         else:
             dtype = arg
     return device, dtype
+
+
+def read_histories_first(*tensors):
+    """Read the history of each tensor that is a view whose storage changed in place since it
+    was recorded, as PyTorch's autograd does before an op's own checks (an index out of range,
+    a wrong dim): a piece of split or unbind is then refused first. (Cheap when nothing
+    changed: one comparison per tensor.)"""
+    if not _state.enabled:
+        return
+    for tensor in tensors:
+        if isinstance(tensor, Tensor) and tensor._history_is_stale() and tensor.requires_grad:
+            tensor._refresh_view_history()
 
 
 def _without_recording(op, *args, **kwargs):

@@ -293,3 +293,77 @@ def test_regression_tensor_of_a_tensor_keeps_its_layout(torch, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # PyTorch's "To copy construct ..."
         assert strides(ag) == strides(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+@pytest.mark.parametrize("make", ["chunk", "split", "unbind", "plain view", "no_grad view"])
+@pytest.mark.parametrize("how", ["setitem", "copy_", "add_"])
+def test_regression_changing_an_integer_piece_with_a_value_that_requires_grad(
+    torch, dtype, make, how
+):
+    # fuzz seed 2608388 (wave 19): piece[mask, ..., 0, -2] = x[0] into a chunk of an int64
+    # tensor ran here; PyTorch refuses to change a view it could not record a change of even
+    # when it is an integer one (there, only copy_ asks nothing: p[0] = v of one number, 0-d
+    # into 0-d, is a copy_)
+    def outcome(lib):
+        value = lib.tensor([2.0, 1.0], requires_grad=True)[0]
+        base = lib.zeros(2, 3).to(getattr(lib, dtype))
+        if make == "no_grad view":
+            with lib.no_grad():
+                piece = base[0]
+        else:
+            piece = {
+                "chunk": lambda: base.chunk(1, 1)[0],
+                "split": lambda: base.split(1)[0],
+                "unbind": lambda: base.unbind()[0],
+                "plain view": lambda: base[0],
+            }[make]()
+        try:
+            if how == "setitem":
+                piece[0] = value
+            else:
+                getattr(piece, how)(value)
+        except RuntimeError as error:
+            return "refused" if "view" in str(error) else "other error"
+        return "ran"
+
+    assert outcome(ag) == outcome(torch)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, 2])
+def test_regression_unique_consecutive_over_a_dim_lays_out_its_slices_one_after_another(torch, dim):
+    # fuzz seed 2609146 (wave 19): unique_consecutive(x, dim=0) of a transposed x kept x's
+    # layout; PyTorch's result holds the picked slices one after another, as unique(dim=)'s
+    def strides(lib):
+        x = lib.arange(24.0).reshape(3, 4, 2).transpose(0, -1)
+        return lib.unique_consecutive(x, dim=dim).stride()
+
+    assert strides(ag) == strides(torch)
+
+
+@pytest.mark.parametrize(
+    "op",
+    ["index_select", "gather", "take_along_dim", "masked_select", "scatter_add", "index_add"],
+)
+def test_regression_a_stale_piece_is_refused_before_the_ops_own_checks(torch, op):
+    # fuzz seed 2630760 (wave 19): index_select(piece, -1, [0, 0, 0]) of an empty stale piece
+    # of split raised our IndexError; PyTorch's autograd reads the piece's history (and refuses
+    # it) before index_select checks its indices
+    def error(lib):
+        base = lib.zeros(2, 3).requires_grad_() * 1
+        piece = base.split(1)[0]
+        base.mul_(2)
+        seven = lib.tensor([7])
+        call = {
+            "index_select": lambda: lib.index_select(piece, 1, seven),
+            "gather": lambda: lib.gather(piece, 1, seven.reshape(1, 1)),
+            "take_along_dim": lambda: lib.take_along_dim(piece, seven.reshape(1, 1), dim=1),
+            "masked_select": lambda: lib.masked_select(piece, lib.tensor([True, False])),
+            "scatter_add": lambda: lib.scatter_add(piece, 1, seven.reshape(1, 1), lib.ones(1, 1)),
+            "index_add": lambda: lib.index_add(piece, 1, seven, lib.ones(1, 1)),
+        }[op]
+        with pytest.raises(Exception) as raised:
+            call()
+        return type(raised.value).__name__, "modified inplace" in str(raised.value)
+
+    assert error(ag) == error(torch) == ("RuntimeError", True)

@@ -18,7 +18,7 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op
 from ..layout import row_major
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, read_histories_first
 from .elementwise import _zeros, check_broadcastable
 from .registry import public
 from .shape import IndexPut, _one_dim, _with_strides, unbind
@@ -230,6 +230,7 @@ def _gather_args(op, input, dim, index, src=None):
 
 @public("gather", method=True)
 def gather(input, dim, index, *, sparse_grad=False):
+    read_histories_first(input)  # (autograd before the checks, as in PyTorch)
     if sparse_grad:
         raise RuntimeError(
             "gather(sparse_grad=True) is not supported: autograd_lab has no sparse tensors, so "
@@ -249,6 +250,7 @@ def _check_same_dtype(input, src, op):
 
 @public("scatter", method=True, inplace=True)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    read_histories_first(input, src, value)  # (autograd before the checks, as in PyTorch)
     if src is not None and not isinstance(src, Tensor):  # scatter(x, 0, i, 2.0): a value
         src, value = None, src
     if (src is None) == (value is None):
@@ -270,6 +272,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 
 @public("scatter_add", method=True, inplace=True)
 def scatter_add(input, dim, index, src):
+    read_histories_first(input, src)  # (autograd before the checks, as in PyTorch)
     dim, index = _gather_args("scatter_add", input, dim, index, src)
     _check_same_dtype(input, src, "scatter_add")
     return ScatterAdd.apply(input, src, dim=dim, index=index)
@@ -279,6 +282,7 @@ def scatter_add(input, dim, index, src):
 def take_along_dim(input, indices, dim=None):
     """gather, with index and input broadcast against each other in every dim but `dim`
     (dim=None: both are flattened first)."""
+    read_histories_first(input)  # (autograd before the checks, as in PyTorch)
     _index_array(indices, "take_along_dim")
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
@@ -350,6 +354,7 @@ class IndexAdd(Op):
 
 @public("index_select", method=True)
 def index_select(input, dim, index):
+    read_histories_first(input)  # (autograd before the checks, as in PyTorch)
     dim = _one_dim(dim, input.ndim)
     array = _index_array(index, "index_select")
     if array.ndim > 1:
@@ -487,6 +492,7 @@ class MaskedScatter(Op):
 
 @public("masked_select", method=True)
 def masked_select(input, mask):
+    read_histories_first(input)  # (autograd before the checks, as in PyTorch)
     _check_mask(mask, "masked_select")
     try:
         np.broadcast_shapes(input._data.shape, mask._data.shape)
@@ -567,6 +573,7 @@ def check_index_add_arguments(input, dim, index, source):
 def index_add(input, dim, index, source, *, alpha=1):
     """input with alpha * source[i] added at position index[i] along dim (a repeated index adds
     up): the sum of scatter_add, with one index per slice instead of one per element."""
+    read_histories_first(input, source)  # (autograd before the checks, as in PyTorch)
     dim, places = check_index_add_arguments(input, dim, index, source)
     size = input._data.shape[dim] if input.ndim else 1
     # PyTorch looks at the index values only where it adds something: a 2-d+ tensor with no

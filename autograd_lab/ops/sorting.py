@@ -254,7 +254,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     first = np.flatnonzero(starts)
     # the picked slices lie one after another in memory, as in PyTorch (and unique(dim=)):
     # x.unique_consecutive(dim=1) of a (2, 3) x has strides (1, 2)
-    values = np.moveaxis(np.moveaxis(data, axis, 0)[first], 0, axis)
+    values = np.moveaxis(np.ascontiguousarray(np.moveaxis(data, axis, 0)[first]), 0, axis)
     inverse = np.cumsum(starts) - 1
     counts = np.diff(np.append(first, rows.shape[0]))
     if dim is None:
