@@ -367,3 +367,23 @@ def test_regression_a_stale_piece_is_refused_before_the_ops_own_checks(torch, op
         return type(raised.value).__name__, "modified inplace" in str(raised.value)
 
     assert error(ag) == error(torch) == ("RuntimeError", True)
+
+
+def test_regression_clamp_refuses_shapes_before_a_bool_dtype(torch):
+    # fuzz seed 2776404 (wave 20): bool x.clamp(min=(1, 0, 3) tensor, max=x) gave our
+    # NotImplementedError for bool; PyTorch first finds that the shapes do not broadcast
+    def error(lib):
+        x = lib.tensor([False, False])
+        with pytest.raises(Exception) as raised:
+            x.clamp(min=lib.zeros(1, 0, 3, dtype=lib.bool), max=x)
+        return type(raised.value).__name__
+
+    assert error(ag) == error(torch) == "RuntimeError"
+
+
+def test_a_hook_on_an_integer_tensor_written_with_grad_is_the_readme_simplification(torch):
+    # fuzz seed 2751763 (wave 20): topk's indices written with x0[0] (which requires grad):
+    # PyTorch gives them a grad_fn, so register_hook works there; ours records nothing
+    result = check(generator.generate(2751763), ag, torch)
+    assert not result.divergences
+    assert any("into an integer or bool tensor" in s.readme for _, s in result.accepted)

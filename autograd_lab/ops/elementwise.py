@@ -1444,6 +1444,8 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("clamp() needs at least one of min= or max=")
     min, max = _clamp_bounds(min, max)
+    # shapes that do not broadcast are refused before a dtype without a kernel (bool)
+    check_broadcastable(*[t.shape for t in (input, min, max) if isinstance(t, Tensor)])
     both_tensors = isinstance(min, Tensor) and isinstance(max, Tensor)
     if both_tensors and promotion.common_dtype(input, min, max) is types.bool_:
         # with one tensor bound PyTorch takes maximum or minimum, which compare bools; with two

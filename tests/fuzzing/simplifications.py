@@ -356,6 +356,8 @@ def integer_tensor_written_with_grad(d):
     in_place = d.op == "setitem" or d.op.endswith("_")
     if d.op.removeprefix("Tensor.") == "retain_grad":  # so ours refuses retain_grad() there
         return d.what == "raises" and d.theirs == "ran" and "is an integer or bool type" in d.ours
+    if d.op.removeprefix("Tensor.") == "register_hook":  # and a hook on it: it requires no grad
+        return d.what == "raises" and d.theirs == "ran" and "does not require grad" in d.ours
     if d.what in ("grad_fn", "requires_grad"):
         return in_place and d.ours.startswith(("None (", "False (")) and " tensor)" in d.theirs
     if d.op in ("backward", "grad"):  # PyTorch's backward reached the integer tensor's node
