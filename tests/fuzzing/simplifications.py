@@ -459,6 +459,17 @@ def _our_floor_divide_backward_raises_where_pytorch_runs(d):
     )
 
 
+# one README line, two matchers: the products themselves, and the gradients behind them
+OVERFLOWING_PRODUCTS = (
+    "a float32 matrix product (`@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `F.linear`) or a "
+    "`conv1d`/`conv2d` of a batch of two or more samples where a finite product overflows "
+    "(numbers beyond about 1e19) may differ in inf and nan: ours fuses the products into their "
+    "sums as BLAS does, where PyTorch's kernels round each product first (inf + -inf = nan) "
+    "or, for a batched convolution, fuse them in an order of their own; and so may the "
+    "gradients behind them (a convolution of one sample rounds each product first in both)"
+)
+
+
 SIMPLIFICATIONS = [
     Simplification(
         "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
@@ -644,23 +655,11 @@ SIMPLIFICATIONS = [
         _zero_sign_of_a_matrix_product,
     ),
     Simplification(
-        "a float32 matrix product (`@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `F.linear`) or a "
-        "`conv1d`/`conv2d` of a batch of two or more samples where a finite product overflows "
-        "(numbers beyond about 1e19) may differ in inf and nan: ours fuses the products into "
-        "their sums as BLAS does, where PyTorch's kernels round each product first (inf + -inf "
-        "= nan) or, for a batched convolution, fuse them in an order of their own; and so may "
-        "the gradients behind them (a convolution of one sample rounds each product first in "
-        "both)",
+        OVERFLOWING_PRODUCTS,
         _overflowing_products_of_a_batched_convolution,
     ),
     Simplification(
-        "a float32 matrix product (`@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `F.linear`) or a "
-        "`conv1d`/`conv2d` of a batch of two or more samples where a finite product overflows "
-        "(numbers beyond about 1e19) may differ in inf and nan: ours fuses the products into "
-        "their sums as BLAS does, where PyTorch's kernels round each product first (inf + -inf "
-        "= nan) or, for a batched convolution, fuse them in an order of their own; and so may "
-        "the gradients behind them (a convolution of one sample rounds each product first in "
-        "both)",
+        OVERFLOWING_PRODUCTS,
         _overflowing_products_in_a_convolutions_gradient,
         # a convolution; or a matrix product and numbers that big (nan_to_num's inf → 3.4e38)
         in_program=r"(?s)\bconv[12]d\(|(?=.*nan_to_num)(?=.*(@|\b(matmul|mm|bmm|mv|dot|linear)\())",
