@@ -103,11 +103,15 @@ def _drive(server, browser_page):
     expect(failed.locator(".agl-mark-failed")).to_have_count(1)
     expect(failed.locator(".agl-legend")).to_contain_text("\u2717 the op the cell failed in")
     failed_id = failed.locator(".agl-mark-failed").get_attribute("data-id")
-    expect(failed.locator(f'.agl-node[data-id="{failed_id}"] .agl-label')).to_have_text("Mm")
-    expect(failed.locator(".agl-note")).to_contain_text("The cell failed in forward, calling Mm")
+    expect(failed.locator(f'.agl-node[data-id="{failed_id}"] .agl-label')).to_have_text("matmul()")
+    expect(failed.locator(".agl-note")).to_contain_text(
+        "The cell failed in forward, calling matmul()"
+    )
     # it opens on its last step, the failed op's: what ran has its values, the op says it failed
     expect(failed.locator(".agl-step")).to_have_text("step 3 / 3")
-    expect(failed.locator(".agl-caption")).to_contain_text("Mm failed in forward: RuntimeError")
+    expect(failed.locator(".agl-caption")).to_contain_text(
+        "matmul() failed in forward: RuntimeError"
+    )
     expect(failed.locator(f'.agl-node[data-id="{failed_id}"] .agl-value')).to_have_text(
         "\u2717 failed"
     )
@@ -117,7 +121,7 @@ def _drive(server, browser_page):
     error = browser_page.locator(
         ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
     )
-    expect(error.last).to_contain_text(re.compile(r"cannot multiply shapes \[4, 4\] and \[3, 2\]"))
+    expect(error.last).to_contain_text(re.compile(r"shapes cannot be multiplied \(4x4 and 3x2\)"))
     expect(error.last).not_to_contain_text("run_cell_magic")
     cell = browser_page.locator(".jp-NotebookPanel .jp-Cell").nth(2)
     cell.scroll_into_view_if_needed()
@@ -127,7 +131,10 @@ def _drive(server, browser_page):
     # the static pictures, made here and opened from disk: the whole of them, for the record
     _from_disk(browser_page, "diff", d.to_svg(), "+ Div: only in a = 9")
     _from_disk(
-        browser_page, "failed_cell", _failed_cell_svg(), "The cell failed in forward, calling Mm"
+        browser_page,
+        "failed_cell",
+        _failed_cell_svg(),
+        "The cell failed in forward, calling matmul()",
     )
 
 
