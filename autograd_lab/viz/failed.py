@@ -28,7 +28,7 @@ from ..autograd.function import AccumulateGrad, Function, grad_accumulator_of
 from ..tensor import Tensor
 from .graph import snapshot
 from .marks import mark
-from .snapshot import summarize
+from .snapshot import summarize, tensor_node
 
 APPLY = Function.apply.__func__.__code__
 
@@ -136,12 +136,10 @@ def _tensors(values):
 # ---- the graph ----------------------------------------------------------------------------------------
 
 
-def _forward_failure(error, recording, names, label, op, inputs):
-    """Everything recorded, plus the op that failed as a node reading its inputs."""
-    leaves = [t for t in inputs if t._grad_fn is None and t.requires_grad]
-    starts = [t._grad_fn for t in inputs if t._grad_fn is not None]
-    ids = {}
-    graph = snapshot(
+def _recorded_graph(recording, names, starts, ids, leaves=()):
+    """What the cell recorded, drawn from its roots (and `leaves`) and from `starts`, the nodes
+    the failure is about; `ids` is filled with each drawn node's id."""
+    return snapshot(
         *recording.roots(),
         *leaves,
         names=names,
@@ -149,6 +147,14 @@ def _forward_failure(error, recording, names, label, op, inputs):
         start=[*recording.sinks(), *starts],
         node_ids=ids,
     )
+
+
+def _forward_failure(error, recording, names, label, op, inputs):
+    """Everything recorded, plus the op that failed as a node reading its inputs."""
+    leaves = [t for t in inputs if t._grad_fn is None and t.requires_grad]
+    starts = [t._grad_fn for t in inputs if t._grad_fn is not None]
+    ids = {}
+    graph = _recorded_graph(recording, names, starts, ids, leaves)
     nodes, edges = list(graph.nodes), list(graph.edges)
     failed_id = f"n{len(nodes) + len(inputs)}"
     by_identity = {id(t): name for name, t in names.items() if isinstance(t, Tensor)}
@@ -163,7 +169,11 @@ def _forward_failure(error, recording, names, label, op, inputs):
             source = ids[grad_accumulator_of(tensor)]
         else:  # a tensor that needs no gradient: not part of the graph, drawn here as an input
             source = f"n{len(nodes)}"
-            nodes.append(_constant_node(source, tensor, by_identity.get(id(tensor)), len(nodes)))
+            name, order = by_identity.get(id(tensor)), len(nodes)
+            shape, value = tensor._data.shape, summarize(tensor)
+            nodes.append(
+                tensor_node(source, order, name, "constant", shape, tensor.dtype.name, value)
+            )
         edges.append({"source": source, "target": failed_id, "input": k})
     failed_id = f"n{len(nodes)}"
     for edge in edges[len(graph.edges) :]:
@@ -183,13 +193,7 @@ def _backward_failure(error, recording, names, node, roots):
     """The graph backward ran through, from where it started, the running node marked."""
     starts = [n for n in [*roots, node] if n is not None and type(n) is not AccumulateGrad]
     ids = {}
-    graph = snapshot(
-        *recording.roots(),
-        names=names,
-        recording=recording,
-        start=[*recording.sinks(), *starts],
-        node_ids=ids,
-    )
+    graph = _recorded_graph(recording, names, starts, ids)
     failed_id = ids.get(node)
     text = _error_text(error)
     label = graph.node(failed_id)["label"] if failed_id is not None else node.name()
@@ -199,27 +203,6 @@ def _backward_failure(error, recording, names, node, roots):
         marks=marks,
         note=f"The cell failed in backward, running {label}: {_one_line(text)}",
     )
-
-
-def _constant_node(node_id, tensor, name, order):
-    return {
-        "id": node_id,
-        "kind": "tensor",
-        "label": name or "tensor",
-        "op": None,
-        "name": name,
-        "role": "constant",
-        "shape": list(tensor._data.shape),
-        "dtype": tensor.dtype.name,
-        "value": summarize(tensor),
-        "grad": None,
-        "saved": [],
-        "is_saved": False,
-        "scope": None,
-        "order": order,
-        "derivative": None,
-        "derivative_value": None,
-    }
 
 
 def _failed_node(node_id, label, op, inputs, order):

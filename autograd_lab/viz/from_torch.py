@@ -31,7 +31,7 @@ because it is asked to watch it.
 
 import numpy as np
 
-from .snapshot import LOCAL_DERIVATIVES, Snapshot, run_gradients, summarize
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, run_gradients, summarize, tensor_node
 
 # ---- recognising PyTorch's objects without importing torch ----------------------------------------
 
@@ -314,23 +314,10 @@ def _values(ops, saved, names, roots, recording, max_values):
 
 def _tensor_node(tensor, node_id, order, label_of, max_values, role):
     name = label_of.get(_key(tensor))
-    return {
-        "id": node_id,
-        "kind": "tensor",
-        "label": name or "tensor",
-        "op": None,
-        "name": name,
-        "role": role,
-        "shape": list(tensor.shape),
-        "dtype": _dtype_name(tensor.dtype),
-        "value": summarize_torch(tensor, max_values),
-        "grad": _grad_of(tensor, max_values),
-        "saved": [],
-        "is_saved": False,
-        "scope": None,
-        "order": order,
-        "derivative": None,
-    }
+    value = summarize_torch(tensor, max_values)
+    dtype = _dtype_name(tensor.dtype)
+    grad = _grad_of(tensor, max_values)
+    return tensor_node(node_id, order, name, role, tensor.shape, dtype, value, grad=grad)
 
 
 def _grad_of(tensor, max_values):

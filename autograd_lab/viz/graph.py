@@ -35,7 +35,7 @@ from ..tensor import Tensor, _make
 from .compiled import expand_fused
 from .from_torch import is_torch_tensor, torch_parameter_names, torch_snapshot
 from .layout import summary_text
-from .snapshot import LOCAL_DERIVATIVES, Snapshot, run_gradients, summarize
+from .snapshot import LOCAL_DERIVATIVES, Snapshot, run_gradients, summarize, tensor_node
 
 # ---- watching the graph being built and run ----------------------------------------------------------
 
@@ -303,24 +303,17 @@ def _saved_list(op):
 def _leaf_node(tensor, node_id, order, label_of, saved, max_values):
     # a variable's name first; else a module parameter's qualified name ('fc1.weight', nn.Module)
     name = label_of.get(id(tensor)) or tensor._name
-    return {
-        "id": node_id,
-        "kind": "tensor",
-        "label": name or "tensor",
-        "op": None,
-        "name": name,
-        "role": "parameter" if type(tensor).__name__ == "Parameter" else "input",
-        "shape": list(tensor._data.shape),
-        "dtype": tensor.dtype.name,
-        "value": summarize(tensor, max_values),
-        "grad": summarize(tensor._grad, max_values) if tensor._grad is not None else None,
-        "saved": [],
-        "is_saved": id(tensor) in saved,
-        "scope": None,
-        "order": order,
-        "derivative": None,
-        "derivative_value": None,
-    }
+    return tensor_node(
+        node_id,
+        order,
+        name,
+        "parameter" if type(tensor).__name__ == "Parameter" else "input",
+        tensor._data.shape,
+        tensor.dtype.name,
+        summarize(tensor, max_values),
+        grad=summarize(tensor._grad, max_values) if tensor._grad is not None else None,
+        is_saved=id(tensor) in saved,
+    )
 
 
 def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_values, alive):

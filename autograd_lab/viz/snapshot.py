@@ -32,6 +32,29 @@ def run_gradients(events):
     return first, last
 
 
+def tensor_node(node_id, order, name, role, shape, dtype, value, grad=None, is_saved=False):
+    """A tensor's node record (CONTRACT.md): a leaf, a constant, a torch graph's tensor. Every
+    graph reader makes its tensor nodes here, so they all carry the same fields."""
+    return {
+        "id": node_id,
+        "kind": "tensor",
+        "label": name or "tensor",
+        "op": None,
+        "name": name,
+        "role": role,
+        "shape": list(shape),
+        "dtype": dtype,
+        "value": value,
+        "grad": grad,
+        "saved": [],
+        "is_saved": is_saved,
+        "scope": None,
+        "order": order,
+        "derivative": None,
+        "derivative_value": None,
+    }
+
+
 @dataclass
 class Snapshot:
     """Nodes, edges and backward events, all plain data (see CONTRACT.md)."""
