@@ -331,13 +331,15 @@ def _shoot(lab, what, target):
     target.screenshot(path=str(ARTIFACTS / f"{lab['client']}_{what}.png"))
 
 
-def _on_failure(lab, page, drive):
+def _on_failure(lab, page, drive, what="failure"):
+    """Run `drive(lab, page)`; if it fails, keep the page's screenshot and the server's log as
+    test-artifacts/<client>_<what>.png and .log."""
     try:
         drive(lab, page)
     except Exception:
         ARTIFACTS.mkdir(exist_ok=True)  # what the page looked like when it went wrong
-        page.screenshot(path=str(ARTIFACTS / f"{lab['client']}_failure.png"))
-        shutil.copy(lab["log"], ARTIFACTS / f"{lab['client']}_failure.log")
+        page.screenshot(path=str(ARTIFACTS / f"{lab['client']}_{what}.png"))
+        shutil.copy(lab["log"], ARTIFACTS / f"{lab['client']}_{what}.log")
         print("the server's log:\n" + lab["log"].read_text()[-4000:])
         raise
 

@@ -10,10 +10,16 @@ navigate_search.png, navigate_found.png, navigate_opened.png.
 """
 
 import re
-import shutil
 
 import pytest
-from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page, upload_notebook  # noqa: F401 - fixtures used below
+from test_browser import (  # noqa: F401 - lab and page: fixtures used below
+    ARTIFACTS,
+    _on_failure,
+    _open_and_run_all,
+    lab,
+    page,
+    upload_notebook,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -46,28 +52,14 @@ FOLDED = "Sequential/0 (Block) … 11 (Block) ×12"
 
 @pytest.mark.parametrize("lab", ["jupyterlab"], indirect=True)
 def test_search_and_repeated_blocks(lab, page):  # noqa: F811 - pytest's fixtures
-    try:
-        _drive(lab, page)
-    except Exception:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "navigate_failure.png"))
-        shutil.copy(lab["log"], ARTIFACTS / "navigate_failure.log")
-        raise
+    _on_failure(lab, page, _drive, "navigate_failure")
 
 
 def _drive(server, browser_page):
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT)
     upload_notebook(server, "navigate.ipynb", CELLS)
-    browser_page.goto(f"{server['url']}/lab/tree/navigate.ipynb?token={server['token']}&reset")
-    browser_page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
-    status = browser_page.locator("#jp-main-statusbar")
-    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
-    browser_page.get_by_role("menuitem", name="Run", exact=True).click()
-    browser_page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    expect(browser_page.locator(".agl-widget")).to_have_count(1)
-    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
+    _open_and_run_all(server, browser_page, "navigate.ipynb", widgets=1)
     ARTIFACTS.mkdir(exist_ok=True)
     widget = browser_page.locator(".agl-widget")
 

@@ -8,11 +8,15 @@ picture. Screenshots: test-artifacts/torch_graph_widget.png, test-artifacts/side
 side-by-side SVG, also saved as side_by_side.svg, opened from disk).
 """
 
-import re
-import shutil
-
 import pytest
-from test_browser import ARTIFACTS, UI_TIMEOUT, lab, page, upload_notebook  # noqa: F401 - fixtures used below
+from test_browser import (  # noqa: F401 - lab and page: fixtures used below
+    ARTIFACTS,
+    _on_failure,
+    _open_and_run_all,
+    lab,
+    page,
+    upload_notebook,
+)
 
 pytest.importorskip("torch", reason="PyTorch (the test oracle) is not installed")
 
@@ -44,32 +48,21 @@ CELLS = [
 ]
 
 
+# JupyterLab only, as the docstring says (it always opened /lab/tree/..., also on the Notebook 7
+# server)
+@pytest.mark.parametrize("lab", ["jupyterlab"], indirect=True)
 def test_torch_graph_steps_in_the_widget(lab, page):  # noqa: F811 - pytest's fixtures
-    try:
-        _drive(lab, page)
-    except Exception:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "torch_graph_failure.png"))
-        shutil.copy(lab["log"], ARTIFACTS / "jupyterlab_torch_failure.log")
-        raise
+    _on_failure(lab, page, _drive, "torch_graph_failure")
 
 
 def _drive(server, browser_page):
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=UI_TIMEOUT)
     upload_notebook(server, "torch.ipynb", CELLS)
-    browser_page.goto(f"{server['url']}/lab/tree/torch.ipynb?token={server['token']}")
-    browser_page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
-    status = browser_page.locator("#jp-main-statusbar")
-    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
-    browser_page.get_by_role("menuitem", name="Run", exact=True).click()
-    browser_page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    expect(browser_page.locator(".agl-widget")).to_have_count(2)
+    _open_and_run_all(server, browser_page, "torch.ipynb", widgets=2)
     # the side-by-side picture: JupyterLab prefers its text/html, an <img> of the SVG
     picture_img = browser_page.locator('.jp-RenderedHTMLCommon img[src^="data:image/svg+xml"]')
     expect(picture_img).to_have_count(1)
-    expect(status).to_contain_text(re.compile(r"\(ipykernel\)\s*\|\s*Idle"))
 
     # PyTorch's graph, labelled with the cell's variable names, drawn as ours is
     widget = browser_page.locator(".agl-widget").first

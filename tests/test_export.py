@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from test_browser import _new_notebook
 
 import autograd_lab as ag
 from autograd_lab.viz import record, save_html
@@ -253,14 +254,7 @@ def test_cli_max_layouts_must_be_positive(tmp_path):
 def _notebook(path, cells):
     import nbformat
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nbformat.write(nb, path)
+    nbformat.write(_new_notebook(cells), path)
 
 
 @pytest.mark.slow
