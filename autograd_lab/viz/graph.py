@@ -359,24 +359,17 @@ def _op_node(op, node_id, order, label_of, saved, recording, last_grad, max_valu
 
 def _root_node(tensor, node_id, order, label_of, max_values):
     name = label_of.get((tensor._grad_fn, tensor._output_nr))
-    return {
-        "id": node_id,
-        "kind": "tensor",
-        "label": name or "output",
-        "op": None,
-        "name": name,
-        "role": "output",
-        "shape": list(tensor._data.shape),
-        "dtype": tensor.dtype.name,
-        "value": summarize(tensor, max_values),
-        "grad": summarize(tensor._grad, max_values) if tensor._grad is not None else None,
-        "saved": [],
-        "is_saved": False,
-        "scope": None,
-        "order": order,
-        "derivative": None,
-        "derivative_value": None,
-    }
+    return tensor_node(
+        node_id,
+        order,
+        name,
+        "output",
+        tensor._data.shape,
+        tensor.dtype.name,
+        summarize(tensor, max_values),
+        grad=summarize(tensor._grad, max_values) if tensor._grad is not None else None,
+        unnamed="output",
+    )
 
 
 # ---- the local derivative's value at this step ----------------------------------------------------

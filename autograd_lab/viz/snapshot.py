@@ -32,13 +32,16 @@ def run_gradients(events):
     return first, last
 
 
-def tensor_node(node_id, order, name, role, shape, dtype, value, grad=None, is_saved=False):
-    """A tensor's node record (CONTRACT.md): a leaf, a constant, a torch graph's tensor. Every
-    graph reader makes its tensor nodes here, so they all carry the same fields."""
+def tensor_node(
+    node_id, order, name, role, shape, dtype, value, grad=None, is_saved=False, unnamed="tensor"
+):
+    """A tensor's node record (CONTRACT.md): a leaf, a constant, an output, a torch graph's
+    tensor. Every graph reader makes its tensor nodes here, so they all carry the same fields;
+    `unnamed`: the label of a tensor the code gave no name."""
     return {
         "id": node_id,
         "kind": "tensor",
-        "label": name or "tensor",
+        "label": name or unnamed,
         "op": None,
         "name": name,
         "role": role,
