@@ -249,8 +249,10 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         elif grads[0] is None and all(g is None for g in grads) and not node._fn.no_derivative:
             # nothing arrived: send nothing on. A built-in node still unpacks what it saved first,
             # as PyTorch's do before they look at the gradients, so a saved tensor changed in
-            # place is refused even where no gradient flows through (dist(x.fill_(0), y, 0))
-            if issubclass(node._fn, Op):
+            # place is refused even where no gradient flows through (dist(x.fill_(0), y, 0)),
+            # but not one that PyTorch keeps inside CopySlices (ops/views.py): CopySlices calls
+            # it only when a gradient arrives
+            if issubclass(node._fn, Op) and not node._within_copy_slices:
                 _ = node.saved_tensors
             results = (None,) * len(node.next_functions)
         else:

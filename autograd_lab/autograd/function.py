@@ -60,6 +60,7 @@ class Node:
     _materialize_grads = True  # give backward zeros (not None) for outputs that got no gradient
     runs_when_ready = False  # True: backward runs it before any other ready node (engine.py)
     _hook_order = None  # when saved-tensor hooks packed the saved tensors: the order they run in
+    _within_copy_slices = False  # an in-place op through a view: PyTorch runs it inside CopySlices
 
     def name(self):
         return type(self).__name__

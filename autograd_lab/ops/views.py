@@ -207,6 +207,10 @@ def change_through_view(view, op, args, kwargs):
     result = op(before.reshape(-1)[where], *args, **kwargs)
     if result.shape != view.shape:  # the caller refuses it (Tensor._inplace)
         return result, None
+    if result.grad_fn is not None:
+        # PyTorch keeps this node inside its CopySlices node, which calls it only when a
+        # gradient arrives (the engine then skips its saved-tensor check, engine.py)
+        result.grad_fn._within_copy_slices = True
     return result, CopySlices.apply(before, result, where=where)
 
 
