@@ -57,7 +57,10 @@ def copy_in_order(array, order, dtype=None):
     if dtype is None:
         copy = outermost_first.copy()
     else:
-        copy = outermost_first.astype(dtype, order="C")
+        # nan, inf and floats beyond the integer's range convert silently, as in PyTorch (whose
+        # results there are the C library's; numpy's are the same, but come with a warning)
+        with np.errstate(invalid="ignore"):
+            copy = outermost_first.astype(dtype, order="C")
     return np.transpose(copy, back)
 
 

@@ -1,6 +1,7 @@
 """Fuzz waves 19–21 (issue 14): the kinds those runs found, each against PyTorch 2.13."""
 
 import pytest
+from fuzzing import check, generator
 
 import autograd_lab as ag
 
@@ -38,3 +39,50 @@ def test_regression_an_inplace_op_through_a_view_is_checked_only_when_a_gradient
         return None if x.grad is None else x.grad.tolist()
 
     assert _outcome(lambda: run(ag)) == _outcome(lambda: run(torch))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32"])
+def test_sgn_is_sign_on_real_numbers_under_its_own_node_name(torch, dtype):
+    # the public torch.sgn (sign's twin for complex numbers): PyTorch's abs and norm backward
+    # formulas call it, so it is also what a second-order graph through them shows
+    def run(lib):
+        x = lib.tensor([-2.0, -0.0, 0.0, 3.0, float("nan")]).to(getattr(lib, dtype))
+        if dtype == "float32":
+            x.requires_grad_()
+        y = lib.sgn(x)
+        z = x.detach().clone()
+        z.sgn_()
+        name = y.grad_fn.name() if y.grad_fn is not None else None
+        return y.tolist(), str(y.dtype), z.tolist(), name, x.sgn().tolist()
+
+    assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("through", ["abs", "norm(p=1)", "dist(p=1)"])
+def test_second_derivatives_through_sgn_name_its_node_as_pytorch(torch, through):
+    def names(lib):
+        x = lib.tensor([-1.5, 2.0], dtype=lib.float64).requires_grad_()
+        y = {
+            "abs": lambda: x.abs().sum(),
+            "norm(p=1)": lambda: x.norm(p=1),
+            "dist(p=1)": lambda: x.dist(lib.zeros(2, dtype=lib.float64), 1),
+        }[through]()
+        (g,) = lib.autograd.grad(y, [x], create_graph=True)
+        found, todo = set(), [g.grad_fn]
+        while todo:
+            node = todo.pop()
+            if node is not None:
+                found.add(node.name())
+                todo += [n for n, _ in node.next_functions]
+        return "SgnBackward0" in found
+
+    assert names(ag) == names(torch) is True
+
+
+def test_an_efficient_zero_tensor_behind_dist_is_the_readme_simplification(torch):
+    # fuzz seed 2710027 (wave 20): a second derivative through var of one element (whose
+    # gradient is nan) and dist(p=1): sgn's zero derivative times nan is 0 in PyTorch (an
+    # efficient zero tensor), nan in ours; README's line named abs and l1_loss only
+    result = check(generator.generate(2710027), ag, torch)
+    assert not result.divergences
+    assert any("efficient zero tensors" in s.readme for _, s in result.accepted)

@@ -982,7 +982,7 @@ class Abs(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * x.sign()
+        return grad * x.sgn()
 
 
 class Sign(Op):
@@ -1010,6 +1010,15 @@ class Sign(Op):
     @staticmethod
     def backward(ctx, grad):
         return _zeros(grad.shape, grad)  # exact zeros: grad * 0 would make an inf gradient nan
+
+
+class Sgn(Sign):
+    """sign's twin for complex numbers (z / |z|); on real numbers it is sign, under its own node
+    name. PyTorch's backward of sgn gives an "efficient zero tensor" that stays zero even when
+    multiplied by inf or nan later; ours gives plain zeros (README's Simplifications)."""
+
+    function = "sgn"
+    node_name = "SgnBackward0"
 
 
 class Reciprocal(Op):

@@ -117,7 +117,7 @@ class VectorNorm(Op):
         if p == 0:  # a count does not change when x moves a little: no gradient (PyTorch's too)
             return None
         if p == 1:
-            return grad * x.sign()
+            return grad * x.sgn()
         if p == 2:  # x / norm, and 0 where the norm is 0 (PyTorch's subgradient at the kink)
             return grad * where(norm == 0, 0.0, x / norm)
         if abs(p) == math.inf:  # the entries that reach the max (min) share the gradient
@@ -125,12 +125,12 @@ class VectorNorm(Op):
             # sign(nan) is 0, so they get 0, and so does every other entry
             hits = (x.abs() == norm) | (x.isnan() & norm.isnan())
             count = hits.sum(dim=ctx.dims, keepdim=True) if ctx.dims else hits
-            return x.sign() * (grad / count * hits)
+            return x.sgn() * (grad / count * hits)
         if p < 1:  # |x|^(p-1) is infinite at x = 0: PyTorch fills those entries with 0 after
             # the power, so differentiating again there gives 0 · inf = nan, as in PyTorch
-            scaled = x.sign() * (x.abs() ** (p - 1)).masked_fill(x == 0, 0.0)
+            scaled = x.sgn() * (x.abs() ** (p - 1)).masked_fill(x == 0, 0.0)
             return scaled * grad * norm ** (1 - p)
-        scaled = x * x.abs() ** (p - 2) if p >= 2 else x.sign() * x.abs() ** (p - 1)
+        scaled = x * x.abs() ** (p - 2) if p >= 2 else x.sgn() * x.abs() ** (p - 1)
         return scaled * where(norm == 0, 0.0, grad / norm ** (p - 1))
 
 

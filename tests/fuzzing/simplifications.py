@@ -594,12 +594,12 @@ SIMPLIFICATIONS = [
         _gelu_at_infinity_element_by_element,
     ),
     Simplification(
-        "a derivative that is zero by construction (`sign`, inside the backward of `abs` and so "
-        "of `l1_loss`) is an ordinary 0 in a second derivative, so times a NaN or infinite "
-        "gradient, or divided by zero in a later backward (`log`'s at 0), it gives NaN "
-        "(PyTorch's efficient zero tensors keep it 0)",
+        "a derivative that is zero by construction (`sgn`'s, inside the backward of `abs`, and "
+        "so of `l1_loss`, and of `norm`/`dist`) is an ordinary 0 in a second derivative, so "
+        "times a NaN or infinite gradient, or divided by zero in a later backward (`log`'s at "
+        "0), it gives NaN (PyTorch's efficient zero tensors keep it 0)",
         _nan_only_on_our_side,
-        in_program=r"(?s)\b(abs|absolute|l1_loss)_?\(.*create_graph=True",
+        in_program=r"(?s)\b(abs|absolute|l1_loss|sgn|(vector_)?norm|dist)_?\(.*create_graph=True",
     ),
     Simplification(
         "a float32 second derivative of `logcumsumexp` that is 0 in exact arithmetic keeps a "
