@@ -86,3 +86,32 @@ def test_an_efficient_zero_tensor_behind_dist_is_the_readme_simplification(torch
     result = check(generator.generate(2710027), ag, torch)
     assert not result.divergences
     assert any("efficient zero tensors" in s.readme for _, s in result.accepted)
+
+
+WEIGHTS = {
+    "self": lambda lib, s, w: s,
+    "another tensor, changed later": lambda lib, s, w: w,
+}
+
+
+@pytest.mark.parametrize("weight", WEIGHTS)
+@pytest.mark.parametrize("through_a_view", [False, True])
+def test_regression_lerp_always_saves_its_weight(torch, weight, through_a_view):
+    # fuzz seed 2654188 (wave 19): v2.lerp_(v0, v2) with an end v0 that leads nowhere (a view
+    # taken before its base's requires_grad_()): PyTorch saves a tensor weight whatever is
+    # needed (two gradients read it), so changing it in place before backward is refused there;
+    # ours saved it only when a gradient was needed, and ran
+    def run(lib):
+        x = lib.tensor([0.5, 1.0])
+        end = x[0:1]
+        x.requires_grad_()
+        s = lib.tensor([2.0, 3.0])
+        s = s.as_strided((1,), (1,)) if through_a_view else s[:1].clone()
+        w = lib.tensor([0.25])
+        y = s.lerp_(end, WEIGHTS[weight](lib, s, w))
+        w.mul_(2)
+        y.sin().sum().backward()
+        return x.grad
+
+    assert _outcome(lambda: run(ag)) == _outcome(lambda: run(torch))
+    assert _outcome(lambda: run(ag))[0] == "raises"

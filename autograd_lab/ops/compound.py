@@ -117,12 +117,14 @@ class LerpTensor(Op):
     def forward(ctx, input, end, weight, bool_weight=False, dtype=None):
         ctx.bool_weight = bool_weight
         needs_input, needs_end, needs_weight = ctx.needs_input_grad
-        # as PyTorch, save only what the needed gradients use: an in-place change of a tensor
-        # that no gradient reads is then no error
+        # as PyTorch, save input and end (read by weight's gradient only) only when that gradient
+        # is needed: an in-place change of them is then no error. weight, read by two gradients,
+        # PyTorch always saves, so changing it in place before backward is refused even where no
+        # gradient is needed (x.lerp_(end, x) with an end that leads nowhere)
         ctx.save_for_backward(
             input if needs_weight else None,
             end if needs_weight else None,
-            weight if needs_input or needs_end else None,
+            weight,
         )
         if dtype is None:
             return _lerp(input._data, end._data, weight._data)
