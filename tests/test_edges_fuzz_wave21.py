@@ -115,3 +115,39 @@ def test_regression_lerp_always_saves_its_weight(torch, weight, through_a_view):
 
     assert _outcome(lambda: run(ag)) == _outcome(lambda: run(torch))
     assert _outcome(lambda: run(ag))[0] == "raises"
+
+
+SIGNALS = {
+    "one sample, channels innermost": lambda lib: (
+        lib.tensor([0.0, 1.0]).as_strided((2, 1), (1, 2)),
+        lib.arange(8.0).reshape(2, 2, 2),
+    ),
+    "a batch, channels innermost": lambda lib: (
+        lib.arange(6.0).reshape(1, 2, 3).transpose(1, 2),
+        lib.arange(12.0).reshape(2, 3, 2),
+    ),
+    "kernels channels innermost": lambda lib: (
+        lib.arange(6.0).reshape(1, 2, 3),
+        lib.arange(8.0).reshape(2, 2, 2).transpose(1, 2).contiguous().transpose(1, 2),
+    ),
+    "two samples transposed": lambda lib: (
+        lib.arange(12.0).reshape(2, 3, 2).transpose(1, 2),
+        lib.arange(12.0).reshape(2, 2, 3),
+    ),
+    "length 1": lambda lib: (lib.arange(3.0).reshape(1, 3, 1), lib.arange(6.0).reshape(2, 3, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", SIGNALS)
+def test_regression_conv1d_lays_out_its_result_as_pytorch(torch, case, dtype):
+    # fuzz seed 2748645 (wave 20): conv1d of an (2, 1) signal with strides (1, 2) gave a
+    # row-major result; PyTorch makes the signal contiguous, sees it as images (N, C, 1, L),
+    # and a channels-last image (or kernel) gives a channels-last result. The layout shows in
+    # stride() and in what as_strided reads from a clone
+    def run(lib):
+        x, w = (t.to(getattr(lib, dtype)) for t in SIGNALS[case](lib))
+        y = lib.nn.functional.conv1d(x, w, padding=1)
+        return y.stride(), y.clone().stride(), y.flatten().tolist()
+
+    assert run(ag) == run(torch)

@@ -93,6 +93,23 @@ def _laid_out_as_pytorch_does(out, x, w):
     return np.transpose(channels_innermost, (0, 3, 1, 2))  # seen as (N, C, H, W) again
 
 
+def _signals_as_pytorch_images(x, w):
+    """Signals (N, C, L) and their kernels as PyTorch's convolution sees them when it chooses
+    the result's layout: the signals made contiguous first (a copy only where they are not),
+    then both unsqueezed to images (N, C, 1, L), the new dim stepping over the whole L dim, as
+    unsqueeze makes it (numpy's `None` steps 0, which would hide a channels-last layout)."""
+    if not x.flags.c_contiguous:
+        x = x.copy()
+    return _height_one_images(x), _height_one_images(w)
+
+
+def _height_one_images(array):
+    n, c, length = array.shape
+    step = array.strides[2]
+    strides = (array.strides[0], array.strides[1], length * step, step)
+    return np.lib.stride_tricks.as_strided(array, (n, c, 1, length), strides, writeable=False)
+
+
 class Convolution(Op):
     """conv(input, weight) + bias over 1-D signals (N, C, L) or images (N, C, H, W)."""
 
@@ -108,8 +125,9 @@ class Convolution(Op):
         out = convolve(x, w, geometry)
         if bias is not None:
             out += bias._data.reshape(1, -1, 1, 1)
-        if input._data.ndim == 3:
-            return row_major(out[:, :, 0])
+        if input._data.ndim == 3:  # back to signals: (N, C, 1, L) -> (N, C, L), its layout kept
+            seen = _signals_as_pytorch_images(input._data, weight._data)
+            return _laid_out_as_pytorch_does(out, *seen)[:, :, 0]
         return _laid_out_as_pytorch_does(out, input._data, weight._data)
 
     @staticmethod
