@@ -151,3 +151,24 @@ def test_regression_conv1d_lays_out_its_result_as_pytorch(torch, case, dtype):
         return y.stride(), y.clone().stride(), y.flatten().tolist()
 
     assert run(ag) == run(torch)
+
+
+def test_the_zero_that_median_picks_among_tied_zeros_is_the_readme_simplification(torch):
+    # fuzz seed 2840006 (wave 21): median() of [-0.0, 0.0, -inf, 0.5] is 0.0 in PyTorch (the
+    # element std::nth_element leaves in the middle), -0.0 here; divided into -inf later, the
+    # sign shows as -inf against inf
+    result = check(generator.generate(2840006), ag, torch)
+    assert not result.divergences
+    assert any("`median()` of all elements" in s.readme for _, s in result.accepted)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[-0.0, 0.0, -1.0, 0.5], [0.0, -0.0, 2.0], [1.0, 0.0, -0.0, -0.0, 2.0], [-0.0, 0.0] * 4],
+)
+def test_median_along_a_dim_picks_the_same_tied_zero_and_index_as_pytorch(torch, values):
+    def run(lib):
+        result = lib.tensor(values).reshape(1, -1).median(1)
+        return result.indices.tolist(), (1 / result.values).tolist()
+
+    assert run(ag) == run(torch)

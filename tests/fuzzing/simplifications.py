@@ -425,10 +425,11 @@ def _overflowing_products_in_a_convolutions_gradient(d):
 
 
 def _zero_sign_of_a_maximum_among_tied_zeros(d):
-    """NaN/inf differ after amax/amin (or max()/min() of all elements) gave a zero of the other
-    sign than PyTorch's: among tied 0.0 and -0.0 ours keeps the first (amax, amin) or numpy's
-    (max(), min()), where PyTorch's vectorized loop over a long row may keep another."""
-    picks = ("amax", "amin", "max", "min")
+    """NaN/inf differ after amax/amin (or max()/min()/median() of all elements) gave a zero of
+    the other sign than PyTorch's: among tied 0.0 and -0.0 ours keeps the first (amax, amin),
+    numpy's (max(), min()) or median(0)'s (median()), where PyTorch's vectorized loop over a
+    long row may keep another, and its median() the one std::nth_element leaves in the middle."""
+    picks = ("amax", "amin", "max", "min", "median")
     return d.what == "NaN/inf" and d.after_zero_sign.removeprefix("Tensor.") in picks
 
 
@@ -668,7 +669,9 @@ SIMPLIFICATIONS = [
         "`amax`/`amin` among tied zeros (0.0 and -0.0) give the first of them, as PyTorch's loop "
         "does over a row of fewer than 16 float64 (32 float32) elements or across an outer dim; "
         "its vectorized loop over a longer row may give the other, and so may its `max()`/`min()` "
-        "of all elements, where ours gives numpy's",
+        "of all elements, where ours gives numpy's, and its `median()` of all elements (the "
+        "order of C++'s `std::nth_element`), where ours gives the one that `median(0)` of the "
+        "flattened tensor gives",
         _zero_sign_of_a_maximum_among_tied_zeros,
     ),
     Simplification(
