@@ -172,3 +172,36 @@ def test_median_along_a_dim_picks_the_same_tied_zero_and_index_as_pytorch(torch,
         return result.indices.tolist(), (1 / result.values).tolist()
 
     assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "seed, words",
+    [
+        # sgn's gradient, an efficient zero tensor in PyTorch: held in .grad, a second backward
+        # adding to it fails there (wave 22) ...
+        (2900953, "ZeroTensors are immutable"),
+        # ... and so does std's backward, which writes into the gradient it is handed
+        (2906791, "ZeroTensors are immutable"),
+        # ... and asin's slope at 2.81 (nan) times that zero is 0 in PyTorch, nan here
+        (2906517, "efficient zero tensors"),
+        # logcumsumexp's backward at a gradient that is exactly 0 here, 1e-7 in PyTorch
+        (2961593, "log|gradient|"),
+    ],
+)
+def test_wave_22s_kinds_are_readme_simplifications(torch, seed, words):
+    result = check(generator.generate(seed), ag, torch)
+    assert not result.divergences
+    assert any(words in s.readme for _, s in result.accepted)
+
+
+@pytest.mark.parametrize("weights", [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])
+def test_second_derivative_through_logcumsumexp_where_no_gradient_is_zero(torch, weights):
+    def run(lib):
+        x = lib.tensor([[0.1], [0.5], [-0.3]], dtype=lib.float64).requires_grad_()
+        y = x.logcumsumexp(1).log_softmax(0)
+        loss = (y * lib.tensor(weights, dtype=lib.float64).reshape(3, 1)).sum()
+        (g,) = lib.autograd.grad(loss, [x], create_graph=True)
+        (g2,) = lib.autograd.grad((g * g).sum(), [x])
+        return [round(v, 12) for v in g2.flatten().tolist()]
+
+    assert run(ag) == run(torch)
