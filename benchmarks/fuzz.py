@@ -7,6 +7,8 @@ Each distinct divergence (its kind: the op, what differed, the exception classes
 a small program the first time it is seen; the table at the end lists every kind with how often
 it was seen and that shrunk reproducer, which runs with `import torch` and with
 `import autograd_lab as torch`. `--save` also writes the table to benchmarks/results/fuzz-<date>.md.
+The programs run in a worker process, so that a crash (PyTorch 2.13 has segmentation faults a
+random program can reach) costs one seed, listed in the report, not the run.
 The fuzzer itself lives in tests/fuzzing/ (its docstring says how it is built); tests/test_fuzz.py
 runs a fixed slice of seeds in every test run.
 """
@@ -14,6 +16,8 @@ runs a fixed slice of seeds in every test run.
 import argparse
 import collections
 import datetime
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -33,6 +37,7 @@ from fuzzing.shrink import shrink  # noqa: E402
 import autograd_lab  # noqa: E402, F401
 
 PROGRAM_SECONDS = 10  # a program that runs longer is stopped and counted as a fuzzer problem
+EVENT = "fuzz-event: "  # how a worker's line to the supervising process begins
 
 
 class ProgramTimeout(BaseException):
@@ -51,37 +56,54 @@ def main():
         "--save", action="store_true", help="write benchmarks/results/fuzz-<date>.md"
     )
     parser.add_argument("--shrink-budget", type=int, default=300, help="runs per shrink")
+    parser.add_argument("--worker-until", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker_until is not None:
+        return work(args.seed, args.worker_until, args.shrink_budget)
 
-    signal.signal(signal.SIGALRM, _alarm)
-    deadline = time.monotonic() + args.minutes * 60
+    deadline = time.time() + args.minutes * 60
     seen = collections.Counter()  # kind -> programs that showed it
     first = {}  # kind -> (seed, one divergence, the shrunk reproducer)
     accepted = collections.Counter()  # simplification's README line -> divergences it explained
     problems = []  # (seed, traceback): the fuzzer's own failures
     programs, running, seed = 0, 0.0, args.seed
-    while time.monotonic() < deadline:
-        started = time.monotonic()
-        try:
-            signal.setitimer(signal.ITIMER_REAL, PROGRAM_SECONDS)
-            program = generator.generate(seed)
-            result = check(program)
-        except (Exception, ProgramTimeout):
-            problems.append((seed, traceback.format_exc(limit=4)))
-            seed += 1
-            continue
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        running += time.monotonic() - started
-        programs += 1
-        for _, simplification in result.accepted:
-            accepted[simplification.readme] += 1
-        for kind in {d.kind for d in result.divergences}:
-            seen[kind] += 1
-            if kind not in first:
-                first[kind] = (seed, *_shrunk(program, kind, args.shrink_budget))
-                print(f"seed {seed}: new kind {_kind_text(kind)}", flush=True)
-        seed += 1
+    while time.time() < deadline:
+        # the programs run in a worker process: PyTorch itself may crash on one (a segmentation
+        # fault); the run then goes on from the next seed in a new worker, and reports the crash
+        command = [sys.executable, __file__, "--seed", str(seed), "--worker-until", str(deadline)]
+        command += ["--shrink-budget", str(args.shrink_budget)]
+        worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        worker.stdin.write(json.dumps([list(kind) for kind in first]) + "\n")
+        worker.stdin.close()
+        started = None  # the seed the worker is running now
+        for line in worker.stdout:
+            if not line.startswith(EVENT):  # something a program printed: shown as it is
+                print(line, end="", file=sys.stderr)
+                continue
+            event = json.loads(line.removeprefix(EVENT))
+            if "started" in event:
+                started = event["started"]
+            elif "ran" in event:
+                started, seed = None, event["ran"] + 1
+                programs += 1
+                running += event["seconds"]
+                seen.update(tuple(kind) for kind in event["kinds"])
+                accepted.update(event["accepted"])
+            elif "problem" in event:
+                started, seed = None, event["problem"] + 1
+                problems.append((event["problem"], event["traceback"]))
+            else:  # a new kind, shrunk
+                kind = tuple(event["kind"])
+                first[kind] = (event["seed"], event["divergence"], event["source"])
+                print(f"seed {event['seed']}: new kind {_kind_text(kind)}", flush=True)
+        if worker.wait() == 0:
+            break
+        crashed = seed if started is None else started
+        problems.append(
+            (crashed, f"the process running it crashed (exit code {worker.returncode})")
+        )
+        print(f"seed {crashed}: the process crashed (exit code {worker.returncode})", flush=True)
+        seed = crashed + 1
 
     report = _report(args, programs, running, seed, seen, first, accepted, problems)
     print(report)
@@ -89,6 +111,45 @@ def main():
         path = ROOT / "benchmarks" / "results" / f"fuzz-{datetime.date.today()}.md"
         path.write_text(report)
         print(f"written to {path.relative_to(ROOT)}")
+
+
+def work(seed, until, shrink_budget):
+    """The worker: run programs from `seed` until the time `until`, telling the supervising
+    process about each on stdout (one JSON object a line); a kind not in the list read from
+    stdin is shrunk the first time it is seen."""
+    known = {tuple(kind) for kind in json.loads(sys.stdin.readline())}
+    signal.signal(signal.SIGALRM, _alarm)
+    events, sys.stdout = sys.stdout, sys.stderr  # what else is printed goes to stderr
+
+    def tell(**event):
+        print(EVENT + json.dumps(event), file=events, flush=True)
+
+    crash_at = int(os.environ.get("FUZZ_CRASH_AT_SEED", -1))  # tests/test_fuzz.py's crash
+    while time.time() < until:
+        tell(started=seed)
+        if seed == crash_at:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        started = time.monotonic()
+        try:
+            signal.setitimer(signal.ITIMER_REAL, PROGRAM_SECONDS)
+            program = generator.generate(seed)
+            result = check(program)
+        except (Exception, ProgramTimeout):
+            tell(problem=seed, traceback=traceback.format_exc(limit=4))
+            seed += 1
+            continue
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        seconds = time.monotonic() - started  # (shrinking not counted)
+        kinds = {d.kind for d in result.divergences}
+        for kind in kinds - known:
+            known.add(kind)
+            divergence, source = _shrunk(program, kind, shrink_budget)
+            divergence = None if divergence is None else str(divergence)
+            tell(kind=kind, seed=seed, divergence=divergence, source=source)
+        lines = [simplification.readme for _, simplification in result.accepted]
+        tell(ran=seed, seconds=seconds, kinds=[list(kind) for kind in kinds], accepted=lines)
+        seed += 1
 
 
 def _shrunk(program, kind, budget):
@@ -133,7 +194,9 @@ def _report(args, programs, running, next_seed, seen, first, accepted, problems)
         out += ["", "Accepted simplifications (README), not counted above:", ""]
         out += [f"- {count}x {line}" for line, count in accepted.most_common()]
     if problems:
-        out += ["", f"The fuzzer's own failures: {len(problems)} (first below)", "", "```"]
+        seeds = ", ".join(str(seed) for seed, _ in problems[:20])
+        out += ["", f"The fuzzer's own failures: {len(problems)}, seeds {seeds} (first below)"]
+        out += ["", "```"]
         out += [f"seed {problems[0][0]}", problems[0][1].rstrip(), "```"]
     out += ["", "## Shrunk reproducers", ""]
     for number, kind in enumerate(ranked, 1):
