@@ -205,3 +205,54 @@ def test_second_derivative_through_logcumsumexp_where_no_gradient_is_zero(torch,
         return [round(v, 12) for v in g2.flatten().tolist()]
 
     assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("changed", ["the input", "the result"])
+def test_regression_sgn_saves_its_input_and_result(torch, changed):
+    # fuzz seeds 3001268 and 3004682 (wave 23): sgn's result changed in place before backward
+    # ran here; PyTorch's SgnBackward0 saved it (and its input), and refuses
+    def run(lib):
+        x = lib.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+        y = x * 1
+        z = y.sgn()
+        (y if changed == "the input" else z).mul_(2)
+        z.sum().backward()
+        return x.grad.tolist()
+
+    assert _outcome(lambda: run(ag)) == _outcome(lambda: run(torch))
+    assert _outcome(lambda: run(ag))[0] == "raises"
+
+
+@pytest.mark.parametrize("seed", [3035853, 3046749])
+def test_wave_23s_kinds_are_readme_simplifications(torch, seed):
+    # 3035853: the gradient through sgn of bce_with_logits(x, x) requires grad here with
+    # create_graph=True, PyTorch's (an efficient zero tensor) does not; 3046749: clamp with
+    # tensor bounds wider than the input, whose backward fails in PyTorch, while ours goes on
+    # to unique_consecutive, which has no derivative
+    result = check(generator.generate(seed), ag, torch)
+    assert not result.divergences
+    assert result.accepted
+
+
+BIG = 3.4028234663852886e38  # float32's largest number
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [BIG, 0.0, 0.0, BIG],  # the float32 sum overflows: PyTorch's mean is inf, std inf
+        [1.8e19, -1.8e19] * 3,  # the variance overflows float32, its square root does not
+        [10000.001, 10000.002, 10000.004, 9999.999, 10000.0],  # the mean rounded to float32
+        [2.0, 2.0],
+    ],
+)
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_regression_float32_var_and_std_into_one_number_take_a_float32_mean(torch, op, values):
+    # fuzz seed 3046508 (wave 23): std of [inf -> 3.4e38, 0, 0, 3.4e38] (nan_to_num) was 1.96e38
+    # here, inf in PyTorch, whose var()/std() into one number takes the mean in float32 first
+    def run(lib):
+        x = lib.tensor(values)
+        results = [getattr(x, op)(), getattr(x.reshape(1, -1, 1), op)(1), getattr(x, op)(0)]
+        return [r.flatten().tolist() for r in results]
+
+    assert run(ag) == run(torch)

@@ -1019,6 +1019,20 @@ class Sgn(Sign):
 
     function = "sgn"
     node_name = "SgnBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, input):
+        result = _make(Sign.forward(ctx, input))
+        # PyTorch's formula for complex numbers reads both, so it saves them for real ones too:
+        # changing either in place before backward is refused
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        _ = ctx.saved_tensors
+        return _zeros(grad.shape, grad)
 
 
 class Reciprocal(Op):

@@ -154,16 +154,22 @@ _NO_DERIVATIVE = re.compile(r"derivative for \S+ is not implemented")
 def _dist_zero_backward(d):
     """PyTorch 2.13's backward of dist(x, y, 0) fails inside its own code (it hands an undefined
     tensor on); ours runs, and dist with p=0, a count, gives no gradient, as norm(x, 0) does.
-    That internal message comes from nowhere else a program reaches. Our pass goes on past dist,
-    so it may reach a node further back that has no derivative (unique_consecutive's) and raise
-    there, or a tensor hook further back, which is shown None (no gradient arrived), as PyTorch
-    shows its hooks, and whose `grad * 2` then fails: as PyTorch's would had it not failed first."""
+    That internal message comes from nowhere else a program reaches."""
+    return _pytorch_fails_where_ours_goes_on(d, "Expected a proper Tensor but got None")
+
+
+def _pytorch_fails_where_ours_goes_on(d, words):
+    """PyTorch's backward (or grad) fails with `words` in its message, and ours went on past
+    that node: it ran, or it reached a node further back that has no derivative
+    (unique_consecutive's) and raised there, or a tensor hook further back, which is shown None
+    (no gradient arrived), as PyTorch shows its hooks, and whose `grad * 2` then fails: as
+    PyTorch's would had it not failed first."""
     if not (d.op in ("backward", "grad") and d.what in ("raises", "exception class")):
         return False
     ours_went_on = (
         d.ours == "ran" or bool(_NO_DERIVATIVE.search(d.ours)) or _A_HOOK_SHOWN_NONE in d.ours
     )
-    return "Expected a proper Tensor but got None" in d.theirs and ours_went_on
+    return words in d.theirs and ours_went_on
 
 
 # what the fuzzer's hook `lambda grad: grad * 2` raises when it is shown no gradient (None)
@@ -261,6 +267,18 @@ def _nan_only_on_our_side(d):
     an efficient zero tensor, and we as an ordinary 0 (0 * inf, 0 / 0)."""
     differing = _non_finite_differences(d)
     return bool(differing) and all(our == "nan" and their != "nan" for our, their in differing)
+
+
+def _efficient_zero_tensor(d):
+    """What PyTorch's efficient zero tensors do that our ordinary zeros do not: stay 0 times
+    NaN or inf (so only we have NaN), refuse an in-place change, and require no grad (so a
+    program's second derivative is None there)."""
+    if _nan_only_on_our_side(d) or _backward_fails_in_pytorch("ZeroTensors are immutable")(d):
+        return True
+    if _gradient_differs("requires_grad")(d):
+        return (d.ours, d.theirs) == ("True", "False")
+    second_order = d.op == "grad" and d.where.startswith("again =")
+    return second_order and d.what == "None vs tensor" and d.theirs == "none"
 
 
 def _gelu_at_infinity_element_by_element(d):
@@ -598,11 +616,12 @@ SIMPLIFICATIONS = [
         "a derivative that is zero by construction (`sgn`'s: of `sgn` itself, and in a second "
         "derivative inside the backward of `abs`, and so of `l1_loss`, and of `norm`/`dist`) is "
         "an ordinary 0, so times a NaN or infinite gradient, or divided by zero in a later "
-        "backward (`log`'s at 0), it gives NaN (PyTorch's efficient zero tensors keep it 0), and "
-        'it can be changed in place (PyTorch 2.13 refuses with "ZeroTensors are immutable" '
-        "where a second `backward()` adds to a `.grad` that holds one, or a backward formula, "
-        "as `std`'s, writes into it)",
-        lambda d: _nan_only_on_our_side(d) or _backward_fails_in_pytorch("ZeroTensors are")(d),
+        "backward (`log`'s at 0), it gives NaN (PyTorch's efficient zero tensors keep it 0), it "
+        'can be changed in place (PyTorch 2.13 refuses with "ZeroTensors are immutable" where '
+        "a second `backward()` adds to a `.grad` that holds one, or a backward formula, as "
+        "`std`'s, writes into it), and a gradient taken with `create_graph=True` that it alone "
+        "reaches requires grad (PyTorch's does not, so it takes no second derivative)",
+        _efficient_zero_tensor,
         in_program=r"(?s)\bsgn_?\(|\b(abs|absolute|l1_loss|(vector_)?norm|dist)_?\(.*create_graph=True",
     ),
     Simplification(
@@ -750,8 +769,9 @@ SIMPLIFICATIONS = [
         "`clamp`/`clip` with tensor bounds that broadcast beyond the input's shape have the "
         "gradient of their formula (PyTorch 2.13's backward combines the masks in place, in a "
         "tensor of the input's shape, and fails: \"output with shape [1, 1, 2] doesn't match the "
-        'broadcast shape [2, 3, 2]")',
-        _backward_fails_in_pytorch("doesn't match the broadcast shape"),
+        'broadcast shape [2, 3, 2]"; ours goes on, so a node further back that has no '
+        "derivative, as `unique`'s, may raise instead)",
+        lambda d: _pytorch_fails_where_ours_goes_on(d, "doesn't match the broadcast shape"),
         in_program=r"\b(clamp|clip)\(",
     ),
     Simplification(
