@@ -83,6 +83,9 @@ def raises_alike(torch, make, error, words):
 
 def to_numpy(t):
     """Values of an autograd_lab or torch tensor as a float64/int numpy array."""
+    if getattr(t, "_is_zerotensor", lambda: False)():
+        # PyTorch's efficient zero tensor (sgn's gradient) refuses .numpy() unless forced
+        return np.asarray(t.detach().numpy(force=True))
     return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy())
 
 
