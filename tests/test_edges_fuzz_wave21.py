@@ -256,3 +256,20 @@ def test_regression_float32_var_and_std_into_one_number_take_a_float32_mean(torc
         return [r.flatten().tolist() for r in results]
 
     assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("input_dtype", ["bool", "int64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_regression_second_derivative_of_mse_loss_with_a_bool_input(torch, input_dtype, reduction):
+    # fuzz seed 3146599 (wave 24): mse_loss(mask, x), the bool on the input side this time:
+    # the second derivative raised our "Subtraction with a bool tensor" (input - target), where
+    # PyTorch's kernel converts the input first
+    def second(lib):
+        x = lib.tensor([0.5, -2.0, 1.0], dtype=lib.float64).requires_grad_()
+        mask = lib.tensor([True, False, True]).to(getattr(lib, input_dtype))
+        loss = lib.nn.functional.mse_loss(mask, x, reduction=reduction).cosh().sum()
+        (g,) = lib.autograd.grad(loss, [x], create_graph=True)
+        (g2,) = lib.autograd.grad((g * g).sum(), [x])
+        return g2.tolist()
+
+    assert second(ag) == pytest.approx(second(torch), rel=1e-12)

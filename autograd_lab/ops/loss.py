@@ -87,8 +87,11 @@ class MseLossGrad(Op):
         grad2 = _spread(grad2, ctx.reduction, count) * 2.0
         grad_grad = grad_input = None
         if ctx.needs_input_grad[0]:  # linear in grad: the adjoint sums back what forward spread
-            if not target.is_floating_point():  # (a bool target: its `-` would be refused,
-                target = target.to(input.dtype)  # where PyTorch's kernel converts it first)
+            # a bool side counts as 0 or 1: PyTorch's kernel converts it, our `-` refuses bools
+            if not target.is_floating_point():
+                target = target.to(input.dtype)
+            if not input.is_floating_point():
+                input = input.to(target.dtype)
             grad_grad = grad2 * (input - target)
             grad_grad = grad_grad if ctx.reduction == "none" else grad_grad.sum()
         if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
