@@ -273,3 +273,28 @@ def test_regression_second_derivative_of_mse_loss_with_a_bool_input(torch, input
         return g2.tolist()
 
     assert second(ag) == pytest.approx(second(torch), rel=1e-12)
+
+
+def _isclose_operands(lib):
+    return {
+        "expanded bools": (lib.tensor([[False, True]]).expand(2, 2),) * 2,
+        "expanded floats": (
+            lib.tensor([[1.0, 2.0]]).expand(3, 2),
+            lib.tensor([[1.0, 2.5]]).expand(3, 2),
+        ),
+        "transposed": (lib.arange(6.0).reshape(2, 3).t(),) * 2,
+        "one transposed": (lib.arange(6.0).reshape(2, 3).t(), lib.arange(6.0).reshape(3, 2)),
+        "broadcast": (lib.arange(3.0).reshape(3, 1), lib.arange(2.0).reshape(1, 2)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_isclose_operands(ag)))
+def test_regression_isclose_lays_out_its_result_as_pytorch(torch, case):
+    # fuzz seed 3244819 (wave 25): isclose(x, x) of an expanded bool x was not contiguous here
+    # (numpy's layout); PyTorch lays it out as its first step, input == other, does
+    def run(lib):
+        a, b = _isclose_operands(lib)[case]
+        result = lib.isclose(a, b, atol=0.5, equal_nan=True)
+        return result.tolist(), result.stride(), result.is_contiguous()
+
+    assert run(ag) == run(torch)

@@ -1679,7 +1679,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @public("isclose", method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _comparable("isclose", input, other)
-    return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    close = np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    # laid out as PyTorch's first step, input == other, lays out its result
+    return _make(laid_out_like_inputs(close, [input._data, other._data]))
 
 
 @public("logit", method=True, inplace=True)
