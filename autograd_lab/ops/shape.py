@@ -14,9 +14,11 @@ from ..autograd.function import Op
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend import contiguous_strides
 from ..layout import (
+    empty_in_order,
     has_row_major_strides,
     in_suggested_layout,
     laid_out_like_operands,
+    memory_order,
     row_major,
 )
 from ..tensor import Tensor, _make
@@ -655,6 +657,10 @@ def _advanced_laid_out(array, x, index):
         operands.append(_strided_like(array, strides))
     # the index tensors have the result's shape only if the view's other dims are all of size 1
     broadcast = any(view.shape[d] != 1 for d in kept)
+    if array.size == 0 and not broadcast:  # all of one shape, and empty, so contiguous: the
+        return row_major(array)  # fast path of TensorIterator, a row-major result
+    if array.size == 0:  # the dims sorted, then strides multiplied up from the innermost
+        return empty_in_order(array, memory_order(*operands))
     return laid_out_like_operands(array, operands, broadcast)
 
 
