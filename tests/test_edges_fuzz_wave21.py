@@ -1,4 +1,6 @@
-"""Fuzz waves 19–21 (issue 14): the kinds those runs found, each against PyTorch 2.13."""
+"""Fuzz waves 19–26 (issue 14): the kinds those runs found, each against PyTorch 2.13."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -329,3 +331,28 @@ def test_regression_an_empty_pick_has_pytorchs_strides(torch, pick, shape, order
         return tuple(result.shape), result.stride()
 
     assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+@pytest.mark.parametrize("how", ["grad(inputs=[value])", "backward()"])
+def test_regression_writing_into_an_expanded_view_is_refused_only_where_its_base_needs_a_grad(
+    torch, base_requires_grad, how
+):
+    # fuzz seed 3323711 (wave 26): x0 = tensor([0.]).expand(2); x0[mask] = x1[0]; then
+    # grad(loss, [x1]) was refused here (the view's elements share one memory place); PyTorch
+    # writes the view's gradient back into the base's, and refuses, only when the base's
+    # gradient is needed: in backward() with a base that requires grad, never in grad(inputs=)
+    def run(lib):
+        base = lib.tensor([0.0], requires_grad=base_requires_grad)
+        view = (base * 1 if base_requires_grad else base).expand(2)
+        value = lib.tensor([0.0, 2.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch: "Use of index_put_ on expanded tensors"
+            view[lib.tensor([True, True])] = value[0]
+        loss = (view * lib.tensor([1.0, 3.0])).sum()
+        if how == "backward()":
+            loss.backward()
+            return value.grad.tolist()
+        return lib.autograd.grad(loss, [value])[0].tolist()
+
+    assert _outcome(lambda: run(ag)) == _outcome(lambda: run(torch))

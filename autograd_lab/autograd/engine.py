@@ -277,8 +277,9 @@ def _run(roots, retain_graph, create_graph, targets, capture):
                     recorder("send", node, (next_node, output_nr, g))
             send(next_node, output_nr, g, g_owned)
 
-    previous_mode = _state.enabled
+    previous_mode, previous_needed = _state.enabled, _state.needed
     _state.enabled = create_graph  # record the backward pass itself only for higher-order gradients
+    _state.needed = needed  # (Node.task_should_compute_output reads it)
     try:
         for edge, _, _ in roots:
             dependencies[edge[0]] += 1
@@ -287,7 +288,7 @@ def _run(roots, retain_graph, create_graph, targets, capture):
         while ready:
             run_node(heapq.heappop(ready)[2])
     finally:
-        _state.enabled = previous_mode
+        _state.enabled, _state.needed = previous_mode, previous_needed
         send = run_node = None  # the two closures refer to each other: break the cycle, so the
         # graph and the captured gradients are freed now rather than by the garbage collector
     return captured

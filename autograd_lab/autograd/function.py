@@ -70,6 +70,13 @@ class Node:
         """Per forward input: does it want a gradient? That is, does its edge lead anywhere?"""
         return tuple([fn is not None for fn, _ in self.next_functions])
 
+    def task_should_compute_output(self, index):
+        """Whether the backward pass now running needs the gradient for forward input `index`:
+        its edge leads somewhere and, in grad(inputs=...), towards an input asked for. (PyTorch's
+        name; needs_input_grad asks the first question only.)"""
+        node = self.next_functions[index][0]
+        return node is not None and (_state.needed is None or node in _state.needed)
+
     def __repr__(self):
         # PyTorch's text, address and all: scripts print grad_fn and compare with PyTorch. The
         # notebooks' saved outputs stay comparable because nbval masks the address

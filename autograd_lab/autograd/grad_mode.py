@@ -25,6 +25,7 @@ class _State(threading.local):
     saved_hooks_disabled = None  # disable_saved_tensors_hooks(): its error message
     profiler = None  # profiler.profile(): times every op and backward node while active
     inference = False  # inside inference_mode(): is_inference_mode_enabled() says so
+    needed = None  # in a grad(inputs=...) pass: the nodes that lead to an input asked for
 
 
 _state = _State()

@@ -160,6 +160,11 @@ class CopySlices(Op):
     def backward(ctx, grad):
         flat = grad.reshape(-1)
         replaced = ctx.where.reshape(-1)
+        to_values = flat[replaced].reshape(ctx.where.shape)
+        if not ctx.task_should_compute_output(0):
+            # PyTorch writes the view's gradient back into the base's only when the base's is
+            # needed, so the refusals below come only then
+            return None, to_values
         if np.unique(replaced).size < replaced.size and not _repeats_along_a_dim(ctx.where):
             # an as_strided view whose windows overlap: PyTorch writes the view's gradient back
             # element after element, the later over the earlier, so its answer depends on that
@@ -182,7 +187,7 @@ class CopySlices(Op):
                 "tensor before changing it in place (x.expand(...).clone().fill_(...))."
             )
         grad_base = CopySlices.apply(grad, _zeros(replaced.shape, grad), where=ctx.where)
-        return grad_base, flat[replaced].reshape(ctx.where.shape)
+        return grad_base, to_values
 
 
 def _repeats_along_a_dim(where):
