@@ -115,11 +115,19 @@ def gelu_slope(x, approximate):
 
 def _gelu_curvature(x, approximate):
     """d² gelu / dx² in Tensor ops (so that higher derivatives keep working)."""
+    if approximate == "tanh":
+        # gelu = f·(1 + t) with f = x/2, t = tanh(u), u = k(x + c x³); its slope is
+        # f'·(1 + t) + f·g·h with g = 1 - t² and h = u', and the slope of that is
+        # 2 f'·g·h + f·h·g' + f·g·h'. Grouped as PyTorch groups it (gelu_double_backward): g'
+        # is -2 sech²(u) t h, sech taken from cosh, which keeps its size in float32 where t
+        # rounds to ±1 and 1 - t² to a few last bits
+        u = (x + x**3 * _TANH_CUBIC) * _TANH_SCALE
+        t, sech = u.tanh(), 1 / u.cosh()
+        f, g, h = x * 0.5, 1 - t * t, (x * x * (3 * _TANH_CUBIC) + 1) * _TANH_SCALE
+        g_slope = (sech * 2) * (-sech * t) * h
+        h_slope = x * (6 * _TANH_CUBIC * _TANH_SCALE)
+        return (g * h * 0.5) * 2 + f * h * g_slope + f * g * h_slope
     x2 = x * x
-    if approximate == "tanh":  # with u = k(x + c x³), t = tanh(u): (1 - t²)(u' + x u''/2 - x t u'²)
-        t = ((x2 * _TANH_CUBIC + 1) * x * _TANH_SCALE).tanh()
-        du = (x2 * (3 * _TANH_CUBIC) + 1) * _TANH_SCALE
-        return (1 - t * t) * (du + x2 * (3 * _TANH_CUBIC * _TANH_SCALE) - x * t * du * du)
     return (x2 * -0.5).exp() * (2 - x2) * _INV_SQRT_2PI  # φ(x)·(2 - x²)
 
 
