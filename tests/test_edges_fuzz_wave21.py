@@ -377,3 +377,42 @@ def test_regression_gelu_tanh_second_derivative_is_as_accurate_as_pytorchs(torch
     exact = second(torch, "float64")
     ours, theirs = second(ag, dtype), second(torch, dtype)
     assert np.abs(ours - exact).max() <= 1.5 * np.abs(theirs - exact).max() + 1e-13
+
+
+@pytest.mark.parametrize("alpha", [0, 0.0, 2])
+@pytest.mark.parametrize("other", [1.0, -1.0, "tensor"])
+def test_regression_sub_with_alpha_gives_pytorchs_zero(torch, alpha, other):
+    # fuzz seed 3467727 (wave 27): v.subtract_(1.0, alpha=0) of a -0.0 was -0.0 here, 0.0 in
+    # PyTorch, which computes x + (-alpha)·y, and an int 0 has no -0
+    def run(lib):
+        x = lib.tensor([0.0, -0.0, 1.5])
+        y = lib.tensor([1.0, -1.0, 2.0]) if other == "tensor" else other
+        z = x.clone()
+        z.sub_(y, alpha=alpha)
+        return (1 / x.sub(y, alpha=alpha)).tolist(), (1 / z).tolist()
+
+    assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_regression_an_index_tensor_into_an_empty_dim_is_an_index_error_first(torch, dtype):
+    # fuzz seed 3444559 (wave 27): x[None, tensor([0]), :1] = an int64 value into an empty
+    # float32 x raised our dtype complaint; PyTorch first finds nothing to pick (IndexError)
+    def run(lib):
+        x = lib.zeros(0, 1, 1)
+        value = lib.zeros(1, 1, 1, dtype=getattr(lib, dtype))
+        try:
+            x[None, lib.tensor([0]), :1] = value
+        except Exception as error:
+            return type(error).__name__
+        return "ran"
+
+    assert run(ag) == run(torch) == "IndexError"
+
+
+def test_elus_gradient_at_nan_times_an_infinite_slope_is_the_readme_simplification(torch):
+    # fuzz seed 3468659 (wave 27): elu of x + x·x/4 at x = -inf (nan): our slope there is 1
+    # (PyTorch's element-by-element rule), times addcmul's -inf; PyTorch's vectorized loop nan
+    result = check(generator.generate(3468659), ag, torch)
+    assert not result.divergences
+    assert any("`elu`'s gradient at a nan input" in s.readme for _, s in result.accepted)

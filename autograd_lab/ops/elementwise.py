@@ -168,7 +168,7 @@ class SubAlpha(Op):
     -grad * a before the engine sums it to y's shape (AddAlpha says why that order matters)."""
 
     node_name = "SubBackward0"
-    kernel = staticmethod(lambda input, other, alpha: input - alpha * other)
+    kernel = staticmethod(lambda input, other, alpha: input + -alpha * other)
     # (no `derivative`: the viewer finds a node's text by its name, and SubBackward0's is Sub's)
 
     @staticmethod
@@ -176,7 +176,9 @@ class SubAlpha(Op):
     def forward(ctx, a, b, alpha):
         ctx.alpha = alpha
         x, y = operands(a, b)
-        return x - _times_alpha(y, alpha, x)
+        # x + (-alpha)·y, as PyTorch computes it: the same number as x - alpha·y but for the
+        # sign of a zero (alpha=0, an int, has no -0: -0.0 - 0·y is -0.0, -0.0 + 0·y is 0.0)
+        return x + _times_alpha(y, -alpha, x)
 
     @staticmethod
     def backward(ctx, grad):

@@ -1180,6 +1180,7 @@ def index_put(input, value, index):
     index = _numpy_index(index, input.device)
     _check_masks(index, input._data.shape)
     _check_index_tensors_broadcast(index)
+    _check_no_pick_from_an_empty_dim(index, input._data.shape)
     if isinstance(value, Tensor) and value.dtype != input.dtype:
         _check_index_put_dtype(input, value, index)
     advanced = _is_advanced(index) and not _narrows_first(index, input._data.shape)
@@ -1369,6 +1370,25 @@ def rest_of_index(index):
 def is_index_tensor(part):
     """Whether one part of an index is an index tensor (or a list, read as one)."""
     return isinstance(part, (Tensor, list))
+
+
+def _check_no_pick_from_an_empty_dim(index, shape):
+    """An index tensor with elements at a dim of size 0 has nothing it could pick: PyTorch says
+    so (IndexError) before it looks at the value's dtype."""
+    parts = index if isinstance(index, tuple) else (index,)
+    used = sum(_dims_taken(part) for part in parts)
+    dim = 0
+    for part in parts:
+        if part is Ellipsis:
+            dim += len(shape) - used
+            continue
+        is_tensor = isinstance(part, np.ndarray) and part.dtype != np.bool_
+        if is_tensor and part.size and dim < len(shape) and shape[dim] == 0:
+            raise IndexError(
+                "index is out of bounds for dimension with size 0: an index tensor picks from "
+                f"dim {dim}, which has no elements. Fix: index a non-empty dim"
+            )
+        dim += _dims_taken(part)
 
 
 def _check_index_put_dtype(input, value, index):

@@ -253,12 +253,11 @@ def _non_finite_differences(d):
 
 
 def _nan_only_on_their_side(d):
-    """A gradient that PyTorch makes nan at some elements where ours is a finite number, and that
-    agrees about nan and inf everywhere else: elu's vectorized loop at a nan input."""
+    """A gradient that PyTorch makes nan at some elements where ours is a number (finite, or
+    ±inf where the slope met an infinite factor on the way), and that agrees about nan and inf
+    everywhere else: elu's vectorized loop at a nan input."""
     differing = _non_finite_differences(d)
-    return bool(differing) and all(
-        their == "nan" and not _non_finite(our) for our, their in differing
-    )
+    return bool(differing) and all(their == "nan" and our != "nan" for our, their in differing)
 
 
 def _nan_only_on_our_side(d):
