@@ -119,3 +119,12 @@ def softmax_cross_entropy(x, onehot):
     z = x - x.max(-1, keepdim=True).values
     log_p = z - z.exp().sum(-1, keepdim=True).log()
     return -(log_p * onehot).sum() / x.shape[0]
+
+
+def fuzz_seed_is_a_readme_simplification(torch, seed, readme):
+    """Whether the fuzzer's program `seed` differs from PyTorch only where README's
+    Simplifications say so, one of them the line that says `readme`."""
+    from fuzzing import check, generator
+
+    result = check(generator.generate(seed), ag, torch)
+    return not result.divergences and any(readme in s.readme for _, s in result.accepted)

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzzing import check, generator
+from conftest import fuzz_seed_is_a_readme_simplification
 
 import autograd_lab as ag
 
@@ -82,15 +82,6 @@ def test_second_derivatives_through_sgn_name_its_node_as_pytorch(torch, through)
     assert names(ag) == names(torch) is True
 
 
-def test_an_efficient_zero_tensor_behind_dist_is_the_readme_simplification(torch):
-    # fuzz seed 2710027 (wave 20): a second derivative through var of one element (whose
-    # gradient is nan) and dist(p=1): sgn's zero derivative times nan is 0 in PyTorch (an
-    # efficient zero tensor), nan in ours; README's line named abs and l1_loss only
-    result = check(generator.generate(2710027), ag, torch)
-    assert not result.divergences
-    assert any("efficient zero tensors" in s.readme for _, s in result.accepted)
-
-
 WEIGHTS = {
     "self": lambda lib, s, w: s,
     "another tensor, changed later": lambda lib, s, w: w,
@@ -156,15 +147,6 @@ def test_regression_conv1d_lays_out_its_result_as_pytorch(torch, case, dtype):
     assert run(ag) == run(torch)
 
 
-def test_the_zero_that_median_picks_among_tied_zeros_is_the_readme_simplification(torch):
-    # fuzz seed 2840006 (wave 21): median() of [-0.0, 0.0, -inf, 0.5] is 0.0 in PyTorch (the
-    # element std::nth_element leaves in the middle), -0.0 here; divided into -inf later, the
-    # sign shows as -inf against inf
-    result = check(generator.generate(2840006), ag, torch)
-    assert not result.divergences
-    assert any("`median()` of all elements" in s.readme for _, s in result.accepted)
-
-
 @pytest.mark.parametrize(
     "values",
     [[-0.0, 0.0, -1.0, 0.5], [0.0, -0.0, 2.0], [1.0, 0.0, -0.0, -0.0, 2.0], [-0.0, 0.0] * 4],
@@ -175,26 +157,6 @@ def test_median_along_a_dim_picks_the_same_tied_zero_and_index_as_pytorch(torch,
         return result.indices.tolist(), (1 / result.values).tolist()
 
     assert run(ag) == run(torch)
-
-
-@pytest.mark.parametrize(
-    "seed, words",
-    [
-        # sgn's gradient, an efficient zero tensor in PyTorch: held in .grad, a second backward
-        # adding to it fails there (wave 22) ...
-        (2900953, "ZeroTensors are immutable"),
-        # ... and so does std's backward, which writes into the gradient it is handed
-        (2906791, "ZeroTensors are immutable"),
-        # ... and asin's slope at 2.81 (nan) times that zero is 0 in PyTorch, nan here
-        (2906517, "efficient zero tensors"),
-        # logcumsumexp's backward at a gradient that is exactly 0 here, 1e-7 in PyTorch
-        (2961593, "log|gradient|"),
-    ],
-)
-def test_wave_22s_kinds_are_readme_simplifications(torch, seed, words):
-    result = check(generator.generate(seed), ag, torch)
-    assert not result.divergences
-    assert any(words in s.readme for _, s in result.accepted)
 
 
 @pytest.mark.parametrize("weights", [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])
@@ -226,17 +188,6 @@ def test_regression_sgn_saves_its_input_and_result(torch, changed):
     assert _outcome(lambda: run(ag))[0] == "raises"
 
 
-@pytest.mark.parametrize("seed", [3035853, 3046749])
-def test_wave_23s_kinds_are_readme_simplifications(torch, seed):
-    # 3035853: the gradient through sgn of bce_with_logits(x, x) requires grad here with
-    # create_graph=True, PyTorch's (an efficient zero tensor) does not; 3046749: clamp with
-    # tensor bounds wider than the input, whose backward fails in PyTorch, while ours goes on
-    # to unique_consecutive, which has no derivative
-    result = check(generator.generate(seed), ag, torch)
-    assert not result.divergences
-    assert result.accepted
-
-
 BIG = 3.4028234663852886e38  # float32's largest number
 
 
@@ -259,23 +210,6 @@ def test_regression_float32_var_and_std_into_one_number_take_a_float32_mean(torc
         return [r.flatten().tolist() for r in results]
 
     assert run(ag) == run(torch)
-
-
-@pytest.mark.parametrize("input_dtype", ["bool", "int64"])
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_regression_second_derivative_of_mse_loss_with_a_bool_input(torch, input_dtype, reduction):
-    # fuzz seed 3146599 (wave 24): mse_loss(mask, x), the bool on the input side this time:
-    # the second derivative raised our "Subtraction with a bool tensor" (input - target), where
-    # PyTorch's kernel converts the input first
-    def second(lib):
-        x = lib.tensor([0.5, -2.0, 1.0], dtype=lib.float64).requires_grad_()
-        mask = lib.tensor([True, False, True]).to(getattr(lib, input_dtype))
-        loss = lib.nn.functional.mse_loss(mask, x, reduction=reduction).cosh().sum()
-        (g,) = lib.autograd.grad(loss, [x], create_graph=True)
-        (g2,) = lib.autograd.grad((g * g).sum(), [x])
-        return g2.tolist()
-
-    assert second(ag) == pytest.approx(second(torch), rel=1e-12)
 
 
 def _isclose_operands(lib):
@@ -410,9 +344,33 @@ def test_regression_an_index_tensor_into_an_empty_dim_is_an_index_error_first(to
     assert run(ag) == run(torch) == "IndexError"
 
 
-def test_elus_gradient_at_nan_times_an_infinite_slope_is_the_readme_simplification(torch):
-    # fuzz seed 3468659 (wave 27): elu of x + x·x/4 at x = -inf (nan): our slope there is 1
-    # (PyTorch's element-by-element rule), times addcmul's -inf; PyTorch's vectorized loop nan
-    result = check(generator.generate(3468659), ag, torch)
-    assert not result.divergences
-    assert any("`elu`'s gradient at a nan input" in s.readme for _, s in result.accepted)
+READMES = [
+    # wave 20, 2710027: a second derivative through var of one element (its gradient nan) and
+    # dist(p=1): sgn's zero derivative times nan is 0 in PyTorch (an efficient zero tensor)
+    (2710027, "efficient zero tensors"),
+    # wave 21, 2840006: median() of [-0.0, 0.0, -inf, 0.5] is 0.0 in PyTorch (the element
+    # std::nth_element leaves in the middle), -0.0 here; divided into -inf later, it shows
+    (2840006, "`median()` of all elements"),
+    # wave 22: sgn's gradient held in .grad, where a second backward adds to it (2900953), and
+    # std's backward, which writes into the gradient (2906791), fail in PyTorch; asin's slope
+    # at 2.81 (nan) times sgn's zero is 0 there (2906517)
+    (2900953, "ZeroTensors are immutable"),
+    (2906791, "ZeroTensors are immutable"),
+    (2906517, "efficient zero tensors"),
+    # wave 22, 2961593: logcumsumexp's backward at a gradient exactly 0 here, 1e-7 in PyTorch
+    (2961593, "log|gradient|"),
+    # wave 23, 3035853: the gradient through sgn of bce_with_logits(x, x) requires grad here
+    # with create_graph=True, PyTorch's (an efficient zero tensor) does not
+    (3035853, "efficient zero tensors"),
+    # wave 23, 3046749: clamp with tensor bounds wider than the input, whose backward fails in
+    # PyTorch, while ours goes on to unique_consecutive, which has no derivative
+    (3046749, "`clamp`/`clip` with tensor bounds"),
+    # wave 27, 3468659: elu of x + x·x/4 at x = -inf (nan): our slope there is 1 (PyTorch's
+    # element-by-element rule), times addcmul's -inf; PyTorch's vectorized loop gives nan
+    (3468659, "`elu`'s gradient at a nan input"),
+]
+
+
+@pytest.mark.parametrize(("seed", "readme"), READMES)
+def test_these_kinds_are_readme_simplifications(torch, seed, readme):
+    assert fuzz_seed_is_a_readme_simplification(torch, seed, readme)
