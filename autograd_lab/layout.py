@@ -270,13 +270,16 @@ def _compare_places(inner, outer, arrays):
     return 0
 
 
-def laid_out_like_inputs(result, inputs, number=False):
+def laid_out_like_inputs(result, inputs, number=False, computing=None):
     """An elementwise op's `result` laid out as PyTorch lays it out over the op's tensor `inputs`
     (arrays): each input is broadcast to the result's shape, and laid_out_like_operands decides.
     A 0-d input counts as a number, as PyTorch reads it (it says nothing about layout); `number`:
-    the op had a number operand too (`x == 1`), which PyTorch wraps as a 0-d tensor."""
+    the op had a number operand too (`x == 1`), which PyTorch wraps as a 0-d tensor;
+    `computing`: the dtype the op computes in, where an input has another one."""
     if result.ndim == 0:
         return result
+    if computing is not None and type(result) is np.ndarray and result.size:
+        inputs = [_converted(array, computing) for array in inputs]
     if result.size == 0 and not storage.is_device_array(result):
         return _empty_laid_out(result, inputs, number)
     if type(result) is np.ndarray:  # the common case, answered first and cheaply (row 1 of the
@@ -298,6 +301,16 @@ def laid_out_like_inputs(result, inputs, number=False):
         return row_major(result)
     operands = [_as_operand(array, result.shape) for array in inputs]
     return laid_out_like_operands(result, operands, broadcast)
+
+
+def _converted(array, dtype):
+    """An input as PyTorch's TensorIterator sees it on the CPU when the op computes in another
+    dtype: converted first, with x.to(dtype), which keeps the strides of a tensor without gaps
+    or repeats and lays any other (an expanded one) out row-major. (For its layout only: a
+    stand-in of the right strides, its values never read.)"""
+    if array.dtype == dtype or array.ndim == 0 or dense(array):
+        return array
+    return np.empty(array.shape, dtype)
 
 
 def _empty_laid_out(result, inputs, number):

@@ -374,3 +374,32 @@ READMES = [
 @pytest.mark.parametrize(("seed", "readme"), READMES)
 def test_these_kinds_are_readme_simplifications(torch, seed, readme):
     assert fuzz_seed_is_a_readme_simplification(torch, seed, readme)
+
+
+MIXED = {
+    "x + y": lambda lib, i, f: i + f,
+    "sub(alpha=3)": lambda lib, i, f: lib.sub(i, f, alpha=3),
+    "x * y": lambda lib, i, f: i * f,
+    "x / y": lambda lib, i, f: i / f,
+    "maximum": lambda lib, i, f: lib.maximum(i, f),
+    "x == y": lambda lib, i, f: i == f,
+    "y < x": lambda lib, i, f: f < i,
+    "logical_and": lambda lib, i, f: lib.logical_and(i, f),
+    "int / int": lambda lib, i, f: i / i.t(),
+}
+
+
+@pytest.mark.parametrize("op", MIXED)
+def test_regression_an_input_of_another_dtype_is_laid_out_as_converted_first(torch, op):
+    # fuzz seed 3568518 (wave 28): subtract(x0, v0, alpha=3) of an expanded int64 x0 and a
+    # transposed float32 v0 followed v0's layout here; PyTorch converts x0 to float32 first
+    # (x0.to(): an expanded tensor comes out row-major), and that decides: a row-major result,
+    # so reshape(-1, 1) of it is a view (ViewBackward0), not a copy
+    def run(lib):
+        ints = lib.tensor([[1, 2, 3]]).expand(3, 3)
+        floats = lib.arange(9.0).reshape(3, 3).t().requires_grad_()
+        result = MIXED[op](lib, ints, floats)
+        reshaped = result.reshape(-1, 1)
+        return result.stride(), getattr(reshaped.grad_fn, "name", lambda: None)()
+
+    assert run(ag) == run(torch)

@@ -463,7 +463,18 @@ class Op(Function):
         tensors = [arg._data for arg in args if isinstance(arg, Tensor)]
         # (a number among the operands changes only the strides of an empty result)
         number = cls.number_operand or len(tensors) < len(args)
-        return layout.laid_out_like_inputs(out, tensors, number=number)
+        computing = None
+        if len(tensors) > 1 and any(array.dtype != out.dtype for array in tensors):
+            computing = out.dtype if out.dtype.kind == "f" else _common_dtype(args)
+        return layout.laid_out_like_inputs(out, tensors, number=number, computing=computing)
+
+
+def _common_dtype(args):
+    """The numpy dtype PyTorch computes an op of these operands in (a comparison's: not bool)."""
+    from .. import promotion
+
+    operands = [arg for arg in args if isinstance(arg, Tensor) or type(arg) in (bool, int, float)]
+    return promotion.common_dtype(*operands).numpy
 
 
 def _without_recording(forward, node, args, kwargs):

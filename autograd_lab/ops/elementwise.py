@@ -1563,7 +1563,10 @@ def _comparison(name, numpy_function, kernel, *aliases):
         # a dim of size 1, which where(x > 0, ...) would then take on
         inputs = [t._data for t in (input, other) if isinstance(t, Tensor)]
         result = numpy_function(*operands(input, other))
-        return _make(laid_out_like_inputs(result, inputs, number=len(inputs) < 2))
+        computing = None  # an input of another dtype is converted first (layout.py)
+        if len(inputs) == 2 and inputs[0].dtype != inputs[1].dtype:
+            computing = promotion.result_type(input, other).numpy
+        return _make(laid_out_like_inputs(result, inputs, len(inputs) < 2, computing))
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"{name}(input, other): element by element, a bool tensor"
