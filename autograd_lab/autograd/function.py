@@ -463,14 +463,24 @@ class Op(Function):
         tensors = [arg._data for arg in args if isinstance(arg, Tensor)]
         # (a number among the operands changes only the strides of an empty result)
         number = cls.number_operand or len(tensors) < len(args)
-        computing = None
-        if len(tensors) > 1 and any(array.dtype != out.dtype for array in tensors):
-            computing = out.dtype if out.dtype.kind == "f" else _common_dtype(args)
+        computing = computing_dtype(out.dtype, args)
         return layout.laid_out_like_inputs(out, tensors, number=number, computing=computing)
 
 
-def _common_dtype(args):
-    """The numpy dtype PyTorch computes an op of these operands in (a comparison's: not bool)."""
+def computing_dtype(result_dtype, args):
+    """The numpy dtype PyTorch's CPU TensorIterator computes an elementwise op of `args` in,
+    where one of two or more tensors among them has another dtype: it converts that one first,
+    which can change the result's layout (layout.laid_out_like_inputs). None where none has. A
+    float result is computed in its own dtype (int / int divides in float); any other (a
+    comparison's bool) in the operands' common dtype."""
+    tensors = [arg for arg in args if isinstance(arg, Tensor)]
+    if len(tensors) < 2:
+        return None
+    dtypes = {tensor._data.dtype for tensor in tensors}
+    if result_dtype.kind == "f":
+        return result_dtype if dtypes != {result_dtype} else None
+    if len(dtypes) < 2:
+        return None
     from .. import promotion
 
     operands = [arg for arg in args if isinstance(arg, Tensor) or type(arg) in (bool, int, float)]

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import promotion, storage, types
-from ..autograd.function import Op
+from ..autograd.function import Op, computing_dtype
 from ..autograd.grad_mode import is_grad_enabled
 from ..layout import copy_keeping_layout, laid_out_like_inputs, row_major
 from ..tensor import Tensor, _make
@@ -1563,9 +1563,7 @@ def _comparison(name, numpy_function, kernel, *aliases):
         # a dim of size 1, which where(x > 0, ...) would then take on
         inputs = [t._data for t in (input, other) if isinstance(t, Tensor)]
         result = numpy_function(*operands(input, other))
-        computing = None  # an input of another dtype is converted first (layout.py)
-        if len(inputs) == 2 and inputs[0].dtype != inputs[1].dtype:
-            computing = promotion.result_type(input, other).numpy
+        computing = computing_dtype(result.dtype, (input, other))
         return _make(laid_out_like_inputs(result, inputs, len(inputs) < 2, computing))
 
     compare.__name__ = compare.__qualname__ = name

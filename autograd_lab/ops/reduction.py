@@ -214,15 +214,17 @@ def spread_in_float64(name, spread, data, dims, correction, keepdim):
     # a float64 spread beyond float32's range: inf, no warning
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own "degrees of freedom" note
-        result = spread(wide, axis=dims, ddof=correction, keepdims=keepdim)
-        if name in ("var", "std") and data.dtype == np.float32 and result.size == 1 and count:
+        if name in ("var", "std") and data.dtype == np.float32 and count and data.size == count:
             # var()/std() of a float32 tensor into one number (PyTorch's std_var_all_cpu) takes
             # the mean first as mean() does, in float32, whose sum may overflow to inf (then
             # the spread is inf or nan), and the squared deviations from it in float64
             mean = np.float64(np.mean(data))
             value = np.sum((wide - mean) ** 2) / (count - correction if count > correction else 0)
-            result = np.full_like(result, np.sqrt(value) if name == "std" else value)
-        return result.astype(data.dtype)
+            value = np.sqrt(value) if name == "std" else value
+            # (every dim not reduced has size 1)
+            shape = (1,) * (data.ndim if keepdim else data.ndim - len(dims))
+            return np.full(shape, value, dtype=data.dtype)
+        return spread(wide, axis=dims, ddof=correction, keepdims=keepdim).astype(data.dtype)
 
 
 def std_to_var_grad(grad, std):
