@@ -223,7 +223,7 @@ def spread_in_float64(name, spread, data, dims, correction, keepdim):
             value = np.sqrt(value) if name == "std" else value
             # (every dim not reduced has size 1)
             shape = (1,) * (data.ndim if keepdim else data.ndim - len(dims))
-            return np.full(shape, value, dtype=data.dtype)
+            return value.reshape(shape).astype(data.dtype)  # (np.full would not run on CUDA)
         return spread(wide, axis=dims, ddof=correction, keepdims=keepdim).astype(data.dtype)
 
 
