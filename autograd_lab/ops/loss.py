@@ -10,14 +10,20 @@ import numpy as np
 
 from .. import storage
 from ..autograd.function import Op
-from ..layout import laid_out_like_inputs
+from ..layout import laid_out_as, laid_out_like_inputs
 from .activation import Softplus
 from .elementwise import Div, MulNumber, _zeros, logit, operands
 
 
-def _reduce(losses, reduction, *inputs):
+def _reduce(losses, reduction, *inputs, written_into_empty_like=None):
     """The per-element `losses` reduced; kept with reduction="none", laid out in memory like the
-    loss's tensor `inputs` (arrays), as PyTorch's elementwise kernels lay them out (layout.py)."""
+    loss's tensor `inputs` (arrays), as PyTorch's elementwise kernels lay them out (layout.py).
+    A loss whose PyTorch kernel writes into `empty_like(input)` (huber_loss, binary_cross_entropy)
+    passes that input as `written_into_empty_like`: its losses take input's layout exactly, the
+    strides of its size-1 dims too, where they have input's shape."""
+    like = written_into_empty_like
+    if reduction == "none" and like is not None and losses.shape == like.shape:
+        return laid_out_as(losses, like)
     if reduction == "none":
         return laid_out_like_inputs(losses, [array for array in inputs if array is not None])
     total = np.sum(losses)  # numpy gives a scalar, the CUDA backend a 0-d array: Op takes both
@@ -173,7 +179,8 @@ class HuberLoss(Op):
         # computed in the promoted dtype, kept in the input's (mse_loss and smooth_l1_loss promote)
         losses = _huber_losses(ctx, input, target, reduction, delta)
         losses = losses.astype(input._data.dtype, copy=False)
-        return _reduce(losses, reduction, input._data, target._data)
+        x, t = input._data, target._data
+        return _reduce(losses, reduction, x, t, written_into_empty_like=x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -227,7 +234,7 @@ class BinaryCrossEntropy(Op):
             log_x, log_rest = np.maximum(np.log(x), -100), np.maximum(np.log1p(-x), -100)
         losses = (t - 1) * log_rest - t * log_x
         losses = losses if weight is None else losses * weight._data
-        return _reduce(losses, reduction, x, t)
+        return _reduce(losses, reduction, x, t, written_into_empty_like=x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -342,8 +349,9 @@ class NllPlan:
 
     The loss picks, for each target element, the input's value at the target class along
     `class_axis`, times a coefficient: the class weight, 0 where target == ignore_index (one
-    number for all when every weight is 1). For "mean" the coefficients are divided by their sum,
-    so the loss is a weighted mean.
+    number for all when every weight is 1). For "mean" the weighted sum is divided by the sum of
+    the coefficients, `total`, so the loss is a weighted mean. (Divided after summing, as PyTorch
+    does: a sum beyond the dtype's range is inf, as PyTorch's is, even where the mean is not.)
     """
 
     def __init__(self, target, weight, ignore_index, reduction, shape, dtype):
@@ -363,10 +371,10 @@ class NllPlan:
             coefficients = coefficients if everything_kept else np.where(kept, coefficients, 0)
             coefficients = coefficients.astype(dtype, copy=False)
             total = coefficients.sum()
-        self.undefined = False  # "mean" over no element (all ignored): nan, but gradients are 0
-        if reduction == "mean":
-            self.undefined = not total
-            coefficients = coefficients / coefficients.dtype.type(total) if total else coefficients
+        # "mean" over no element (all ignored) is nan, but its gradients are 0
+        self.undefined = reduction == "mean" and not total
+        # what "mean" divides by (nothing to divide where every coefficient is 0)
+        self.total = coefficients.dtype.type(total) if reduction == "mean" and total else None
         self.coefficients, self.class_axis, self.reduction = coefficients, class_axis, reduction
         # where targets are ignored, loss and gradient are set to 0 (not computed as -x·0, which
         # is -0, or nan for an infinite x), as PyTorch skips those elements
@@ -390,10 +398,15 @@ class NllPlan:
         losses = 0 - scaled if self.target_shape == () else -scaled
         if self.kept is not None:
             losses = np.where(self.kept, losses, losses.dtype.type(0))
-        return losses if self.reduction == "none" else losses.sum()
+        if self.reduction == "none":
+            return losses
+        with np.errstate(over="ignore"):  # a sum beyond the dtype's range is inf, silently
+            total = losses.sum()
+        return total if self.total is None else total / self.total
 
     def scatter(self, grad, shape):
-        values = -self.coefficients * grad
+        # in PyTorch's order: the incoming gradient divided by the total first (for "mean")
+        values = self.coefficients * -(grad if self.total is None else grad / self.total)
         if self.kept is not None:
             values = np.where(self.kept, values, values.dtype.type(0))
         out = np.zeros_like(values, self.coefficients.dtype, shape=shape)  # on grad's device

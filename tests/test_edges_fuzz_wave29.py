@@ -1,0 +1,104 @@
+"""Fuzz wave 29 and after (issue 14): the kinds those runs found, each against PyTorch 2.13."""
+
+import warnings
+
+import pytest
+
+import autograd_lab as ag
+
+INPUTS = {
+    "a row of a (2, 3) matrix, [::2]": lambda lib: lib.full((2, 3), 0.5, dtype=lib.float64)[::2],
+    "a transposed matrix": lambda lib: lib.full((3, 2), 0.5, dtype=lib.float64).t(),
+    "every other column, transposed": lambda lib: lib.full((4, 6), 0.5)[:, ::2].t(),
+    "an expanded row": lambda lib: lib.full((3,), 0.5, dtype=lib.float64).expand(2, 3),
+    "a size-1 dim moved": lambda lib: lib.full((2, 1, 3), 0.5).transpose(0, 1),
+}
+
+LOSSES = {
+    "huber_loss": lambda F, x, t: F.huber_loss(x, t, reduction="none", delta=0.7),
+    "binary_cross_entropy": lambda F, x, t: F.binary_cross_entropy(x, t, reduction="none"),
+    "binary_cross_entropy, weight": lambda F, x, t: F.binary_cross_entropy(
+        x, t, weight=t[0], reduction="none"
+    ),
+    "mse_loss": lambda F, x, t: F.mse_loss(x, t, reduction="none"),
+    "huber_loss, a wider target": lambda F, x, t: F.huber_loss(
+        x, t.expand(2, *t.shape), reduction="none"
+    ),
+}
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("input", INPUTS)
+def test_regression_a_loss_written_into_empty_like_input_has_its_strides(torch, loss, input):
+    # fuzz seed 3653259 (wave 29): huber_loss(x, t, reduction="none") of a (1, 3) x = m[::2]
+    # has strides (6, 1) in PyTorch, whose kernel writes into empty_like(x) (x's strides
+    # exactly, its size-1 dim's too); ours were (3, 1), TensorIterator's layout. mse_loss lets
+    # TensorIterator lay its result out, and so does huber_loss where the target is wider
+    def run(lib):
+        x = INPUTS[input](lib)
+        target = lib.full(x.shape, 0.3, dtype=x.dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "Using a target size ... different"
+            result = LOSSES[loss](lib.nn.functional, x, target)
+        return result.shape, result.stride(), result.tolist()
+
+    assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2, 1)])
+def test_regression_a_weighted_mean_nll_loss_sums_before_it_divides(torch, dtype, shape):
+    # fuzz seed 3641786 (wave 29): log-probabilities near -1e307 with class weights: PyTorch sums
+    # the weighted losses, which overflows to inf, and only then divides by the weights' sum;
+    # ours divided each weight first, giving 3.8e307
+    big = 1e307 if dtype == "float64" else 1e38
+
+    def run(lib):
+        classes = shape[1]
+        scores = lib.full(shape, -big, dtype=getattr(lib, dtype)).requires_grad_()
+        target_shape = (shape[0], *shape[2:])
+        target = lib.arange(shape[0] * (shape[2] if len(shape) > 2 else 1)) % classes
+        weight = lib.tensor([0.95, 0.34, 1.27], dtype=getattr(lib, dtype))
+        loss = lib.nn.functional.nll_loss(scores, target.reshape(target_shape), weight=weight)
+        (grad,) = lib.autograd.grad(loss, scores)
+        return loss.item(), grad.tolist()
+
+    assert run(ag) == run(torch)
+
+
+def test_regression_a_weighted_mean_nll_loss_keeps_pytorchs_rounding(torch):
+    # the gradient of a weighted mean: grad / total first, then times each weight, in float32
+    def run(lib):
+        gen = lib.Generator().manual_seed(0)
+        scores = lib.randn(64, 5, generator=gen).log_softmax(1).requires_grad_()
+        target = lib.randint(0, 5, (64,), generator=gen)
+        weight = lib.rand(5, generator=gen) + 0.1
+        loss = lib.nn.functional.nll_loss(scores, target, weight=weight)
+        (grad,) = lib.autograd.grad(loss * 3, scores)
+        return grad.tolist()
+
+    assert run(ag) == run(torch)
+
+
+def test_regression_where_converts_a_value_of_another_dtype_first(torch):
+    # torch.where(c, ints, floats): PyTorch converts an int64 value to the result's float32
+    # first (x.to(): an expanded one comes out row-major), then lays out the result over the
+    # condition and the converted values; ours followed the expanded ints' strides
+    def run(lib):
+        ints = lib.tensor([[1, 2, 3]]).expand(3, 3)
+        column = lib.tensor([[1], [2], [3]]).expand(3, 3)
+        floats = lib.arange(9.0).reshape(3, 3).t()
+        everywhere = lib.tensor(True).expand(3, 3)
+        row = lib.tensor([[True, False, True]]).expand(3, 3)
+        results = [
+            lib.where(everywhere, ints, floats),
+            lib.where(everywhere, column, floats),
+            lib.where(row, column, floats),
+            lib.where(everywhere, floats, ints),
+            lib.where(everywhere, 2.0, ints),
+            lib.where(everywhere, 2, floats),
+            lib.where(row.t(), ints, floats),
+        ]
+        return [(result.stride(), result.tolist()) for result in results]
+
+    assert run(ag) == run(torch)
