@@ -279,7 +279,7 @@ def laid_out_like_inputs(result, inputs, number=False, computing=None):
     if result.ndim == 0:
         return result
     if computing is not None and type(result) is np.ndarray and result.size:
-        inputs = [_converted(array, computing) for array in inputs]
+        inputs = [as_converted(array, computing) for array in inputs]
     if result.size == 0 and not storage.is_device_array(result):
         return _empty_laid_out(result, inputs, number)
     if type(result) is np.ndarray:  # the common case, answered first and cheaply (row 1 of the
@@ -303,12 +303,12 @@ def laid_out_like_inputs(result, inputs, number=False, computing=None):
     return laid_out_like_operands(result, operands, broadcast)
 
 
-def _converted(array, dtype):
+def as_converted(array, dtype):
     """An input as PyTorch's TensorIterator sees it on the CPU when the op computes in another
     dtype: converted first, with x.to(dtype), which keeps the strides of a tensor without gaps
     or repeats and lays any other (an expanded one) out row-major. (For its layout only: a
     stand-in of the right strides, its values never read.)"""
-    if array.dtype == dtype or array.ndim == 0 or dense(array):
+    if storage.is_device_array(array) or array.dtype == dtype or array.ndim == 0 or dense(array):
         return array
     return np.empty(array.shape, dtype)
 

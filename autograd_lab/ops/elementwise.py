@@ -16,7 +16,7 @@ import numpy as np
 from .. import promotion, storage, types
 from ..autograd.function import Op, computing_dtype
 from ..autograd.grad_mode import is_grad_enabled
-from ..layout import copy_keeping_layout, laid_out_like_inputs, row_major
+from ..layout import as_converted, copy_keeping_layout, laid_out_like_inputs, row_major
 from ..tensor import Tensor, _make
 from . import scalar
 from .registry import public
@@ -1223,9 +1223,12 @@ class Where(Op):
     def forward(ctx, a, b, condition):
         ctx.save_for_backward(condition)
         x, y = operands(a, b)
-        inputs = [t._data for t in (condition, a, b) if isinstance(t, Tensor)]
-        number = len(inputs) < 3  # where(c, x, 0.0): PyTorch wraps the number as an operand
-        return laid_out_like_inputs(np.where(condition._data, x, y), inputs, number=number)
+        result = np.where(condition._data, x, y)
+        # a value of another dtype than the result's is converted first (x.to()), as for any
+        # elementwise op (layout.as_converted); the condition is read as it is
+        values = [as_converted(t._data, result.dtype) for t in (a, b) if isinstance(t, Tensor)]
+        number = len(values) < 2  # where(c, x, 0.0): PyTorch wraps the number as an operand
+        return laid_out_like_inputs(result, [condition._data, *values], number=number)
 
     @staticmethod
     def backward(ctx, grad):
