@@ -127,11 +127,10 @@ def test_histogram_refuses_a_value_whose_bin_edges_are_all_equal(torch):
     assert accepted_by(other_error) is None
 
 
-def test_batched_matmul_refuses_a_saved_operand_changed_in_place_whatever_its_layout(torch):
+def test_batched_matmul_sees_a_saved_operand_changed_in_place_as_pytorch_does(torch):
     # PyTorch 2.13 folds a (3, 2, 1) @ (1,) product into a (6, 1) matrix first: a reshape that
     # copies a strided x (so x's later change is not seen, and backward runs) but views a
-    # contiguous one (so it is refused). Ours saves x itself and refuses both (a README
-    # simplification)
+    # contiguous one (so it is refused). Ours lowers `@` the same way, so it does the same
     def grad(lib, strided):
         x = lib.zeros(6, 2, 1)[::2] if strided else lib.zeros(3, 2, 1)
         w = lib.tensor([0.0], requires_grad=True)
@@ -139,11 +138,11 @@ def test_batched_matmul_refuses_a_saved_operand_changed_in_place_whatever_its_la
         x.squeeze_()  # an in-place change: the version counter moves on
         return lib.autograd.grad(product.sum(), [w])
 
-    (grad_w,) = grad(torch, strided=True)
-    assert grad_w.tolist() == [0.0]
-    for lib, strided in ((torch, False), (ag, False), (ag, True)):
+    for lib in (torch, ag):
+        (grad_w,) = grad(lib, strided=True)
+        assert grad_w.tolist() == [0.0]
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            grad(lib, strided)
+            grad(lib, strided=False)
     program = Program(
         (
             Leaf("x0", (6, 2, 1), "float32", (0.0,) * 12, False),
@@ -158,8 +157,4 @@ def test_batched_matmul_refuses_a_saved_operand_changed_in_place_whatever_its_la
     )
     result = check(program, ag, torch)
     assert not result.divergences
-    assert ("raises", "ran") in [(d.what, d.theirs) for d, _ in result.accepted]
-    other_error = Divergence(
-        "loss.backward()", "backward", "raises", "raises RuntimeError: x", "ran"
-    )
-    assert accepted_by(other_error) is None
+    assert not result.accepted

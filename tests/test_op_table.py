@@ -167,11 +167,8 @@ def test_records_the_node_named_in_the_table(spec, shapes, data):
 TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (1e-5, 1e-6)}
 
 # PyTorch lowers `@` on anything but two vectors or two matrices into several nodes (unsqueeze,
-# expand, bmm, _unsafe_view, squeeze) and the result's grad_fn is the last of them. We record the
-# product as one node a learner can recognise (MatmulBackward0; BmmBackward0 for equal batches),
-# under PyTorch's UnsafeViewBackward0 for a batch (tests/test_edges_shapes.py checks that name).
-# A deliberate difference: grad_fn names are compared only where PyTorch records one named op.
-LOWERED_BY_PYTORCH = {"matmul": {"UnsafeViewBackward0", "SqueezeBackward4"}}
+# expand, reshape, mm or bmm, _unsafe_view, squeeze): the result's grad_fn is the last of them,
+# and ours lowers it the same way (tests/test_edges_matmul_lowering.py checks the whole chain).
 
 
 @pytest.mark.oracle
@@ -187,8 +184,7 @@ def test_matches_pytorch(torch, spec, shapes, dtype, data):
     assert_same(out, expected, rtol, atol, "forward value")
 
     our_node, their_node = (t.grad_fn.name() if t.grad_fn else None for t in (out, expected))
-    if their_node not in LOWERED_BY_PYTORCH.get(spec.name, ()):
-        assert our_node == their_node, "grad_fn name"
+    assert our_node == their_node, "grad_fn name"
 
     # a random upstream gradient, not ones: a gradient sent to the wrong element would show
     upstream = np.random.default_rng(0).standard_normal(tuple(out.shape))

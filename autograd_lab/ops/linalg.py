@@ -2,9 +2,11 @@
 
 For C = A @ B the gradients are dA = dC @ Bᵀ and dB = Aᵀ @ dC. A 1-D operand is treated as a
 matrix with one row (on the left) or one column (on the right), and that extra dim is dropped
-again at the end — numpy's and PyTorch's rule. Batch dims that were broadcast are summed back by
-the engine.
+again at the end — numpy's and PyTorch's rule. matmul expands batch dims that broadcast before
+it multiplies, so their gradients are summed back by expand's backward, as in PyTorch.
 """
+
+import math
 
 import numpy as np
 
@@ -17,9 +19,11 @@ from .registry import public
 from .shape import UnsafeView
 
 
-class Matmul(Op):
-    node_name = "MatmulBackward0"  # the general (batched, broadcasting) case
-    derivative = "grad @ Bᵀ and Aᵀ @ grad (batch dims summed back)"
+class MatrixProduct(Op):
+    """What mm, mv, dot and bmm share: A @ B of two vectors, matrices or equal batches of them,
+    whose gradients are grad @ Bᵀ and Aᵀ @ grad (`matmul` below reduces every other case to
+    these, as PyTorch does)."""
+
     saved_names = ("self", "mat2")
 
     @staticmethod
@@ -60,26 +64,36 @@ class Matmul(Op):
         return grad_a, grad_b
 
 
-class Mm(Matmul):
+class Mm(MatrixProduct):
     node_name = "MmBackward0"
     derivative = "d(A @ B)/dA = grad @ Bᵀ,  d/dB = Aᵀ @ grad"
 
 
-class Mv(Matmul):
+class Mv(MatrixProduct):
     node_name = "MvBackward0"
     saved_names = ("self", "vec")  # PyTorch's names for mv(self, vec)
     derivative = "d(A @ v)/dA = outer(grad, v),  d/dv = Aᵀ @ grad"
 
 
-class Dot(Matmul):
+class Dot(MatrixProduct):
     node_name = "DotBackward0"
     saved_names = ("self", "tensor")  # PyTorch's names for dot(self, tensor)
     derivative = "d(a · b)/da = b,  d/db = a"
 
 
-class Bmm(Matmul):
+class Bmm(MatrixProduct):
     node_name = "BmmBackward0"
     derivative = "per batch: grad @ Bᵀ and Aᵀ @ grad"
+
+    @staticmethod
+    def backward(ctx, grad):
+        # bmm again, directly: `@` would lower these batches into bmm through reshapes first
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        return (
+            Bmm.apply(grad, b.mT) if needs_a else None,
+            Bmm.apply(a.mT, grad) if needs_b else None,
+        )
 
 
 @public("matmul", method=True, out=True)
@@ -122,21 +136,64 @@ def matmul(input, other):
     else:  # mm or mv (of x folded into one matrix, when x has batch dims): sizes first
         check_sizes_fit(input, other)
     check_same_dtype("dot" if input.ndim == other.ndim == 1 else "matmul", input, other)
-    if input.ndim == 2 and other.ndim >= 3 and input.requires_grad and is_grad_enabled():
-        # PyTorch then multiplies the other way round, (otherᵀ @ inputᵀ)ᵀ, so the gradient for
-        # input is one matrix product over the whole batch; it records that final transpose
-        # (and a copy when the transpose is not contiguous)
-        return matmul(other.mT, input.mT).mT.contiguous()
-    kind = {(1, 1): Dot, (2, 2): Mm, (2, 1): Mv}.get((input.ndim, other.ndim), Matmul)
-    if input.ndim == 3 and other.ndim == 3 and input.shape[0] == other.shape[0]:
-        kind = Bmm
-    product = kind.apply(input, other)
-    if input.ndim < 3 and other.ndim < 3:
-        return product
-    # PyTorch multiplies a batch as one long matrix product and reshapes the result back to the
-    # batch's shape (its _unsafe_view): the grad_fn a learner sees is UnsafeViewBackward0, and
-    # under it the product (we keep the batch dims, so ours is the same shape throughout)
-    return UnsafeView.apply(product, shape=product._data.shape)
+    if input.ndim <= 2 and other.ndim <= 2:
+        return _matrix_product(input, other)
+    if _multiplies_as_a_batch(input, other):
+        return _batched_product(input, other)
+    return _folded_product(input, other)
+
+
+# PyTorch's matmul is not one op: it picks dot, mv or mm, or reshapes its operands into plain
+# matrices (folding batch dims into rows) or into one batch of matrices (bmm), and reshapes the
+# product back. Autograd records every one of those steps, and so do we, with the same ops: the
+# graph under `a @ b` is PyTorch's, and so is what backward saved (a view of an operand, or a
+# copy where the reshape had to copy).
+
+
+def _matrix_product(input, other):
+    """Two vectors or matrices: dot, mv or mm; a vector on the left is a matrix of one row."""
+    if input.ndim == 1 and other.ndim == 1:
+        return Dot.apply(input, other)
+    if other.ndim == 1:
+        return Mv.apply(input, other)
+    if input.ndim == 1:
+        return Mm.apply(input.unsqueeze(0), other).squeeze_(0)
+    return Mm.apply(input, other)
+
+
+def _folded_product(input, other):
+    """A batch of matrices times one matrix or vector, or the other way round: the batch dims
+    are folded into the rows of one tall matrix, so the product, and the gradient for the
+    smaller operand, is one mm or mv over the whole batch (no sum over batch copies)."""
+    transposed = other.ndim > input.ndim  # (x @ Y)ᵀ = Yᵀ @ xᵀ puts the batch on the left
+    if transposed:
+        tall, small = other.mT, (input.t() if input.ndim == 2 else input)
+    else:
+        tall, small = input, other
+    rows = tall.reshape(math.prod(tall.shape[:-1]), tall.shape[-1])
+    if small.ndim == 1:
+        return UnsafeView.apply(Mv.apply(rows, small), shape=tall.shape[:-1])
+    product = UnsafeView.apply(Mm.apply(rows, small), shape=(*tall.shape[:-1], small.shape[1]))
+    return product.mT.contiguous() if transposed else product
+
+
+def _batched_product(input, other):
+    """Batches of matrices (a vector is a matrix of one row on the left, one column on the
+    right): both are expanded to the broadcast batch dims, reshaped into one batch of matrices,
+    multiplied with bmm, and the product reshaped back."""
+    n, m = (input.shape[-2] if input.ndim > 1 else 1), input.shape[-1]
+    p = other.shape[-1] if other.ndim > 1 else 1
+    batch = np.broadcast_shapes(input.shape[:-2], other.shape[:-2] if other.ndim > 1 else ())
+    count = math.prod(batch)
+    left = input.expand(*batch, n, m).reshape(count, n, m)
+    if other.ndim == 1:
+        right = other.expand(*batch, m).reshape(count, m).unsqueeze(2)
+        product = Bmm.apply(left, right).squeeze(-1)
+    else:
+        product = Bmm.apply(left, other.expand(*batch, m, p).reshape(count, m, p))
+    rows = (n,) if input.ndim > 1 else ()  # a vector's one row or column is dropped again
+    columns = (p,) if other.ndim > 1 else ()
+    return UnsafeView.apply(product, shape=(*batch, *rows, *columns))
 
 
 def _multiplies_as_a_batch(input, other):

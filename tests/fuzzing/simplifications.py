@@ -507,16 +507,6 @@ SIMPLIFICATIONS = [
         _node_name_of("getitem", "setitem"),
     ),
     Simplification(
-        "batched `@` records `UnsafeViewBackward0` over one product node (`BmmBackward0`, or "
-        "`MatmulBackward0` when batches broadcast), where PyTorch reshapes and expands its "
-        "operands first",
-        lambda d: (
-            d.what == "grad_fn"
-            and d.op in ("x @ y", "matmul", "Tensor.matmul")
-            and d.ours.startswith("MatmulBackward0")
-        ),
-    ),
-    Simplification(
         "`topk` and `kthvalue` among tied values take the earlier element",
         _tie_order,
     ),
@@ -540,18 +530,6 @@ SIMPLIFICATIONS = [
             d.what == "raises"
             and d.ours.startswith("raises RuntimeError")
             and "in a layout PyTorch 2.13 does not check" in d.ours
-        ),
-    ),
-    Simplification(
-        "batched `@` (`MatmulBackward0`) saves its operands as they are, so changing one in place "
-        "before backward is refused (RuntimeError) even where PyTorch 2.13 had reshaped it into "
-        "a copy first, which depends on its memory layout, and runs",
-        lambda d: (
-            d.what == "raises"
-            and d.op in ("backward", "grad")
-            and d.theirs == "ran"
-            and d.ours.startswith("raises RuntimeError")
-            and "a tensor that MatmulBackward0 saved for backward was modified in place" in d.ours
         ),
     ),
     Simplification(
