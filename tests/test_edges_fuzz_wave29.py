@@ -3,6 +3,7 @@
 import warnings
 
 import pytest
+from conftest import fuzz_seed_is_a_readme_simplification
 
 import autograd_lab as ag
 
@@ -102,3 +103,26 @@ def test_regression_where_converts_a_value_of_another_dtype_first(torch):
         return [(result.stride(), result.tolist()) for result in results]
 
     assert run(ag) == run(torch)
+
+
+@pytest.mark.parametrize("seed", [3759271, 3796853])
+def test_a_stale_piece_with_a_bad_dim_is_a_readme_simplification(torch, seed):
+    # wave 31: log_softmax(piece, dim=-2) of a 0-d piece of unbind, and piece.split(1, 1) of a
+    # 1-D piece of split, after an in-place change of their base: PyTorch refuses the piece,
+    # ours the dim
+    assert fuzz_seed_is_a_readme_simplification(torch, seed, "a call with two faults")
+
+
+@pytest.mark.parametrize("make", ["unbind", "split"])
+def test_a_stale_piece_with_valid_arguments_is_refused_as_in_pytorch(torch, make):
+    def run(lib):
+        base = lib.tensor([[0.5, -0.25], [1.0, 2.0]], requires_grad=True) * 1
+        pieces = base.unbind() if make == "unbind" else base.split(1)
+        base.mul_(2)
+        try:
+            pieces[1].log_softmax(dim=-1)
+        except RuntimeError as error:
+            return "multiple views" in str(error) and "modified inplace" in str(error)
+        return "ran"
+
+    assert run(ag) is run(torch) is True

@@ -477,6 +477,17 @@ def _our_floor_divide_backward_raises_where_pytorch_runs(d):
     )
 
 
+def _an_argument_reported_before_a_stale_piece(d):
+    """PyTorch refused a piece of unbind/split/chunk whose base changed in place (its autograd
+    layer asks for the piece's history before the kernel checks the arguments); ours refused
+    an argument, which our ops check before they record."""
+    return (
+        d.what == "exception class"
+        and "This view is the output of a function that returns multiple views" in d.theirs
+        and "is a view and its base" not in d.ours
+    )
+
+
 # one README line, two matchers: the products themselves, and the gradients behind them
 OVERFLOWING_PRODUCTS = (
     "a float32 matrix product (`@`, `matmul`, `mm`, `bmm`, `mv`, `dot`, `F.linear`) or a "
@@ -780,6 +791,13 @@ SIMPLIFICATIONS = [
         "`CopySlices` node drops b's edge, so its `grad` gives b None; its `backward()` raises)",
         _our_floor_divide_backward_raises_where_pytorch_runs,
         in_program=r"\.floor_divide_\(|//=",
+    ),
+    Simplification(
+        "a call with two faults, a piece of `unbind`/`split`/`chunk` that can no longer be used "
+        "(its base was changed in place since) and an invalid argument (a dim out of range), "
+        "reports the argument first, where PyTorch reports the piece",
+        _an_argument_reported_before_a_stale_piece,
+        in_program=r"\b(unbind|split|chunk)\(",
     ),
 ]
 
