@@ -115,3 +115,30 @@ def test_second_derivatives_through_the_lowered_product_match(torch, shapes):
         return [g.tolist() for g in itertools.chain(grads, second)]
 
     np.testing.assert_allclose(flat(run(ag)), flat(run(torch)), rtol=1e-12)
+
+
+def without_weight_transpose(tree):
+    """PyTorch's graph with its TBackward0 in front of a weight dropped: our linear takes the
+    weight itself (ops/nn.py says why)."""
+    if not isinstance(tree, tuple):
+        return tree
+    name, children = tree
+    if name == "TBackward0":
+        return children[0]
+    return (name, tuple(without_weight_transpose(child) for child in children))
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize(
+    "make", ["x", "x.transpose(0, 1)", "x[0]", "x[:, 0]"], ids=["3-D", "transposed", "2-D", "1-D"]
+)
+def test_linear_of_any_rank_records_pytorchs_steps(torch, make, bias):
+    # a 3-D input that is not contiguous is folded into rows by a copy (CloneBackward0 under
+    # UnsafeViewBackward0), as PyTorch's matmul folds it
+    def run(lib):
+        x = lib.ones(5, 2, 4).requires_grad_()
+        weight, b = lib.ones(3, 4).requires_grad_(), lib.ones(3).requires_grad_()
+        out = lib.nn.functional.linear(eval(make, {"x": x}), weight, b if bias else None)
+        return graph(out.grad_fn)
+
+    assert run(ag) == without_weight_transpose(run(torch))

@@ -238,7 +238,7 @@ def _linear_any_rank(input, weight, bias):
         # squeezed in place, as PyTorch does: the result is a tensor of its own, not a view
         out = LinearMm.apply(unsqueeze(input, 0), weight).squeeze_(0)
     else:
-        flat = View.apply(input, shape=(rows, in_features), copy_ok=True)
+        flat = input.reshape(rows, in_features)  # a copy where it cannot be a view, as there
         out = UnsafeView.apply(LinearMm.apply(flat, weight), shape=batch + (out_features,))
     # then it adds the bias in place, so the product's dtype and shape stay (add_'s rules)
     return out if bias is None else out.add_(bias)
