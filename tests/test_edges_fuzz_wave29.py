@@ -126,3 +126,32 @@ def test_a_stale_piece_with_valid_arguments_is_refused_as_in_pytorch(torch, make
         return "ran"
 
     assert run(ag) is run(torch) is True
+
+
+CASES = {
+    "addcmul: value * t1 overflows, times 0": ("addcmul", "float32", -3.4e38, 0.0, -2.5),
+    "addcdiv: value * t1 overflows, over a huge t2": ("addcdiv", "float32", 1e10, 1e20, 1e30),
+    "addcmul in float64": ("addcmul", "float64", 1e300, 1e-300, 1e10),
+    "addcmul: rounding": ("addcmul", "float32", 0.1, 0.3, 0.7),
+    "addcdiv: rounding": ("addcdiv", "float32", 0.1, 0.3, 0.7),
+}
+
+
+@pytest.mark.parametrize("length", [1, 20])  # PyTorch's element-by-element loop, and its vector
+@pytest.mark.parametrize("case", CASES)
+def test_regression_addcmul_and_addcdiv_multiply_value_by_tensor1_first(torch, case, length):
+    # fuzz seed 3872322 (wave 32): addcmul(x, t1, t2, value=-2.5) with t1 = -3.4e38 and t2 = 0:
+    # PyTorch computes x + (value * t1) * t2 = x + (inf * 0) = nan; ours grouped value * (t1 * t2)
+    # and gave 0
+    op, dtype, t1, t2, value = CASES[case]
+
+    def run(lib):
+        def full(number):
+            return lib.full((length,), number, dtype=getattr(lib, dtype))
+
+        return getattr(lib, op)(full(0.25), full(t1), full(t2), value=value).tolist()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # overflow is silent, as in PyTorch
+        ours = run(ag)
+    assert str(ours) == str(run(torch))

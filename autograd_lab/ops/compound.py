@@ -23,11 +23,12 @@ class Addcmul(Op):
     node_name = "AddcmulBackward0"
     saved_names = ("tensor1", "tensor2")
     kernel = staticmethod(
-        lambda input, tensor1, tensor2, value=1, dtype=None: input + value * (tensor1 * tensor2)
+        lambda input, tensor1, tensor2, value=1, dtype=None: input + value * tensor1 * tensor2
     )
     derivative = "d/d(input) = 1,  d/d(tensor1) = value * tensor2,  d/d(tensor2) = value * tensor1"
 
     @staticmethod
+    @np.errstate(over="ignore", invalid="ignore")  # overflow to inf, and inf * 0 = nan, silently
     def forward(ctx, input, tensor1, tensor2, value=1, dtype=None):
         ctx.value = value
         # each is saved only for the other's gradient, so only where that one is needed (as in
@@ -35,7 +36,9 @@ class Addcmul(Op):
         _, needs_t1, needs_t2 = ctx.needs_input_grad
         ctx.save_for_backward(tensor1 if needs_t2 else None, tensor2 if needs_t1 else None)
         x, t1, t2 = _in_dtype(dtype, input, tensor1, tensor2)
-        return x + value * (t1 * t2)
+        # (value * t1) * t2, in PyTorch's order: value * t1 may overflow to inf, and inf * 0 is
+        # nan, where value * (t1 * t2) would be 0
+        return x + value * t1 * t2
 
     @staticmethod
     def backward(ctx, grad):
@@ -51,7 +54,7 @@ class Addcdiv(Op):
     node_name = "AddcdivBackward0"
     saved_names = ("tensor1", "tensor2")
     kernel = staticmethod(
-        lambda input, tensor1, tensor2, value=1, dtype=None: input + value * (tensor1 / tensor2)
+        lambda input, tensor1, tensor2, value=1, dtype=None: input + value * tensor1 / tensor2
     )
     derivative = "d/d(input) = 1,  d/d(tensor1) = value / tensor2,  d/d(tensor2) = -value * tensor1 / tensor2²"
 
@@ -63,7 +66,7 @@ class Addcdiv(Op):
         # it (changing it in place before backward is refused even when only input needs a grad)
         ctx.save_for_backward(tensor1 if ctx.needs_input_grad[2] else None, tensor2)
         x, t1, t2 = _in_dtype(dtype, input, tensor1, tensor2)
-        return x + value * (t1 / t2)
+        return x + value * t1 / t2  # (value * t1) / t2, in PyTorch's order (as addcmul)
 
     @staticmethod
     def backward(ctx, grad):
