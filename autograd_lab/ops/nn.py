@@ -140,7 +140,8 @@ class Gelu(Op):
     derivative = "d gelu(x)/dx = Φ(x) + x·φ(x)"
 
     @staticmethod
-    @np.errstate(invalid="ignore")  # gelu(-inf) = -inf · 0 = nan, silently (as in PyTorch)
+    # gelu(-inf) = -inf · 0 = nan, and the tanh form's x³ overflows: silently, as in PyTorch
+    @np.errstate(invalid="ignore", over="ignore")
     def forward(ctx, x, approximate="none"):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
@@ -160,6 +161,7 @@ class GeluGrad(Op):
     kernel = staticmethod(lambda grad, x, approximate="none": grad * gelu_slope(x, approximate))
 
     @staticmethod
+    @np.errstate(over="ignore", invalid="ignore")  # x² overflows where φ(x) is 0: silently
     def forward(ctx, grad, x, approximate):
         ctx.save_for_backward(grad, x)
         ctx.approximate = approximate

@@ -334,8 +334,10 @@ def erf_of_array(x):
     out[middle] = 1 - _exp_minus_square(ym) * _ratio(_R2, ym)
     large = y > 4.0
     yl = y[large]
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # y = inf: erfc is 0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # y² may overflow
         z = 1 / (yl * yl)
         tail = _exp_minus_square(yl) * (_INV_SQRT_PI - z * _ratio(_R3, z)) / yl
-    out[large] = 1 - np.where(np.isfinite(yl), tail, 0)
+    # beyond 6, erfc(y) < 2e-17 is lost in 1 - erfc(y) even in float64: erf is 1 (and the tail,
+    # whose y² overflows for the largest numbers, inf · 0, is not asked)
+    out[large] = 1 - np.where(yl < 6, tail, 0)
     return np.copysign(out, x)
