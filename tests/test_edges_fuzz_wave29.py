@@ -181,3 +181,67 @@ def test_regression_gelu_of_huge_numbers_is_not_nan(torch, dtype):
 
 def test_gelu_of_the_largest_float32_numbers_is_a_readme_simplification(torch):
     assert fuzz_seed_is_a_readme_simplification(torch, 3966157, "`gelu` (its erf form)")
+
+
+def _pick(lib, name):
+    """Index parts by name, for the tables below (masks and index tensors of either library)."""
+    parts = {
+        "empty mask": lib.tensor([], dtype=lib.bool),
+        "no index": lib.tensor([], dtype=lib.int64),
+        "[1]": lib.tensor([1]),
+        "0": 0,
+        "0::3": slice(0, None, 3),
+        "::2": slice(None, None, 2),
+        ":": slice(None),
+        "None": None,
+    }
+    return tuple(parts[part] for part in name.split(", "))
+
+
+EMPTY_PICKS = [
+    ((0, 1, 0, 1), "empty mask, 0, 0::3, ::2"),
+    ((0, 1, 0, 1), "empty mask, :, ::2"),
+    ((0, 1, 0, 1), "no index, :, ::2"),
+    ((0, 1, 0, 1), ":, no index, ::2"),
+    ((0, 1, 0, 1), "no index, 0, 0::3"),
+    ((0, 1, 2, 1), "empty mask, 0"),
+    ((0, 2, 3), "no index, :, ::2"),
+]
+
+
+@pytest.mark.parametrize(("shape", "index"), EMPTY_PICKS)
+def test_regression_an_empty_pick_after_an_empty_slice_has_pytorchs_strides(torch, shape, index):
+    # fuzz seed 4026147 (wave 34): x[mask, 0, 0::3, ::2] of an empty (0, 1, 0, 1) x: PyTorch
+    # reads the index tensors over the view x[:, 0, 0::3, ::2], whose empty slice has stride
+    # 1 × 3 (numpy's keeps 1), and that stride decides the result's order: (1, 0, 0), ours was
+    # (0, 1, 0)
+    def run(lib):
+        result = lib.zeros(*shape)[_pick(lib, index)]
+        return tuple(result.shape), result.stride()
+
+    assert run(ag) == run(torch)
+
+
+WRITES = ["None, empty mask, [1]", "empty mask, [1]", "no index, [1]", ":, [1]"]
+
+
+@pytest.mark.parametrize("index", WRITES)
+def test_regression_index_tensors_that_pick_nothing_read_no_empty_dim(torch, index):
+    # fuzz seed 4025959 (wave 34): v[None, empty_mask, tensor([1])] = 0.5 on a (0, 0, 2) v:
+    # the mask picks nothing, so broadcast with it the [1] picks nothing either, and PyTorch
+    # writes nothing; ours said [1] picked from an empty dim. Alone, [1] does (IndexError)
+    def run(lib):
+        x = lib.zeros(0, 0, 2)
+        outcomes = []
+        for action in ("write", "read"):
+            try:
+                if action == "write":
+                    x[_pick(lib, index)] = 0.5
+                else:
+                    x[_pick(lib, index)]
+                outcomes.append("ran")
+            except IndexError:
+                outcomes.append("IndexError")
+        return outcomes
+
+    assert run(ag) == run(torch)

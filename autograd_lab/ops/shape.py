@@ -616,7 +616,8 @@ def _advanced_laid_out(array, x, index):
         return array
     index = _without_empty_ellipsis(index, x.ndim)
     first, then = _views_first(index, x.ndim)
-    view = _new_dims_strided(x._data[first], x, first)  # (a None's dim with PyTorch's stride)
+    # PyTorch's strides for the view: a None's dim's, and an empty slice's (stride times step)
+    view = _new_dims_strided(_empty_slice_placed(x._data[first], x, first), x, first)
     if any(isinstance(part, bool) or _is_0d_mask(part) for part in then):
         # a bool as an index (a Python bool, or a 0-d mask: x[x > 0] of a number) adds a dim of
         # size 0 or 1: rare; row-major, as most results are (PyTorch keeps the view's layout)
@@ -1374,8 +1375,16 @@ def is_index_tensor(part):
 
 def _check_no_pick_from_an_empty_dim(index, shape):
     """An index tensor with elements at a dim of size 0 has nothing it could pick: PyTorch says
-    so (IndexError) before it looks at the value's dtype."""
+    so (IndexError) before it looks at the value's dtype. Unless the index tensors, broadcast
+    together, pick nothing at all (a mask with no True beside it): then nothing is read."""
     parts = index if isinstance(index, tuple) else (index,)
+    picks = [
+        (int(part.sum()),) if part.dtype == np.bool_ else part.shape  # a mask: its nonzero()
+        for part in parts
+        if isinstance(part, np.ndarray)
+    ]
+    if picks and 0 in np.broadcast_shapes(*picks):
+        return
     used = sum(_dims_taken(part) for part in parts)
     dim = 0
     for part in parts:
