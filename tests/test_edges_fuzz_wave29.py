@@ -245,3 +245,54 @@ def test_regression_index_tensors_that_pick_nothing_read_no_empty_dim(torch, ind
         return outcomes
 
     assert run(ag) == run(torch)
+
+
+def test_regression_tanhs_second_derivative_rounds_as_pytorchs(torch):
+    # fuzz seed 4067091 (wave 35): log1p(tanh(x)) in float32, second derivative: near
+    # tanh = -1 the terms cancel, and ours (1 - y·y rounded twice, where PyTorch's
+    # tanh_backward rounds it once) came out twice PyTorch's at x = -8
+    def run(lib):
+        x = lib.tensor([-9.0, -8.0, -7.0, -6.0, -5.0, -3.0, 0.5]).requires_grad_()
+        weights = lib.arange(1, 8, dtype=lib.float32)
+        (g,) = lib.autograd.grad((lib.log1p(lib.tanh(x)) * weights).sum(), [x], create_graph=True)
+        (g2,) = lib.autograd.grad((g * g).sum(), [x], create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), [x])
+        return g.tolist(), g2.tolist(), g3.tolist()
+
+    ours, theirs = run(ag), run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5)
+
+
+NLL_WEIGHTS = {
+    "a kept target of weight 0": ([4, 0], [1.0, 1, 1, 1, 0], 0),
+    "every target ignored": ([0, 0], [1.0, 1, 1, 1, 0], 0),
+    "every weight 0": ([1, 2], [0.0, 0, 0, 0, 0], -100),
+    "weights that sum to 1": ([1, 0], [0.5, 0.5, 1, 1, 1], 0),
+}
+
+
+@pytest.mark.parametrize("case", NLL_WEIGHTS)
+def test_regression_nll_loss_mean_over_weights_that_sum_to_zero(torch, case):
+    # fuzz seed 4077852 (wave 35): nll_loss(..., weight=w, reduction="mean") whose one kept
+    # target has weight 0: the loss is 0 / 0 = nan, and so is that target's gradient,
+    # 0 · (grad / 0), which log_softmax's backward spreads over the row; ours gave zeros as
+    # for targets that are ignored (those PyTorch skips: 0)
+    target, weight, ignore_index = NLL_WEIGHTS[case]
+
+    def run(lib):
+        x = lib.zeros(2, 5, requires_grad=True)
+        loss = lib.nn.functional.nll_loss(
+            x.log_softmax(1),
+            lib.tensor(target),
+            weight=lib.tensor(weight),
+            ignore_index=ignore_index,
+        )
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        (g2,) = lib.autograd.grad((g * g).sum(), x)
+        return str(loss.item()), str(g.tolist()), str(g2.tolist())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0 / 0, silently
+        ours = run(ag)
+    assert ours == run(torch)

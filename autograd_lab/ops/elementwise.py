@@ -823,7 +823,11 @@ class TanhGrad(Op):
     @staticmethod
     def backward(ctx, grad2):
         grad, result = ctx.saved_tensors
-        return grad2 * (1 - result * result), grad2 * grad * result * -2
+        # PyTorch's formulas (derivatives.yaml), grouped as there: tanh_backward again, whose
+        # 1 - y·y rounds once (near y = ±1 it is all of the slope), and grad2·(-2y·grad)
+        d_grad = TanhGrad.apply(grad2, result) if ctx.needs_input_grad[0] else None
+        d_result = grad2 * (result * -2 * grad) if ctx.needs_input_grad[1] else None
+        return d_grad, d_result
 
 
 def _sigmoid(x):

@@ -371,10 +371,10 @@ class NllPlan:
             coefficients = coefficients if everything_kept else np.where(kept, coefficients, 0)
             coefficients = coefficients.astype(dtype, copy=False)
             total = coefficients.sum()
-        # "mean" over no element (all ignored) is nan, but its gradients are 0
+        # "mean" with weights that sum to 0 is 0/0, nan; so is the gradient of a kept target
+        # (0 · (grad / 0)), but an ignored one gets 0 (PyTorch skips it)
         self.undefined = reduction == "mean" and not total
-        # what "mean" divides by (nothing to divide where every coefficient is 0)
-        self.total = coefficients.dtype.type(total) if reduction == "mean" and total else None
+        self.total = coefficients.dtype.type(total) if reduction == "mean" else None
         self.coefficients, self.class_axis, self.reduction = coefficients, class_axis, reduction
         # where targets are ignored, loss and gradient are set to 0 (not computed as -x·0, which
         # is -0, or nan for an infinite x), as PyTorch skips those elements
@@ -400,10 +400,12 @@ class NllPlan:
             losses = np.where(self.kept, losses, losses.dtype.type(0))
         if self.reduction == "none":
             return losses
-        with np.errstate(over="ignore"):  # a sum beyond the dtype's range is inf, silently
+        # a sum beyond the dtype's range is inf, and 0 / 0 nan, silently
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             total = losses.sum()
-        return total if self.total is None else total / self.total
+            return total if self.total is None else total / self.total
 
+    @np.errstate(divide="ignore", invalid="ignore")  # grad / 0 (weights summing to 0): silently
     def scatter(self, grad, shape):
         # in PyTorch's order: the incoming gradient divided by the total first (for "mean")
         values = self.coefficients * -(grad if self.total is None else grad / self.total)
