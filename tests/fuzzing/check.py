@@ -1,12 +1,20 @@
 """One program through both libraries: run, compare, set the accepted simplifications apart."""
 
+import re
 from dataclasses import dataclass, field
 
 from .compare import compare
 from .program import statements
 from .rounding import RoundingCheck
 from .runner import run
-from .simplifications import FLOAT32_NOISE, accepted_by, integer_tensor_written_with_grad
+from .simplifications import (
+    FLOAT32_NOISE,
+    TIED_GRADIENTS,
+    TIES_IN_ORDER,
+    accepted_by,
+    integer_tensor_written_with_grad,
+)
+from .ties import TieOrderCheck
 
 
 @dataclass
@@ -47,6 +55,8 @@ def check(program, ours=None, theirs=None):
     partly_written_line = _partly_written_line(*records, lines)
     # is a difference of values float32 rounding? (PyTorch runs the program again to tell)
     rounding = RoundingCheck(program, lines, *records, theirs)
+    # is it the order a sort gave tied values? (PyTorch runs the program again, sorting stably)
+    ties = TieOrderCheck(lines, records[0], theirs) if _sorts(source) else None
     for divergence in compare(*records, lines):
         if (
             partly_written_line is not None
@@ -69,7 +79,11 @@ def check(program, ours=None, theirs=None):
             continue
         simplification = accepted_by(divergence, source)
         if simplification is None and divergence.what in ("values", "NaN/inf"):
-            if rounding.explains((divergence.line, divergence.expression)):
+            key = divergence.line, divergence.expression
+            if ties is not None and ties.explains(key):
+                gradient = divergence.op in ("backward", "grad")
+                simplification = TIED_GRADIENTS if gradient else TIES_IN_ORDER
+            elif rounding.explains(key):
                 simplification = FLOAT32_NOISE
         if simplification is None and divergence.what == "grad_fn":
             # an op that hands on its input (dropout in eval mode) shows the same accepted node
@@ -141,3 +155,8 @@ def _indexes_with_a_list_or_tensor(source):
     target = source.splitlines()[0].split(" = ")[0]
     subscript = target[target.index("[") + 1 :] if "[" in target else ""
     return "[" in subscript
+
+
+def _sorts(source):
+    """Whether the program sorts (so that tied values may come out in another order)."""
+    return re.search(r"\b(sort|argsort|msort)\(", source) is not None

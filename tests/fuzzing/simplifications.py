@@ -504,6 +504,20 @@ OVERFLOWING_PRODUCTS = (
 )
 
 
+# named, as check.py also accepts by them what a run of PyTorch with stable sorts explains (ties.py)
+TIES_IN_ORDER = Simplification(
+    "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
+    "reorder them",
+    _tie_order_of_a_sort,
+)
+TIED_GRADIENTS = Simplification(
+    "the gradients of `sort`/`msort` among tied values follow that order (so which of the "
+    "tied elements gets which share differs; the shares add up to PyTorch's)",
+    _tied_values_gradient,
+    in_program=r"\b(sort|msort)\(",
+)
+
+
 SIMPLIFICATIONS = [
     Simplification(
         "the float32 sums behind `sum`/`mean`/`@` are numpy's (equal to PyTorch's to rounding, "
@@ -704,11 +718,7 @@ SIMPLIFICATIONS = [
         "running (Welford) update gives nan and a mean of inf",
         _welford_overflow,
     ),
-    Simplification(
-        "`sort`/`argsort` keep tied elements in their order, where PyTorch's unstable sort may "
-        "reorder them",
-        _tie_order_of_a_sort,
-    ),
+    TIES_IN_ORDER,
     Simplification(
         "an assignment through index tensors into an expanded tensor (whose elements share "
         "memory places; PyTorch warns that this is deprecated) leaves in a shared place the "
@@ -717,12 +727,7 @@ SIMPLIFICATIONS = [
         _assignment_into_shared_places,
         in_program=r"\.expand(_as)?\(|broadcast_to\(",
     ),
-    Simplification(
-        "the gradients of `sort`/`msort` among tied values follow that order (so which of the "
-        "tied elements gets which share differs; the shares add up to PyTorch's)",
-        _tied_values_gradient,
-        in_program=r"\b(sort|msort)\(",
-    ),
+    TIED_GRADIENTS,
     Simplification(
         "writing a value that requires grad into an integer or bool tensor in place records "
         "nothing (PyTorch gives the integer tensor a `grad_fn`, e.g. `MaskedFillBackward1`, "
