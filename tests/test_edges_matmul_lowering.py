@@ -142,3 +142,25 @@ def test_linear_of_any_rank_records_pytorchs_steps(torch, make, bias):
         return graph(out.grad_fn)
 
     assert run(ag) == without_weight_transpose(run(torch))
+
+
+def test_a_detached_weight_after_linear_is_a_readme_simplification(torch):
+    # our linear saves the weight itself (no TBackward0 view, ops/nn.py): detach_() of a weight
+    # that is not a leaf is then refused at backward, where PyTorch's saved view keeps its history
+    from fuzzing.compare import Divergence
+    from fuzzing.simplifications import accepted_by
+
+    def run(lib):
+        x, weight = lib.ones(2, 4, requires_grad=True), lib.ones(3, 4, requires_grad=True) * 1
+        out = lib.nn.functional.linear(x, weight)
+        weight.detach_()
+        try:
+            lib.autograd.grad(out.sum(), [x])
+        except RuntimeError as error:
+            return f"raises RuntimeError: {error}"
+        return "ran"
+
+    ours, theirs = run(ag), run(torch)
+    assert (ours.startswith("raises"), theirs) == (True, "ran")
+    divergence = Divergence("grads = ...", "grad", "raises", ours, theirs)
+    assert accepted_by(divergence, "v0 = torch.nn.functional.linear(x0, x1)") is not None

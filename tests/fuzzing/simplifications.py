@@ -804,6 +804,20 @@ SIMPLIFICATIONS = [
         in_program=r"\.floor_divide_\(|//=",
     ),
     Simplification(
+        "`F.linear` (and `nn.Linear`) multiplies by the weight itself, where PyTorch multiplies "
+        "by the view `weight.t()`: its graph has no `TBackward0` in front of the weight, and "
+        "`detach_()` of a weight that is not a leaf, after the layer ran, is refused at backward "
+        "(PyTorch's saved view keeps the weight's old history)",
+        lambda d: (
+            d.what == "raises"
+            and d.op in ("backward", "grad")
+            and d.theirs == "ran"
+            and "has been detached in-place" in d.ours
+            and ("AddmmBackward0 saved" in d.ours or "MmBackward0 saved" in d.ours)
+        ),
+        in_program=r"\blinear\(",
+    ),
+    Simplification(
         "a call with two faults, a piece of `unbind`/`split`/`chunk` that can no longer be used "
         "(its base was changed in place since) and an invalid argument (a dim out of range), "
         "reports the argument first, where PyTorch reports the piece",
